@@ -1,0 +1,16 @@
+"""Benchmarks: seeded task sources with hidden graders, one package each."""
+
+from evoarena.benchmarks.arith import ArithBenchmark
+from evoarena.benchmarks.base import Benchmark, Feedback, Parsed, Split, Task, TaskView, TestSplitLocked
+
+BENCHMARKS: dict[str, type[Benchmark]] = {"arith": ArithBenchmark}
+
+
+def build_benchmark(name: str, params: dict[str, object]) -> Benchmark:
+    if name not in BENCHMARKS:
+        raise ValueError(f"benchmark.name: unknown benchmark {name!r} (known: {sorted(BENCHMARKS)})")
+    return BENCHMARKS[name](**params)
+
+
+__all__ = ["BENCHMARKS", "Benchmark", "Feedback", "Parsed", "Split", "Task", "TaskView", "TestSplitLocked",
+           "build_benchmark"]

@@ -1,0 +1,66 @@
+"""The quickstart benchmark: arithmetic and counting word problems with exact-match grading."""
+
+from __future__ import annotations
+
+import random
+import re
+from typing import Any
+
+from evoarena.benchmarks.arith.generator import FAMILIES, generate
+from evoarena.benchmarks.base import Benchmark, Feedback, Parsed, Split, Task, TaskView
+from evoarena.models.base import GenParams
+
+_INT = re.compile(r"-?\d+")
+
+
+class ArithBenchmark(Benchmark):
+    """Seeded word problems (add, sub, mul, two-step, count). Splits are disjoint by question."""
+
+    name = "arith"
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        self.seed = int(params.get("seed", 0))
+        self.sizes: dict[Split, int] = {
+            "train": int(params.get("n_train", 10)),
+            "val": int(params.get("n_val", 10)),
+            "test": int(params.get("n_test", 25)),
+        }
+        self.families = list(params.get("families", list(FAMILIES)))
+        unknown = set(self.families) - set(FAMILIES)
+        if unknown:
+            raise ValueError(f"benchmark.params.families: unknown {sorted(unknown)} (known: {list(FAMILIES)})")
+
+    def generate(self) -> list[Task]:
+        total = sum(self.sizes.values())
+        problems = generate(self.seed, total, self.families)
+        random.Random(f"arith-split:{self.seed}").shuffle(problems)
+        tasks: list[Task] = []
+        start = 0
+        for split, size in self.sizes.items():
+            for i, p in enumerate(problems[start : start + size]):
+                tid = f"{split}-{i:03d}"
+                tasks.append(Task(tid, split, tid, p.question, str(p.answer), {"family": p.family}))
+            start += size
+        return tasks
+
+    def parse(self, text: str) -> Parsed:
+        m = _INT.search(text)
+        if m is None:
+            return Parsed(None, f"no integer in output {text[:80]!r}")
+        return Parsed(m.group(0))
+
+    def grade(self, task: Task, answer: str | None) -> Feedback:
+        if answer is None:
+            return Feedback(0.0, False, "The output contained no number.")
+        ok = answer.strip() == task.reference
+        return Feedback(float(ok), ok, "Correct." if ok else f"The answer {answer} is wrong.")
+
+    def system_prompt(self) -> str:
+        return "Solve each word problem. Reply with the final answer as a single number.\n"
+
+    def solver_params(self) -> GenParams:
+        return GenParams(temperature=0.0, max_tokens=12, stop=("\n",))
+
+    def format_task(self, task: TaskView) -> str:
+        return f"Q: {task.prompt}\nA:"

@@ -1,0 +1,74 @@
+"""`arith-student`: a scripted model for mechanism tests of the quickstart (evidence: mechanism).
+
+As solver it always gets addition right; for the other families it answers correctly only when its
+prompt already holds a lesson for that family (a reflection naming the rule, or a worked example of
+the same family), and otherwise makes the classic mistake of adding every number it sees.
+As reflector (a prompt ending in "Reflection:") it states the rule for the failed question's family.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from evoarena.benchmarks.arith.generator import family_of
+from evoarena.models.base import GenParams, Message
+from evoarena.models.scripted import register_policy
+
+RULES = {
+    "add": "When more items are received, add them to the starting amount.",
+    "sub": "When items are given away, subtract them from the starting amount.",
+    "mul": "When there are several groups with the same number in each, multiply groups by items per group.",
+    "two_step": "Apply each change in order: add what is found and then subtract what is lost.",
+    "count": "To count a word, count every occurrence of exactly that word in the list.",
+}
+_KEYWORD = {"sub": "subtract", "mul": "multiply", "two_step": "in order", "count": "count every"}
+
+
+def _numbers(text: str) -> list[int]:
+    return [int(x) for x in re.findall(r"\d+", text)]
+
+
+def solve_correctly(question: str) -> int:
+    fam = family_of(question)
+    if fam == "count":
+        target = re.search(r"word '([^']+)'", question)
+        items = question.split("appear in:")[-1].rstrip("?").split(",")
+        return sum(1 for w in items if target and w.strip() == target.group(1))
+    n = _numbers(question)
+    if fam == "sub":
+        return n[0] - n[1]
+    if fam == "mul":
+        return n[0] * n[1]
+    if fam == "two_step":
+        return n[0] + n[1] - n[2]
+    return sum(n)
+
+
+def naive_answer(question: str) -> int:
+    if family_of(question) == "count":
+        return len(question.split("appear in:")[-1].split(","))
+    return sum(_numbers(question))
+
+
+def has_lesson(context: str, family: str) -> bool:
+    if family == "add" or _KEYWORD[family] in context.lower():
+        return True
+    demos = re.findall(r"^Q: (.+)$", context, flags=re.M)
+    return any(family_of(q) == family for q in demos)
+
+
+@register_policy("arith-student")
+def arith_student(messages: Sequence[Message], params: GenParams) -> str:
+    text = "\n\n".join(m.content for m in messages)
+    if text.rstrip().endswith("Reflection:"):
+        q = re.search(r"^Question: (.+)$", text, flags=re.M)
+        return RULES[family_of(q.group(1))] if q else "I am not sure what went wrong."
+    questions = list(re.finditer(r"^Q: (.+)$", text, flags=re.M))
+    if not questions:
+        return "I do not see a question."
+    last = questions[-1]
+    question, context = last.group(1), text[: last.start()]
+    fam = family_of(question)
+    answer = solve_correctly(question) if has_lesson(context, fam) else naive_answer(question)
+    return f" {answer}"

@@ -1,0 +1,100 @@
+"""What a benchmark is: a seeded source of tasks with hidden graders."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+from evoarena.models.base import GenParams
+
+Split = Literal["train", "val", "test"]
+
+
+class TestSplitLocked(PermissionError):
+    """Raised when anything but the evaluator reaches for the test split."""
+
+    __test__ = False  # not a pytest class
+
+
+@dataclass(frozen=True)
+class TaskView:
+    """What a method and the solver may see of a task."""
+
+    id: str
+    split: Split
+    source_id: str
+    prompt: str
+
+
+@dataclass(frozen=True)
+class Task:
+    """A task with its hidden reference; only the runner and grader hold these."""
+
+    id: str
+    split: Split
+    source_id: str
+    prompt: str
+    reference: str
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def view(self) -> TaskView:
+        return TaskView(self.id, self.split, self.source_id, self.prompt)
+
+    def payload_hash(self) -> str:
+        blob = json.dumps([self.id, self.split, self.source_id, self.prompt, self.reference], ensure_ascii=False)
+        return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """A parsed solver output: `answer` is None when the output could not be parsed."""
+
+    answer: str | None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class Feedback:
+    score: float
+    passed: bool
+    message: str
+
+
+class Benchmark(ABC):
+    name: ClassVar[str]
+
+    def __init__(self, **params: Any) -> None:
+        self.params = params
+        self._locked = False
+
+    @abstractmethod
+    def generate(self) -> list[Task]:
+        """All tasks of all splits, deterministic given the benchmark's params."""
+
+    def build(self) -> list[Task]:
+        """Generate the tasks once; afterwards the benchmark is locked, so no later holder can regenerate
+        the test split."""
+        if self._locked:
+            raise TestSplitLocked(f"benchmark {self.name!r} is locked: its tasks were already handed out")
+        self._locked = True
+        return self.generate()
+
+    @abstractmethod
+    def parse(self, text: str) -> Parsed: ...
+
+    @abstractmethod
+    def grade(self, task: Task, answer: str | None) -> Feedback: ...
+
+    @abstractmethod
+    def system_prompt(self) -> str:
+        """The initial `system.md` of a harness for this benchmark."""
+
+    def solver_params(self) -> GenParams:
+        return GenParams()
+
+    def format_task(self, task: TaskView) -> str:
+        """How the task appears at the end of the solve prompt."""
+        return task.prompt

@@ -1,0 +1,248 @@
+"""The `evoarena` command line: run, report, show, versions, diff, calls, checkout, rollback, ls."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from evoarena.harness import diff_trees, lineage, load_tree, resolve_version, rollback
+from evoarena.spec import SpecError, load_spec
+from evoarena.store import DB_NAME, RunStore
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="evoarena: evolve and compare agent harnesses.")
+out = Console()
+err = Console(stderr=True)
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
+RunDirArg = Annotated[Path, typer.Argument(help="A run directory (holds run.sqlite).")]
+
+
+def _fail(message: str, code: int = 2) -> None:
+    err.print(f"[bold red]error:[/] {message}")
+    raise typer.Exit(code)
+
+
+def _open(run_dir: Path) -> RunStore:
+    try:
+        return RunStore.open_existing(run_dir)
+    except FileNotFoundError as e:
+        _fail(str(e))
+        raise  # unreachable
+
+
+def _emit_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
+
+
+@app.command()
+def run(
+    spec_path: Annotated[Path, typer.Argument(help="Experiment spec (YAML).")],
+    model: Annotated[str | None, typer.Option(help="Map every role to this model (e.g. scripted, embedded).")] = None,
+    run_dir: Annotated[Path | None, typer.Option(help="Where to write the run (default runs/<name>-<hash>).")] = None,
+    seeds: Annotated[str | None, typer.Option(help="Comma-separated seeds, overriding the spec's.")] = None,
+    parallel: Annotated[int, typer.Option(help="Cells to run at once.")] = 1,
+    as_json: JsonOpt = False,
+) -> None:
+    """Run (or resume) an experiment. Re-running the same command resumes and makes no repeated calls."""
+    from evoarena.protocol.runner import RunDirConflict, default_run_dir, plan_cells, run_experiment
+
+    try:
+        spec = load_spec(spec_path)
+        if model:
+            spec = spec.with_model(model)
+        if seeds:
+            spec = spec.model_copy(update={"seeds": [int(s) for s in seeds.split(",")]})
+    except (SpecError, ValueError) as e:
+        _fail(str(e))
+        return
+    target = run_dir or default_run_dir(spec)
+    evidence = spec.derived_evidence()
+    if not as_json:
+        out.print(f"[bold]{spec.name}[/] → {target}   evidence: [bold]{evidence}[/]")
+    plans = plan_cells(spec)
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=err, disable=as_json) as bar:
+        tasks: dict[str, Any] = {p.cell: bar.add_task(p.cell, total=None) for p in plans}
+
+        def progress(cell: str, done: int, total: int) -> None:
+            bar.update(tasks[cell], completed=done, total=total)
+
+        try:
+            results = run_experiment(spec, target, progress=progress, cells_in_parallel=parallel)
+        except (RunDirConflict, SpecError, ValueError, RuntimeError) as e:
+            _fail(str(e))
+            return
+    if as_json:
+        _emit_json({"run_dir": str(target), **results})
+    else:
+        _print_results(results)
+        out.print(f"wrote {target / 'results.json'} and {target / 'report.html'}")
+
+
+def _print_results(results: dict[str, Any]) -> None:
+    table = Table(title=f"test accuracy (evidence: {results.get('evidence')})")
+    for col in ("condition", "model", "test acc", "95% CI", "n", "errors"):
+        table.add_column(col)
+    for c in results.get("conditions", []):
+        test = c.get("test") or {}
+        mean, lo, hi = test.get("mean"), test.get("ci_low"), test.get("ci_high")
+        table.add_row(str(c.get("condition")), str(c.get("model")), "-" if mean is None else f"{mean:.3f}",
+                      "-" if lo is None else f"[{lo:.3f}, {hi:.3f}]", str(test.get("n_graded", 0)),
+                      str(test.get("n_errors", 0)))
+    out.print(table)
+
+
+@app.command()
+def report(run_dir: RunDirArg, as_json: JsonOpt = False) -> None:
+    """Rebuild results.json and report.html from the run store."""
+    from evoarena.report.collect import rebuild_report
+
+    results = rebuild_report(_open(run_dir))
+    if as_json:
+        _emit_json(results)
+    else:
+        _print_results(results)
+        out.print(f"wrote {run_dir / 'results.json'} and {run_dir / 'report.html'}")
+
+
+@app.command()
+def show(run_dir: RunDirArg, as_json: JsonOpt = False) -> None:
+    """The run: spec, evidence, cells with their selected versions, and call totals."""
+    store = _open(run_dir)
+    run_row = store.run() or {}
+    calls = store.query(
+        "SELECT role, COUNT(*) AS calls, SUM(cached) AS cached, SUM(error IS NOT NULL) AS errors,"
+        " SUM(input_tokens) AS input_tokens, SUM(output_tokens) AS output_tokens, SUM(cost_usd) AS cost_usd"
+        " FROM calls GROUP BY role ORDER BY role"
+    )
+    cells = store.cells()
+    data: dict[str, Any] = {
+        "run": {k: v for k, v in run_row.items() if k != "spec_json"},
+        "spec": json.loads(run_row["spec_json"]) if run_row else None,
+        "cells": cells,
+        "calls_by_role": calls,
+    }
+    if as_json:
+        _emit_json(data)
+        return
+    out.print(f"[bold]{run_row.get('name')}[/] status={run_row.get('status')} evidence={run_row.get('evidence')} "
+              f"isolation={run_row.get('isolation')} code={run_row.get('code_version')}")
+    t = Table(title="cells")
+    for col in ("cell", "status", "selected", "current"):
+        t.add_column(col)
+    for c in cells:
+        t.add_row(c["cell"], c["status"], (c["selected_version"] or "")[:12], (c["current_version"] or "")[:12])
+    out.print(t)
+    t = Table(title="model calls by role")
+    for col in ("role", "calls", "cached", "errors", "in tok", "out tok", "cost $"):
+        t.add_column(col)
+    for r in calls:
+        t.add_row(r["role"], str(r["calls"]), str(r["cached"]), str(r["errors"]), str(r["input_tokens"]),
+                  str(r["output_tokens"]), f"{r['cost_usd'] or 0:.4f}")
+    out.print(t)
+
+
+@app.command()
+def versions(run_dir: RunDirArg, cell: Annotated[str | None, typer.Option()] = None, as_json: JsonOpt = False) -> None:
+    """Harness versions (lineage) of every cell, or of one."""
+    store = _open(run_dir)
+    cells = [cell] if cell else [c["cell"] for c in store.cells()]
+    data = {c: lineage(store, c) for c in cells}
+    if as_json:
+        _emit_json(data)
+        return
+    for c, rows in data.items():
+        t = Table(title=c)
+        for col in ("version", "parents", "step", "intent"):
+            t.add_column(col)
+        for r in rows:
+            parents = ",".join(p[:8] for p in r["parent_ids"])  # type: ignore[attr-defined]
+            t.add_row(str(r["id"])[:12], parents, str(r["step"]), str(r["manifest"]["intent"]))  # type: ignore[index]
+        out.print(t)
+
+
+@app.command()
+def diff(run_dir: RunDirArg, v1: str, v2: str) -> None:
+    """Unified diff between two harness versions (ids or unique prefixes)."""
+    store = _open(run_dir)
+    try:
+        a, b = resolve_version(store, v1), resolve_version(store, v2)
+    except KeyError as e:
+        _fail(str(e.args[0]))
+        return
+    sys.stdout.write(diff_trees(load_tree(store, a), load_tree(store, b), a[:12], b[:12]))
+
+
+@app.command()
+def calls(run_dir: RunDirArg, limit: int = 50, as_json: JsonOpt = False) -> None:
+    """The call ledger, newest last."""
+    store = _open(run_dir)
+    rows = store.query("SELECT * FROM (SELECT * FROM calls ORDER BY id DESC LIMIT ?) ORDER BY id", [limit])
+    if as_json:
+        _emit_json(rows)
+        return
+    t = Table(title=f"last {len(rows)} calls")
+    for col in ("id", "cell", "phase", "role", "model_id", "in", "out", "latency", "cached", "error"):
+        t.add_column(col)
+    for r in rows:
+        t.add_row(str(r["id"]), str(r["cell"]), str(r["phase"]), r["role"], r["model_id"], str(r["input_tokens"]),
+                  str(r["output_tokens"]), f"{r['latency_s']:.2f}", "yes" if r["cached"] else "",
+                  (r["error"] or "")[:40])
+    out.print(t)
+
+
+@app.command()
+def checkout(run_dir: RunDirArg, version: str, dest: Path) -> None:
+    """Write a harness version's files into DEST (which must be empty or absent)."""
+    from evoarena.harness import HarnessWorkspace
+
+    store = _open(run_dir)
+    if dest.exists() and any(dest.iterdir()):
+        _fail(f"{dest} is not empty")
+    vid = resolve_version(store, version)
+    ws = HarnessWorkspace(dest)
+    for rel, text in load_tree(store, vid).items():
+        ws.write(rel, text)
+    out.print(f"checked out {vid[:12]} into {dest}")
+
+
+@app.command(name="rollback")
+def rollback_cmd(run_dir: RunDirArg, cell: str, version: str) -> None:
+    """Put an earlier version back into a cell's working harness (recorded as an event)."""
+    store = _open(run_dir)
+    try:
+        vid = rollback(store, cell, version)
+    except KeyError as e:
+        _fail(str(e.args[0]))
+        return
+    out.print(f"{cell}: rolled back to {vid[:12]}")
+
+
+@app.command(name="ls")
+def list_runs(root: Annotated[Path, typer.Argument()] = Path("runs"), as_json: JsonOpt = False) -> None:
+    """Run directories under ROOT."""
+    rows = []
+    for db in sorted(root.glob(f"*/{DB_NAME}")):
+        run_row = RunStore(db.parent).run() or {}
+        rows.append({"run_dir": str(db.parent), "name": run_row.get("name"), "status": run_row.get("status"),
+                     "evidence": run_row.get("evidence"), "started_at": run_row.get("started_at")})
+    if as_json:
+        _emit_json(rows)
+        return
+    t = Table(title=str(root))
+    for col in ("run_dir", "name", "status", "evidence", "started_at"):
+        t.add_column(col)
+    for r in rows:
+        t.add_row(*(str(r[k]) for k in ("run_dir", "name", "status", "evidence", "started_at")))
+    out.print(t)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    app()

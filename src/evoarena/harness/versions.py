@@ -1,0 +1,107 @@
+"""Content-addressed harness versions: hashing, manifests, saving, loading and diffing."""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+
+from evoarena.store import RunStore, now_iso
+
+Tree = Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """Why a version exists: the evidence behind it, its intent and the tasks it should fix or break."""
+
+    intent: str = ""
+    evidence: str = ""
+    expected_fixes: list[str] = field(default_factory=list)
+    expected_regressions: list[str] = field(default_factory=list)
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True)
+
+
+def normalise(tree: Tree) -> dict[str, str]:
+    return {k.replace("\\", "/"): v.replace("\r\n", "\n") for k, v in sorted(tree.items())}
+
+
+def tree_hash(tree: Tree) -> str:
+    blob = json.dumps(normalise(tree), sort_keys=True, ensure_ascii=False).encode("utf-8")
+    return hashlib.sha256(blob).hexdigest()
+
+
+def save_version(
+    store: RunStore,
+    cell: str,
+    tree: Tree,
+    *,
+    parents: Sequence[str],
+    method: str,
+    manifest: Manifest,
+    step: str,
+) -> str:
+    """Store a snapshot and return its id; saving the same tree twice in a cell keeps the first record."""
+    norm = normalise(tree)
+    vid = tree_hash(norm)
+    blob = store.blobs.put(json.dumps(norm, sort_keys=True, ensure_ascii=False))
+    store.execute(
+        "INSERT OR IGNORE INTO harness_versions (id, cell, parent_ids, method, manifest, tree_blob, step,"
+        " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        [vid, cell, json.dumps(list(parents)), method, manifest.to_json(), blob, step, now_iso()],
+    )
+    return vid
+
+
+def resolve_version(store: RunStore, ref: str) -> str:
+    """Accept a full id or a unique prefix (>= 4 characters)."""
+    rows = store.query("SELECT DISTINCT id FROM harness_versions WHERE id LIKE ?", [ref + "%"])
+    if len(ref) < 4 or not rows:
+        raise KeyError(f"no harness version {ref!r} in this run")
+    if len(rows) > 1:
+        raise KeyError(f"version prefix {ref!r} is ambiguous ({len(rows)} matches)")
+    return str(rows[0]["id"])
+
+
+def load_tree(store: RunStore, version_id: str) -> dict[str, str]:
+    row = store.query_one("SELECT tree_blob FROM harness_versions WHERE id=? LIMIT 1", [version_id])
+    if row is None:
+        raise KeyError(f"no harness version {version_id!r} in this run")
+    tree: dict[str, str] = json.loads(store.blobs.get_text(row["tree_blob"]))
+    return tree
+
+
+def diff_trees(a: Tree, b: Tree, a_label: str = "a", b_label: str = "b") -> str:
+    """Unified diff of two trees, file by file, in path order."""
+    out: list[str] = []
+    for path in sorted(set(a) | set(b)):
+        old, new = a.get(path), b.get(path)
+        if old == new:
+            continue
+        out.extend(
+            difflib.unified_diff(
+                (old or "").splitlines(keepends=True),
+                (new or "").splitlines(keepends=True),
+                fromfile=f"{a_label}/{path}" if old is not None else "/dev/null",
+                tofile=f"{b_label}/{path}" if new is not None else "/dev/null",
+            )
+        )
+        if out and not out[-1].endswith("\n"):
+            out[-1] += "\n"
+    return "".join(out)
+
+
+def lineage(store: RunStore, cell: str) -> list[dict[str, object]]:
+    rows = store.query(
+        "SELECT id, parent_ids, method, manifest, step, created_at FROM harness_versions WHERE cell=?"
+        " ORDER BY created_at, rowid",
+        [cell],
+    )
+    for r in rows:
+        r["parent_ids"] = json.loads(str(r["parent_ids"]))
+        r["manifest"] = json.loads(str(r["manifest"]))
+    return rows

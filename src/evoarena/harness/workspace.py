@@ -1,0 +1,73 @@
+"""The one write API for harness files: a directory whose every write is checked."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+
+from evoarena.harness.paths import HarnessPathError, resolve_inside
+
+Tree = dict[str, str]
+
+
+class HarnessWorkspace:
+    """A harness directory (`system.md`, `skills/…`, `memory/…`, `harness.toml`) on disk."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+        self.root.mkdir(parents=True, exist_ok=True)
+
+    def write(self, rel: str, text: str) -> None:
+        path = resolve_inside(self.root, rel)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.is_dir():
+            raise HarnessPathError(f"{rel!r}: is a directory")
+        tmp = path.with_name(path.name + ".evoarena-tmp")
+        tmp.write_text(text, encoding="utf-8", newline="\n")
+        os.replace(tmp, path)
+
+    def append(self, rel: str, text: str) -> None:
+        self.write(rel, self.read(rel, default="") + text)
+
+    def read(self, rel: str, default: str | None = None) -> str:
+        path = resolve_inside(self.root, rel)
+        if not path.is_file():
+            if default is not None:
+                return default
+            raise FileNotFoundError(f"harness file {rel!r} does not exist")
+        return path.read_text(encoding="utf-8")
+
+    def exists(self, rel: str) -> bool:
+        return resolve_inside(self.root, rel).is_file()
+
+    def delete(self, rel: str) -> None:
+        path = resolve_inside(self.root, rel)
+        if path.is_file():
+            path.unlink()
+
+    def tree(self) -> Tree:
+        """All files as {posix relpath: text}; a symlink anywhere in the tree is an error."""
+        out: Tree = {}
+        for dirpath, dirnames, filenames in os.walk(self.root):
+            base = Path(dirpath)
+            for name in dirnames + filenames:
+                if (base / name).is_symlink():
+                    raise HarnessPathError(f"{(base / name).relative_to(self.root)}: symlinks are refused")
+            for name in filenames:
+                if name.endswith(".evoarena-tmp"):
+                    continue
+                rel = (base / name).relative_to(self.root).as_posix()
+                out[rel] = (base / name).read_text(encoding="utf-8")
+        return dict(sorted(out.items()))
+
+    def replace_all(self, tree: Mapping[str, str]) -> None:
+        """Make the directory hold exactly `tree` (checkout / rollback)."""
+        for child in list(self.root.iterdir()):
+            if child.is_dir() and not child.is_symlink():
+                shutil.rmtree(child)
+            else:
+                child.unlink()
+        for rel, text in tree.items():
+            self.write(rel, text)

@@ -1,0 +1,17 @@
+"""Evolution methods, one module each."""
+
+from evoarena.methods.base import Method, render_prompt
+from evoarena.methods.bootstrap_fewshot import BootstrapFewShot
+from evoarena.methods.frozen import Frozen
+from evoarena.methods.reflexion import Reflexion
+
+METHODS: dict[str, type[Method]] = {m.name: m for m in (Frozen, Reflexion, BootstrapFewShot)}
+
+
+def build_method(name: str, params: dict[str, object]) -> Method:
+    if name not in METHODS:
+        raise ValueError(f"methods.name: unknown method {name!r} (known: {sorted(METHODS)})")
+    return METHODS[name](**params)
+
+
+__all__ = ["METHODS", "BootstrapFewShot", "Frozen", "Method", "Reflexion", "build_method", "render_prompt"]

@@ -1,0 +1,63 @@
+"""`bootstrap_fewshot`: worked demonstrations kept in the harness, as DSPy's BootstrapFewShot builds them.
+
+The teacher (the zero-shot starting harness) attempts each practice task; an attempt that passes the
+metric becomes a bootstrapped demo (up to `max_bootstrapped_demos`); tasks it fails fill the labeled
+slots (up to `max_labeled_demos`) with the train reference. Demos live in `memory/demos.json`.
+Differences from DSPy are in docs/methods/bootstrap_fewshot.md.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from evoarena.benchmarks.base import TaskView
+from evoarena.harness import Manifest
+from evoarena.methods.base import Method, render_prompt
+from evoarena.protocol.context import PracticeContext
+
+DEMOS = "memory/demos.json"
+
+
+def read_demos(tree: Mapping[str, str]) -> dict[str, list[dict[str, Any]]]:
+    raw = tree.get(DEMOS)
+    if not raw:
+        return {"bootstrapped": [], "labeled": []}
+    data: dict[str, list[dict[str, Any]]] = json.loads(raw)
+    return data
+
+
+class BootstrapFewShot(Method):
+    name = "bootstrap_fewshot"
+
+    @property
+    def max_bootstrapped(self) -> int:
+        return int(self.params.get("max_bootstrapped_demos", 4))
+
+    @property
+    def max_labeled(self) -> int:
+        return int(self.params.get("max_labeled_demos", 16))
+
+    def context(self, tree: Mapping[str, str], task: TaskView) -> str:
+        demos = read_demos(tree)
+        ordered = demos["bootstrapped"] + demos["labeled"]
+        return render_prompt("fewshot_context.md", demos=[d for d in ordered if d["task_id"] != task.id])
+
+    def practice(self, ctx: PracticeContext, task: TaskView) -> Manifest | None:
+        tree = ctx.harness.tree()
+        demos = read_demos(tree)
+        if len(demos["bootstrapped"]) >= self.max_bootstrapped and len(demos["labeled"]) >= self.max_labeled:
+            return None
+        teacher = {k: v for k, v in tree.items() if k != DEMOS}  # the zero-shot starting program
+        kind = "labeled"
+        answer = ctx.label(task)
+        if len(demos["bootstrapped"]) < self.max_bootstrapped:
+            attempt = ctx.solve(task, tree=teacher)
+            if not attempt.error and ctx.feedback(task, attempt).passed:
+                kind, answer = "bootstrapped", attempt.text.strip()
+        if kind == "labeled" and len(demos["labeled"]) >= self.max_labeled:
+            return None
+        demos[kind].append({"task_id": task.id, "question": task.prompt, "answer": answer})
+        ctx.harness.write(DEMOS, json.dumps(demos, indent=2, ensure_ascii=False) + "\n")
+        return Manifest(intent=f"add a {kind} demo", evidence=task.id)

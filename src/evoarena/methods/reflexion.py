@@ -1,0 +1,84 @@
+"""`reflexion` (Shinn et al., 2023): after a failed trial, reflect verbally and retry with the reflection.
+
+State: `memory/reflections.md`, one "- " bullet per reflection, shown to the solver under a header.
+Differences from the released code are in docs/methods/reflexion.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from evoarena.benchmarks.base import TaskView
+from evoarena.harness import Manifest
+from evoarena.methods.base import Method, render_prompt
+from evoarena.models import GenParams, Message, ModelCallError
+from evoarena.protocol.context import PracticeContext
+
+MEMORY = "memory/reflections.md"
+
+
+def read_reflections(tree: Mapping[str, str]) -> list[str]:
+    text = tree.get(MEMORY, "")
+    return [line[2:].strip() for line in text.splitlines() if line.startswith("- ")]
+
+
+def clean_reflection(raw: str, max_chars: int) -> tuple[str | None, str]:
+    """One line of reflection, or (None, reason) when the output is unusable."""
+    text = " ".join(raw.strip().split())
+    if not text:
+        return None, "empty reflection"
+    if len(text) > max_chars:
+        return None, f"reflection longer than {max_chars} characters"
+    return text, ""
+
+
+class Reflexion(Method):
+    name = "reflexion"
+    roles = ("solver", "reflector")
+
+    @property
+    def max_trials(self) -> int:
+        return int(self.params.get("max_trials", 2))
+
+    @property
+    def max_reflections(self) -> int:
+        return int(self.params.get("max_reflections", 5))
+
+    def context(self, tree: Mapping[str, str], task: TaskView) -> str:
+        return render_prompt("reflexion_context.md", reflections=read_reflections(tree))
+
+    def practice(self, ctx: PracticeContext, task: TaskView) -> Manifest | None:
+        added: list[str] = []
+        for trial in range(self.max_trials):
+            attempt = ctx.solve(task, sample_index=trial)
+            if attempt.error:
+                break
+            fb = ctx.feedback(task, attempt)
+            if fb.passed or trial == self.max_trials - 1:
+                break
+            prompt = render_prompt(
+                "reflexion_reflect.md", question=task.prompt, output=attempt.text.strip(), feedback=fb.message
+            )
+            if ctx.update_note:
+                prompt = f"{ctx.update_note.strip()}\n\n{prompt}"
+            try:
+                out = ctx.model("reflector").complete(
+                    [Message("user", prompt)], GenParams(max_tokens=int(self.params.get("max_tokens", 96)),
+                                                         stop=("\n\n",))
+                )
+            except ModelCallError:
+                break
+            reflection, why = clean_reflection(out.text, int(self.params.get("max_chars", 400)))
+            if reflection is None:
+                ctx.reject("reflection", out.text, why)
+                break
+            kept = (read_reflections(ctx.harness.tree()) + [reflection])[-self.max_reflections :]
+            ctx.harness.write(MEMORY, "".join(f"- {r}\n" for r in kept))
+            added.append(reflection)
+        if not added:
+            return None
+        return Manifest(
+            intent="add reflections after failed trials",
+            evidence=f"failed trial on {task.id}",
+            expected_fixes=[task.id],
+        )

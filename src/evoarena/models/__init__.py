@@ -1,0 +1,28 @@
+"""Models: one interface, three backends (openai, embedded, scripted), a ledger and a cache."""
+
+from evoarena.models.base import Backend, Completion, GenParams, Message, ProviderError, TokenLogprob, Usage
+from evoarena.models.cache import ResponseCache, cache_key, default_cache_path, prompt_hash
+from evoarena.models.factory import build_backend
+from evoarena.models.ledger import CallScope, Meter, ModelCallError, RoleModel
+from evoarena.models.scripted import ScriptedBackend, register_policy
+
+__all__ = [
+    "Backend",
+    "CallScope",
+    "Completion",
+    "GenParams",
+    "Message",
+    "Meter",
+    "ModelCallError",
+    "ProviderError",
+    "ResponseCache",
+    "RoleModel",
+    "ScriptedBackend",
+    "TokenLogprob",
+    "Usage",
+    "build_backend",
+    "cache_key",
+    "default_cache_path",
+    "prompt_hash",
+    "register_policy",
+]

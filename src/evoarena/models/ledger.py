@@ -1,0 +1,163 @@
+"""Every model call goes through here: cache, retries with backoff, concurrency limit, budget, ledger row."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Protocol
+
+from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential
+
+from evoarena.models.base import Backend, Completion, GenParams, Message, ProviderError
+from evoarena.models.cache import ResponseCache, cache_key, prompt_hash
+from evoarena.spec import ModelSpec
+from evoarena.store import RunStore
+
+
+class ModelCallError(RuntimeError):
+    """A provider error that survived all retries. Recorded as an error, never scored as a task failure."""
+
+
+class Meter(Protocol):
+    """Budget hook: `before_call` may raise to refuse a call; `after_call` counts what it used."""
+
+    def before_call(self) -> None: ...
+
+    def after_call(self, tokens: int) -> None: ...
+
+
+_limits: dict[str, threading.Semaphore] = {}
+_limits_lock = threading.Lock()
+
+
+def endpoint_limit(endpoint: str, concurrency: int) -> threading.Semaphore:
+    with _limits_lock:
+        if endpoint not in _limits:
+            _limits[endpoint] = threading.BoundedSemaphore(max(1, concurrency))
+        return _limits[endpoint]
+
+
+@dataclass(frozen=True)
+class CallScope:
+    """Where a call belongs in the ledger."""
+
+    cell: str | None = None
+    phase: str | None = None
+    meter: Meter | None = None
+
+
+class RoleModel:
+    """A model bound to a role and a ledger. Methods and agents only ever see these."""
+
+    def __init__(
+        self,
+        *,
+        role: str,
+        model_name: str,
+        backend: Backend,
+        spec: ModelSpec,
+        store: RunStore,
+        cache: ResponseCache | None,
+        scope: CallScope = CallScope(),
+        default_params: GenParams | None = None,
+        backoff_base_s: float = 0.5,
+    ) -> None:
+        self.role = role
+        self.model_name = model_name
+        self.backend = backend
+        self.spec = spec
+        self.store = store
+        self.cache = cache
+        self.scope = scope
+        self.default_params = default_params or GenParams()
+        self.backoff_base_s = backoff_base_s
+
+    def scoped(self, scope: CallScope) -> RoleModel:
+        clone = RoleModel.__new__(RoleModel)
+        clone.__dict__.update(self.__dict__)
+        clone.scope = scope
+        return clone
+
+    def cost(self, input_tokens: int, output_tokens: int) -> float:
+        p = self.spec.price
+        return (input_tokens * p.input_per_mtok + output_tokens * p.output_per_mtok) / 1e6
+
+    def complete(
+        self, messages: Sequence[Message], params: GenParams | None = None, *, sample_index: int = 0
+    ) -> Completion:
+        params = params or self.default_params
+        if params.seed is None and self.default_params.seed is not None:
+            params = replace(params, seed=self.default_params.seed)
+        key = cache_key(self.backend.model_id, params, messages, sample_index)
+        if self.scope.meter is not None:
+            self.scope.meter.before_call()
+        hit = self.cache.get(key) if self.cache is not None else None
+        if hit is not None:
+            self._record(params, messages, key, hit, 0.0, cached=True, retries=0, error=None)
+            return hit
+        tries = 0
+        start = time.monotonic()
+
+        def attempt() -> Completion:
+            nonlocal tries
+            tries += 1
+            with endpoint_limit(self.backend.endpoint, self.spec.concurrency):
+                return self.backend.complete(messages, params)
+
+        try:
+            completion = Retrying(
+                retry=retry_if_exception(lambda e: isinstance(e, ProviderError) and e.retryable),
+                stop=stop_after_attempt(self.spec.max_retries + 1),
+                wait=wait_exponential(multiplier=self.backoff_base_s, max=30),
+                reraise=True,
+            )(attempt)
+        except ProviderError as err:
+            msg = f"{type(err).__name__}: {err}"
+            self._record(params, messages, key, None, time.monotonic() - start, cached=False,
+                         retries=tries - 1, error=msg)
+            raise ModelCallError(
+                f"{self.role} call to {self.backend.model_id} failed after {tries} tries: {err}"
+            ) from err
+        latency = time.monotonic() - start
+        if self.cache is not None:
+            self.cache.put(key, completion)
+        self._record(params, messages, key, completion, latency, cached=False, retries=tries - 1, error=None)
+        return completion
+
+    def _record(
+        self,
+        params: GenParams,
+        messages: Sequence[Message],
+        key: str,
+        completion: Completion | None,
+        latency: float,
+        *,
+        cached: bool,
+        retries: int,
+        error: str | None,
+    ) -> None:
+        tin = completion.usage.input_tokens if completion else 0
+        tout = completion.usage.output_tokens if completion else 0
+        self.store.record_call(
+            cell=self.scope.cell,
+            phase=self.scope.phase,
+            role=self.role,
+            model=self.model_name,
+            backend=self.backend.backend_name,
+            model_id=self.backend.model_id,
+            params=json.dumps(params.as_dict(), sort_keys=True),
+            prompt_hash=prompt_hash(messages),
+            cache_key=key,
+            input_tokens=tin,
+            output_tokens=tout,
+            latency_s=round(latency, 4),
+            cost_usd=self.cost(tin, tout),
+            cached=int(cached),
+            retries=retries,
+            error=error,
+        )
+        if self.scope.meter is not None and completion is not None:
+            self.scope.meter.after_call(tin + tout)

@@ -1,0 +1,60 @@
+"""Budgets that mean what they say: attempts, model calls and tokens per cell, enforced at the call."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from evoarena.spec import Budget
+
+
+class BudgetExhausted(RuntimeError):
+    """Raised before an attempt or call that would go past a limit."""
+
+
+@dataclass
+class BudgetMeter:
+    """Counts a cell's evolution spending. `enforce=False` counts without refusing (selection phase)."""
+
+    limits: Budget
+    attempts: int = 0
+    calls: int = 0
+    tokens: int = 0
+    enforce: bool = True
+    exhausted_by: str | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def _refuse(self, what: str) -> None:
+        self.exhausted_by = what
+        if self.enforce:
+            raise BudgetExhausted(f"budget exhausted: {what}")
+
+    def before_attempt(self) -> None:
+        if self.limits.max_attempts is not None and self.attempts >= self.limits.max_attempts:
+            self._refuse(f"max_attempts={self.limits.max_attempts}")
+        self.attempts += 1
+
+    def before_call(self) -> None:
+        if self.limits.max_calls is not None and self.calls >= self.limits.max_calls:
+            self._refuse(f"max_calls={self.limits.max_calls}")
+        if self.limits.max_tokens is not None and self.tokens >= self.limits.max_tokens:
+            self._refuse(f"max_tokens={self.limits.max_tokens}")
+
+    def after_call(self, tokens: int) -> None:
+        with self._lock:
+            self.calls += 1
+            self.tokens += tokens
+
+    def exhausted(self) -> bool:
+        return self.exhausted_by is not None
+
+    def state(self) -> dict[str, Any]:
+        return {"attempts": self.attempts, "calls": self.calls, "tokens": self.tokens,
+                "exhausted_by": self.exhausted_by}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        self.attempts = int(state["attempts"])
+        self.calls = int(state["calls"])
+        self.tokens = int(state["tokens"])
+        self.exhausted_by = state.get("exhausted_by")

@@ -1,0 +1,197 @@
+"""One cell of an experiment (condition × model × seed): practise on train, select on val, grade on test.
+
+Work is split into units (init, each practice step, each checkpoint's validation, the test). A finished
+unit is recorded with its attempts in one transaction and skipped on resume; a unit cut off by a kill
+is redone from the harness version the previous unit left, so resumed runs end identical.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from evoarena.benchmarks.base import Benchmark, Task
+from evoarena.harness import HarnessWorkspace, Manifest, load_tree, save_version, tree_hash
+from evoarena.methods import Method, build_method
+from evoarena.models import CallScope, RoleModel
+from evoarena.protocol.budget import BudgetExhausted, BudgetMeter
+from evoarena.protocol.context import PracticeContext, _Grader
+from evoarena.protocol.evaluate import Evaluator, evaluate_tree, mean_score
+from evoarena.protocol.splits import PracticeSplits
+from evoarena.spec import ExperimentSpec, MethodSpec
+from evoarena.store import RunStore
+
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass(frozen=True)
+class CellPlan:
+    cell: str
+    condition: str
+    method: MethodSpec
+    model: str  # the solver's model name
+    seed: int
+
+
+class CellRunner:
+    def __init__(
+        self,
+        plan: CellPlan,
+        *,
+        spec: ExperimentSpec,
+        store: RunStore,
+        benchmark: Benchmark,
+        practice: PracticeSplits,
+        evaluator: Evaluator,
+        models: Mapping[str, RoleModel],
+        progress: Progress | None = None,
+    ) -> None:
+        self.plan = plan
+        self.spec = spec
+        self.store = store
+        self.benchmark = benchmark
+        self.practice_splits = practice
+        self.evaluator = evaluator
+        self.base_models = models
+        self.progress = progress or (lambda cell, done, total: None)
+        self.method: Method = build_method(plan.method.name, plan.method.params)
+        self.meter = BudgetMeter(spec.budget)
+        self.ws = HarnessWorkspace(store.run_dir / "cells" / plan.cell / "harness")
+        self.grader = _Grader({t.id: t for t in practice.train + practice.val}, benchmark.grade)
+
+    # -- helpers --------------------------------------------------------------------------------
+    def _models(self, phase: str, meter: BudgetMeter | None) -> dict[str, RoleModel]:
+        scope = CallScope(cell=self.plan.cell, phase=phase, meter=meter)
+        return {role: m.scoped(scope) for role, m in self.base_models.items()}
+
+    def _finish(self, key: str, result: dict[str, Any], rows: list[dict[str, Any]]) -> None:
+        for r in rows:
+            text = r.pop("_text", "")
+            r["output_blob"] = self.store.blobs.put(text) if text else None
+        self.store.finish_unit(self.plan.cell, key, result, rows)
+
+    def _event(self, kind: str, payload: dict[str, Any]) -> None:
+        self.store.event(kind, payload, cell=self.plan.cell)
+
+    def _schedule(self) -> list[tuple[str, Task, bool]]:
+        """(unit key, task, is checkpoint) for every practice step; order seeded per epoch."""
+        steps: list[tuple[str, Task, bool]] = []
+        every = self.spec.protocol.select_every
+        train = list(self.practice_splits.train)
+        for epoch in range(self.spec.protocol.epochs):
+            order = train[:]
+            random.Random(f"{self.plan.seed}:{self.plan.cell}:order:{epoch}").shuffle(order)
+            for i, task in enumerate(order):
+                n = len(steps) + 1
+                checkpoint = i == len(order) - 1 or (every > 0 and n % every == 0)
+                steps.append((f"practice/e{epoch}/{i:04d}/{task.id}", task, checkpoint))
+        return steps
+
+    # -- phases ---------------------------------------------------------------------------------
+    def run(self) -> str:
+        cell, name = self.plan.cell, self.method.name
+        self.store.upsert_cell(cell, condition=self.plan.condition, method=name, model=self.plan.model,
+                               seed=self.plan.seed, status="running")
+        current = self._init()
+        steps = self._schedule()
+        total = len(steps) + 2
+        checkpoints = [current]
+        for n, (key, task, is_checkpoint) in enumerate(steps):
+            done = self.store.unit_result(cell, key)
+            if done is None:
+                if self.meter.exhausted():
+                    break
+                done = self._practice_step(key, task, current, n, is_checkpoint)
+            self.meter.restore(done["budget"])
+            current = done["version"]
+            if done["checkpoint"]:
+                checkpoints.append(current)
+            self.progress(cell, n + 1, total)
+            if done["status"] == "budget":
+                break
+        if checkpoints[-1] != current:
+            checkpoints.append(current)
+        selected = self._select(list(dict.fromkeys(checkpoints)))
+        self.progress(cell, total - 1, total)
+        self._test(selected)
+        self.progress(cell, total, total)
+        self.store.upsert_cell(cell, status="done", current_version=current, selected_version=selected,
+                               budget_json=_budget_json(self.spec, self.meter))
+        return selected
+
+    def _init(self) -> str:
+        done = self.store.unit_result(self.plan.cell, "init")
+        if done is not None:
+            return str(done["version"])
+        self.ws.replace_all({})
+        self.method.initialize(self.ws, self.benchmark.system_prompt(), self.benchmark.solver_params())
+        vid = save_version(self.store, self.plan.cell, self.ws.tree(), parents=[], method=self.method.name,
+                           manifest=Manifest(intent="initial harness"), step="init")
+        self._finish("init", {"version": vid, "budget": self.meter.state()}, [])
+        return vid
+
+    def _practice_step(self, key: str, task: Task, current: str, n: int, checkpoint: bool) -> dict[str, Any]:
+        before = load_tree(self.store, current)
+        self.ws.replace_all(before)
+        ctx = PracticeContext(
+            method=self.method, benchmark=self.benchmark, harness=self.ws,
+            models=self._models("practice", self.meter), grader=self.grader,
+            train=self.practice_splits.views("train"), val=self.practice_splits.views("val"),
+            meter=self.meter, rng=random.Random(f"{self.plan.seed}:{self.plan.cell}:{key}"), step=n,
+            version_id=current, update_note=self.plan.method.params.get("update_note"), on_event=self._event,
+        )
+        status, version = "ok", current
+        try:
+            manifest = self.method.practice(ctx, task.view())
+        except BudgetExhausted as err:
+            status, manifest = "budget", None
+            self._event("budget_exhausted", {"unit": key, "reason": str(err)})
+            self.ws.replace_all(before)
+        tree = self.ws.tree()
+        if status == "ok" and tree_hash(tree) != current:
+            version = save_version(self.store, self.plan.cell, tree, parents=[current], method=self.method.name,
+                                   manifest=manifest or Manifest(intent="(method gave no manifest)"), step=key)
+        result = {"version": version, "budget": self.meter.state(), "status": status,
+                  "checkpoint": checkpoint, "rejections": ctx.rejections}
+        self._finish(key, result, ctx.attempt_rows)
+        return result
+
+    def _select(self, candidates: list[str]) -> str:
+        if not self.practice_splits.val:
+            return candidates[-1]
+        scores: dict[str, float] = {}
+        self.meter.enforce = False  # selection spends from the budget but finishes the checkpoint it started
+        for vid in candidates:
+            key = f"select/{vid}"
+            done = self.store.unit_result(self.plan.cell, key)
+            if done is None:
+                if self.meter.exhausted() and scores:
+                    break
+                rows = evaluate_tree(
+                    self.method, self.benchmark, load_tree(self.store, vid), self.practice_splits.val,
+                    self._models("select", self.meter)["solver"], phase="select", version_id=vid,
+                    workers=self.spec.protocol.workers,
+                )
+                done = {"mean": mean_score(rows), "budget": self.meter.state()}
+                self._finish(key, done, rows)
+            self.meter.restore(done["budget"])
+            scores[vid] = float(done["mean"])
+        best = max(scores.values())
+        return next(v for v in candidates if v in scores and scores[v] == best)  # ties: the earliest
+
+    def _test(self, selected: str) -> None:
+        key = f"test/{selected}"
+        if self.store.unit_result(self.plan.cell, key) is not None:
+            return
+        rows = self.evaluator.grade_test(
+            self.method, load_tree(self.store, selected), self._models("test", None)["solver"],
+            version_id=selected, workers=self.spec.protocol.workers,
+        )
+        self._finish(key, {"mean": mean_score(rows)}, rows)
+
+
+def _budget_json(spec: ExperimentSpec, meter: BudgetMeter) -> str:
+    return json.dumps({"limits": spec.budget.model_dump(), "used": meter.state()}, sort_keys=True)

@@ -1,0 +1,119 @@
+"""What a method may touch during evolution: its harness, its role models, and train/val tasks only."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from evoarena.benchmarks.base import Benchmark, Feedback, Task, TaskView, TestSplitLocked
+from evoarena.harness import HarnessWorkspace
+from evoarena.models import RoleModel
+from evoarena.protocol.budget import BudgetMeter
+from evoarena.protocol.solve import Attempt, solve
+
+if TYPE_CHECKING:
+    from evoarena.methods.base import Method
+
+
+class _Grader:
+    """Grades train/val tasks. It holds no test task and no handle to the benchmark's generator."""
+
+    def __init__(self, tasks: Mapping[str, Task], parse_grade: Callable[[Task, str | None], Feedback]) -> None:
+        self._tasks = dict(tasks)
+        self._grade = parse_grade
+
+    def task(self, task_id: str) -> Task:
+        if task_id not in self._tasks:
+            raise TestSplitLocked(f"task {task_id!r} is not a train/val task; methods cannot grade it")
+        return self._tasks[task_id]
+
+    def grade(self, task_id: str, answer: str | None) -> Feedback:
+        return self._grade(self.task(task_id), answer)
+
+
+class PracticeContext:
+    """Handed to `Method.practice` for one step. Every write goes through `harness`; every call through
+    `model(role)`; every attempt through `solve` (counted against the attempt budget)."""
+
+    def __init__(
+        self,
+        *,
+        method: Method,
+        benchmark: Benchmark,
+        harness: HarnessWorkspace,
+        models: Mapping[str, RoleModel],
+        grader: _Grader,
+        train: tuple[TaskView, ...],
+        val: tuple[TaskView, ...],
+        meter: BudgetMeter,
+        rng: random.Random,
+        step: int,
+        version_id: str,
+        update_note: str | None = None,
+        on_event: Callable[[str, dict[str, Any]], None] = lambda kind, payload: None,
+    ) -> None:
+        self.harness = harness
+        self.train = train
+        self.val = val
+        self.rng = rng
+        self.step = step
+        self.update_note = update_note
+        self._method = method
+        self._benchmark = benchmark  # locked by the runner: it can no longer generate tasks
+        self._models = dict(models)
+        self._grader = grader
+        self._meter = meter
+        self._version_id = version_id
+        self._on_event = on_event
+        self.attempt_rows: list[dict[str, Any]] = []
+        self.rejections = 0
+
+    def model(self, role: str) -> RoleModel:
+        if role not in self._models:
+            raise KeyError(f"role {role!r} is not mapped to a model in the spec (roles: {sorted(self._models)})")
+        return self._models[role]
+
+    def solve(self, task: TaskView, *, tree: Mapping[str, str] | None = None, sample_index: int = 0) -> Attempt:
+        """One solver attempt with the current harness (or `tree`); counted and recorded."""
+        self._grader.task(task.id)
+        self._meter.before_attempt()
+        use_tree = self.harness.tree() if tree is None else tree
+        attempt = solve(self._method, self._benchmark, use_tree, task, self.model("solver"), sample_index=sample_index)
+        fb = None if attempt.error else self._grader.grade(task.id, attempt.answer)
+        self.attempt_rows.append(
+            {
+                "phase": "practice",
+                "task_id": task.id,
+                "version_id": self._version_id if tree is None else "custom",
+                "answer": attempt.answer,
+                "score": None if fb is None else fb.score,
+                "passed": None if fb is None else int(fb.passed),
+                "error": attempt.error,
+                "parse_error": attempt.parse_error,
+                "output_blob": None,
+                "_text": attempt.text,
+            }
+        )
+        return attempt
+
+    def feedback(self, task: TaskView, attempt: Attempt) -> Feedback:
+        """Grader feedback for a train/val attempt. A provider error is not feedback: it raises."""
+        if attempt.error:
+            raise RuntimeError(f"attempt on {task.id} had a provider error; it cannot be graded")
+        return self._grader.grade(task.id, attempt.answer)
+
+    def label(self, task: TaskView) -> str:
+        """The reference answer of a train task (as DSPy's labeled demos use). Val and test are refused."""
+        t = self._grader.task(task.id)
+        if t.split != "train":
+            raise TestSplitLocked(f"labels are only available for train tasks, not {t.split}")
+        return t.reference
+
+    def reject(self, what: str, raw: str, reason: str) -> None:
+        """Record malformed model output that the method refused to adopt."""
+        self.rejections += 1
+        self._on_event("rejected_output", {"what": what, "reason": reason, "raw": raw[:4000]})
+
+    def log(self, kind: str, payload: dict[str, Any]) -> None:
+        self._on_event(kind, payload)

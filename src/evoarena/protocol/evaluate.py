@@ -1,0 +1,70 @@
+"""Grading a harness version on a set of tasks (val for selection, test in the evaluator only)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
+
+from evoarena.benchmarks.base import Benchmark, Task
+from evoarena.models import RoleModel
+from evoarena.protocol.solve import solve
+
+if TYPE_CHECKING:
+    from evoarena.methods.base import Method
+    from evoarena.protocol.splits import LockedTestSplit
+
+
+def evaluate_tree(
+    method: Method,
+    benchmark: Benchmark,
+    tree: Mapping[str, str],
+    tasks: Sequence[Task],
+    solver: RoleModel,
+    *,
+    phase: str,
+    version_id: str,
+    workers: int = 1,
+) -> list[dict[str, Any]]:
+    """One attempt per task; rows in task order. Provider errors are rows with `error`, no score."""
+
+    def one(task: Task) -> dict[str, Any]:
+        attempt = solve(method, benchmark, tree, task.view(), solver)
+        fb = None if attempt.error else benchmark.grade(task, attempt.answer)
+        return {
+            "phase": phase,
+            "task_id": task.id,
+            "version_id": version_id,
+            "answer": attempt.answer,
+            "score": None if fb is None else fb.score,
+            "passed": None if fb is None else int(fb.passed),
+            "error": attempt.error,
+            "parse_error": attempt.parse_error,
+            "output_blob": None,
+            "_text": attempt.text,
+        }
+
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        return list(pool.map(one, tasks))
+
+
+def mean_score(rows: Sequence[dict[str, Any]]) -> float:
+    scored = [r["score"] for r in rows if r["score"] is not None]
+    return sum(scored) / len(scored) if scored else 0.0
+
+
+class Evaluator:
+    """The only holder of the test split. The runner calls it once per cell, on the selected version."""
+
+    def __init__(self, locked: LockedTestSplit, benchmark: Benchmark) -> None:
+        self._tasks = locked.release_to_evaluator()
+        self._benchmark = benchmark
+        self.test_hash = locked.hash
+
+    def grade_test(
+        self, method: Method, tree: Mapping[str, str], solver: RoleModel, *, version_id: str, workers: int
+    ) -> list[dict[str, Any]]:
+        return evaluate_tree(
+            method, self._benchmark, tree, self._tasks, solver, phase="test", version_id=version_id,
+            workers=workers,
+        )

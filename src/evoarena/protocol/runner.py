@@ -1,0 +1,125 @@
+"""Run an experiment spec into a run directory: plan cells, lock the test split, run, report."""
+
+from __future__ import annotations
+
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import evoarena
+from evoarena.benchmarks import build_benchmark
+from evoarena.methods import METHODS
+from evoarena.models import Backend, GenParams, ResponseCache, RoleModel, build_backend
+from evoarena.protocol.cell import CellPlan, CellRunner, Progress
+from evoarena.protocol.evaluate import Evaluator
+from evoarena.protocol.splits import split_tasks
+from evoarena.spec import ExperimentSpec
+from evoarena.store import RunStore, now_iso
+
+
+class RunDirConflict(RuntimeError):
+    """The run directory already holds a run of a different spec."""
+
+
+def code_version() -> str:
+    here = Path(__file__).resolve().parent
+    try:
+        sha = subprocess.run(
+            ["git", "rev-parse", "--short=12", "HEAD"], cwd=here, capture_output=True, text=True, timeout=5
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"], cwd=here, capture_output=True, text=True,
+            timeout=5,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        sha, dirty = "", ""
+    return f"{evoarena.__version__}+{sha}{'.dirty' if dirty else ''}" if sha else evoarena.__version__
+
+
+def default_run_dir(spec: ExperimentSpec, root: Path = Path("runs")) -> Path:
+    return root / f"{spec.name}-{spec.spec_hash()[:10]}"
+
+
+def plan_cells(spec: ExperimentSpec) -> list[CellPlan]:
+    solver_model = spec.roles.get("solver", next(iter(spec.roles.values())))
+    return [
+        CellPlan(f"{m.condition}__{solver_model}__s{seed}", m.condition, m, solver_model, seed)
+        for seed in spec.seeds
+        for m in spec.methods
+    ]
+
+
+def _isolation() -> str:
+    try:
+        from evoarena.sandbox import isolation_level
+    except ImportError:  # pragma: no cover - the sandbox package is part of evoarena
+        return "unknown"
+    return isolation_level()
+
+
+def run_experiment(
+    spec: ExperimentSpec,
+    run_dir: Path,
+    *,
+    progress: Progress | None = None,
+    cache: ResponseCache | None = None,
+    cells_in_parallel: int = 1,
+) -> dict[str, Any]:
+    """Run (or resume) `spec` in `run_dir`; returns results.json's content."""
+    store = RunStore(run_dir)
+    existing = store.run()
+    spec_hash = spec.spec_hash()
+    if existing is not None and existing["spec_hash"] != spec_hash:
+        raise RunDirConflict(f"{run_dir} holds a run of another spec ({existing['spec_hash'][:10]}); "
+                             "use another --run-dir")
+    benchmark = build_benchmark(spec.benchmark.name, spec.benchmark.params)
+    tasks = benchmark.build()  # locks the benchmark: nothing can regenerate the test split after this
+    practice, locked = split_tasks(tasks)
+    if existing is not None and existing["test_hash"] != locked.hash:
+        raise RunDirConflict(f"{run_dir}: the benchmark's test split changed since the run started")
+    store.upsert_run(
+        id=spec_hash[:16], name=spec.name, spec_json=spec.model_dump_json(), spec_hash=spec_hash,
+        code_version=code_version(), evidence=spec.derived_evidence(), test_hash=locked.hash,
+        isolation=_isolation(), status="running",
+        started_at=existing["started_at"] if existing else now_iso(), finished_at=None,
+    )
+    store.record_tasks([(t.id, t.split, t.source_id, t.payload_hash()) for t in tasks])
+    store.event("run_started", {"resumed": existing is not None, "spec_hash": spec_hash})
+    evaluator = Evaluator(locked, benchmark)
+    cache = cache if cache is not None else ResponseCache()
+    backends: dict[str, Backend] = {}
+    for model_name in dict.fromkeys(spec.roles.values()):  # unmapped roles fall back to the solver's model
+        backends[model_name] = build_backend(spec.models[model_name])
+
+    def run_cell(plan: CellPlan) -> str:
+        models = _role_models(spec, store, cache, backends, plan.seed)
+        return CellRunner(plan, spec=spec, store=store, benchmark=benchmark, practice=practice,
+                          evaluator=evaluator, models=models, progress=progress).run()
+
+    plans = plan_cells(spec)
+    with ThreadPoolExecutor(max_workers=max(1, cells_in_parallel)) as pool:
+        list(pool.map(run_cell, plans))
+    store.update_run(spec_hash[:16], status="finished", finished_at=now_iso())
+    store.event("run_finished", {"cells": len(plans)})
+    from evoarena.report.collect import rebuild_report
+
+    return rebuild_report(store)
+
+
+def _role_models(
+    spec: ExperimentSpec, store: RunStore, cache: ResponseCache, backends: dict[str, Backend], seed: int
+) -> dict[str, RoleModel]:
+    """Every role the spec maps, plus any role a method needs: those fall back to the solver's model."""
+    out: dict[str, RoleModel] = {}
+    needed = {r for m in spec.methods for r in METHODS[m.name].roles if m.name in METHODS}
+    fallback = spec.roles.get("solver", next(iter(spec.roles.values())))
+    roles = {**{r: fallback for r in sorted(needed)}, **spec.roles}
+    for role, model_name in roles.items():
+        gen: dict[str, Any] = dict(spec.gen.get(role, {}))
+        gen["stop"] = tuple(gen.get("stop", ()))
+        out[role] = RoleModel(
+            role=role, model_name=model_name, backend=backends[model_name], spec=spec.models[model_name],
+            store=store, cache=cache, default_params=GenParams(**{"seed": seed, **gen}),
+        )
+    return out

@@ -1,0 +1,50 @@
+"""Splitting tasks, and locking the test split so that only the evaluator can grade it."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from evoarena.benchmarks.base import Task, TaskView
+
+
+class LockedTestSplit:
+    """Holds the test tasks; hands them out once, to the evaluator, and hashes them at start."""
+
+    __test__ = False
+
+    def __init__(self, tasks: Sequence[Task]) -> None:
+        self._tasks = tuple(tasks)
+        self.hash = hashlib.sha256("\n".join(t.payload_hash() for t in self._tasks).encode()).hexdigest()
+        self.size = len(self._tasks)
+
+    def __iter__(self) -> Iterator[Task]:
+        raise TypeError("the test split is locked; only evoarena.protocol.evaluator grades it")
+
+    def release_to_evaluator(self) -> tuple[Task, ...]:
+        return self._tasks
+
+
+@dataclass(frozen=True)
+class PracticeSplits:
+    """What the evolution side may hold: train and val tasks (with references, for grading)."""
+
+    train: tuple[Task, ...]
+    val: tuple[Task, ...]
+
+    def views(self, split: str) -> tuple[TaskView, ...]:
+        return tuple(t.view() for t in (self.train if split == "train" else self.val))
+
+
+def split_tasks(tasks: Sequence[Task]) -> tuple[PracticeSplits, LockedTestSplit]:
+    ids = [t.id for t in tasks]
+    if len(set(ids)) != len(ids):
+        raise ValueError("benchmark produced duplicate task ids")
+    train = tuple(t for t in tasks if t.split == "train")
+    val = tuple(t for t in tasks if t.split == "val")
+    test = [t for t in tasks if t.split == "test"]
+    overlap = {t.source_id for t in test} & {t.source_id for t in train + val}
+    if overlap:
+        raise ValueError(f"test split shares sources with train/val: {sorted(overlap)[:3]}")
+    return PracticeSplits(train, val), LockedTestSplit(test)

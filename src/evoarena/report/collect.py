@@ -1,0 +1,87 @@
+"""Read a run store into report records, and (re)build results.json + report.html from it."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from evoarena.report import CallRecord, CellBudget, RunMeta, ScoreRecord, build_results, write_report
+from evoarena.store import RunStore
+
+
+def _cells(store: RunStore) -> dict[str, dict[str, Any]]:
+    return {c["cell"]: c for c in store.cells()}
+
+
+def score_records(store: RunStore) -> list[ScoreRecord]:
+    """Test scores of each cell's selected version, and that version's validation scores."""
+    cells = _cells(store)
+    out: list[ScoreRecord] = []
+    for cell, c in cells.items():
+        selected = c["selected_version"]
+        if not selected:
+            continue
+        rows = store.query(
+            "SELECT phase, task_id, score, error FROM attempts WHERE cell=? AND version_id=?"
+            " AND phase IN ('test', 'select') ORDER BY task_id",
+            [cell, selected],
+        )
+        for r in rows:
+            out.append(ScoreRecord(
+                condition=c["condition"], model=c["model"], seed=int(c["seed"]),
+                split="test" if r["phase"] == "test" else "val", task_id=r["task_id"],
+                score=float(r["score"] or 0.0), error=r["error"] is not None,
+            ))
+    return out
+
+
+def call_records(store: RunStore) -> list[CallRecord]:
+    cells = _cells(store)
+    out: list[CallRecord] = []
+    for r in store.query("SELECT * FROM calls ORDER BY id"):
+        c = cells.get(r["cell"] or "")
+        out.append(CallRecord(
+            condition=c["condition"] if c else None, model=c["model"] if c else None,
+            seed=int(c["seed"]) if c else None, role=r["role"], model_id=r["model_id"],
+            input_tokens=int(r["input_tokens"]), output_tokens=int(r["output_tokens"]),
+            cost_usd=float(r["cost_usd"]), latency_s=float(r["latency_s"]), cached=bool(r["cached"]),
+            error=r["error"], phase=r["phase"] or "",
+        ))
+    return out
+
+
+def cell_budgets(store: RunStore) -> list[CellBudget]:
+    out: list[CellBudget] = []
+    for c in _cells(store).values():
+        if not c["budget_json"]:
+            continue
+        b = json.loads(c["budget_json"])
+        used = {k: int(v) for k, v in b["used"].items() if k != "exhausted_by"}
+        out.append(CellBudget(condition=c["condition"], model=c["model"], seed=int(c["seed"]),
+                              limits=b["limits"], used=used, exhausted=b["used"].get("exhausted_by") is not None))
+    return out
+
+
+def run_meta(store: RunStore) -> RunMeta:
+    run = store.run()
+    if run is None:
+        raise FileNotFoundError(f"{store.run_dir}: the store holds no run")
+    spec = json.loads(run["spec_json"])
+    return RunMeta(
+        run_id=run["id"], spec_name=run["name"], spec_hash=run["spec_hash"], code_version=run["code_version"],
+        evidence=run["evidence"], benchmark=spec["benchmark"]["name"], test_split_hash=run["test_hash"] or "",
+        isolation=run["isolation"] or "", started_at=run["started_at"], finished_at=run["finished_at"],
+        extra={"rejected_outputs": _count_events(store, "rejected_output")},
+    )
+
+
+def _count_events(store: RunStore, kind: str) -> int:
+    row = store.query_one("SELECT COUNT(*) AS n FROM events WHERE kind=?", [kind])
+    return int(row["n"]) if row else 0
+
+
+def rebuild_report(store: RunStore) -> dict[str, Any]:
+    """Recompute results.json and report.html from the store alone."""
+    results = build_results(run_meta(store), score_records(store), call_records(store), cell_budgets(store))
+    write_report(store.run_dir, results)
+    return results

@@ -1,0 +1,103 @@
+"""render_html / write_report: the self-contained report page and results.json on disk."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from .plots import MECHANISM_LABEL, accuracy_plot
+
+RESULTS_FILE = "results.json"
+REPORT_FILE = "report.html"
+
+
+def _env() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("evoarena.report", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters["pct"] = _pct
+    env.filters["num"] = _num
+    env.filters["usd"] = _usd
+    env.filters["label"] = _label
+    env.filters["plain"] = _plain
+    return env
+
+
+def _pct(value: float | None) -> str:
+    return "\u2013" if value is None else f"{100.0 * value:.1f}%"
+
+
+def _num(value: int | float | None) -> str:
+    if value is None:
+        return "\u2013"
+    if isinstance(value, float) and not value.is_integer():
+        return f"{value:,.3f}"
+    return f"{int(value):,}"
+
+
+def _usd(value: float | None) -> str:
+    return "\u2013" if value is None else f"${value:,.4f}"
+
+
+def _label(value: str | None) -> str:
+    return "(none)" if value is None else str(value)
+
+
+def _plain(value: object) -> str:
+    return value if isinstance(value, str) else json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def _banner(evidence: str) -> tuple[str, str]:
+    """(css class, text) of the evidence banner."""
+    if evidence == "mechanism":
+        return "mechanism", MECHANISM_LABEL
+    return "lm", f"evidence: {evidence} \u2014 language-model run"
+
+
+def render_html(results: dict[str, Any]) -> str:
+    """One self-contained HTML page: inline CSS, the plot as a base64 PNG, no external references."""
+    evidence = str(results.get("evidence", ""))
+    banner_class, banner_text = _banner(evidence)
+    budgets = results.get("budgets", [])
+    budget_columns = sorted(
+        {k.removeprefix("max_") for b in budgets for k in b.get("limits", {})}
+        | {k for b in budgets for k in b.get("used", {})}
+    )
+    template = _env().get_template("report.html.j2")
+    return template.render(
+        r=results,
+        budget_columns=budget_columns,
+        meta=results.get("meta", {}),
+        evidence=evidence,
+        banner_class=banner_class,
+        banner_text=banner_text,
+        plot_png=accuracy_plot(results),
+    )
+
+
+def write_report(run_dir: Path, results: dict[str, Any]) -> tuple[Path, Path]:
+    """Write results.json (sorted keys, indent 2) and report.html into run_dir; return both paths."""
+    run_dir = Path(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    json_path = run_dir / RESULTS_FILE
+    html_path = run_dir / REPORT_FILE
+    text = json.dumps(results, sort_keys=True, indent=2, allow_nan=False, ensure_ascii=False) + "\n"
+    page = render_html(results)  # render before writing anything, so a failure leaves no half report
+    _write_atomic(json_path, text)
+    _write_atomic(html_path, page)
+    return json_path, html_path
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)

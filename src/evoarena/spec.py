@@ -1,0 +1,159 @@
+"""Experiment specs (pydantic), loaded from YAML with one-line errors that name the field."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+Backend = Literal["openai", "embedded", "scripted"]
+Evidence = Literal["mechanism", "scaled", "replication"]
+
+
+class SpecError(ValueError):
+    """A spec that cannot be used; the message is one line naming the field."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Price(_Strict):
+    """USD per million tokens; 0 for local models."""
+
+    input_per_mtok: float = 0.0
+    output_per_mtok: float = 0.0
+
+
+class ModelSpec(_Strict):
+    """One model a role can be mapped to."""
+
+    backend: Backend
+    model: str = ""  # openai: model name; embedded: GGUF path or "" for the shipped Gemma; scripted: policy
+    base_url: str | None = None  # openai only
+    api_key_env: str | None = None  # name of the env var holding the key (never the key itself)
+    timeout_s: float = 120.0
+    max_retries: int = 4
+    concurrency: int = 4  # per endpoint
+    n_ctx: int = 2048  # embedded only
+    price: Price = Price()
+
+    @model_validator(mode="after")
+    def _check(self) -> ModelSpec:
+        if self.backend == "openai" and not self.base_url:
+            raise ValueError("openai backend needs base_url")
+        if self.backend == "scripted" and not self.model:
+            raise ValueError("scripted backend needs model (the policy name)")
+        return self
+
+
+class Budget(_Strict):
+    """Per-cell limits on evolution (practice + selection); the final test is accounted separately."""
+
+    max_attempts: int | None = None
+    max_calls: int | None = None
+    max_tokens: int | None = None
+
+
+class BenchmarkSpec(_Strict):
+    name: str
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+class MethodSpec(_Strict):
+    name: str
+    label: str | None = None  # condition name in reports; defaults to name
+    params: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def condition(self) -> str:
+        return self.label or self.name
+
+
+class ProtocolSpec(_Strict):
+    epochs: int = 1
+    select_every: int = 0  # evaluate a checkpoint on val every N practice steps (0 = end of each epoch)
+    workers: int = 2  # concurrent evaluations (val/test)
+
+
+class ExperimentSpec(_Strict):
+    name: str
+    benchmark: BenchmarkSpec
+    methods: list[MethodSpec]
+    models: dict[str, ModelSpec]
+    roles: dict[str, str] = Field(default_factory=lambda: {"solver": "default"})
+    seeds: list[int] = Field(default_factory=lambda: [0])
+    budget: Budget = Budget()
+    protocol: ProtocolSpec = ProtocolSpec()
+    evidence: Evidence | None = None  # None: derived (scripted -> mechanism, else scaled)
+    gen: dict[str, Any] = Field(default_factory=dict)  # default generation params per role
+
+    @model_validator(mode="after")
+    def _check(self) -> ExperimentSpec:
+        for role, model in self.roles.items():
+            if model not in self.models:
+                raise ValueError(f"roles.{role}: unknown model {model!r} (known: {sorted(self.models)})")
+        if not self.methods:
+            raise ValueError("methods: at least one method is needed")
+        conditions = [m.condition for m in self.methods]
+        if len(set(conditions)) != len(conditions):
+            raise ValueError("methods: two methods share a condition name; give one a label")
+        if not self.seeds:
+            raise ValueError("seeds: at least one seed is needed")
+        return self
+
+    def with_model(self, name: str) -> ExperimentSpec:
+        """Map every role to one model: a key of `models`, or a backend name (scripted/embedded)."""
+        models = dict(self.models)
+        if name not in models:
+            if name == "embedded":
+                models[name] = ModelSpec(backend="embedded")
+            elif name == "scripted":
+                scripted = [k for k, m in models.items() if m.backend == "scripted"]
+                if not scripted:
+                    raise SpecError("--model scripted: the spec defines no scripted model to use")
+                name = scripted[0]
+            else:
+                raise SpecError(f"--model: unknown model {name!r} (known: {sorted(models)})")
+        roles = {role: name for role in self.roles}
+        return self.model_copy(update={"models": models, "roles": roles})
+
+    def derived_evidence(self) -> Evidence:
+        used = {self.models[m].backend for m in self.roles.values()}
+        if "scripted" in used:
+            return "mechanism"
+        return self.evidence or "scaled"
+
+    def spec_hash(self) -> str:
+        blob = json.dumps(self.model_dump(mode="json"), sort_keys=True).encode()
+        return hashlib.sha256(blob).hexdigest()
+
+
+def _format_error(err: ValidationError) -> str:
+    first = err.errors()[0]
+    loc = ".".join(str(p) for p in first["loc"]) or "spec"
+    return f"{loc}: {first['msg']}"
+
+
+def parse_spec(data: Any) -> ExperimentSpec:
+    if not isinstance(data, dict):
+        raise SpecError("spec: expected a mapping at the top level")
+    try:
+        return ExperimentSpec.model_validate(data)
+    except ValidationError as err:
+        raise SpecError(_format_error(err)) from None
+
+
+def load_spec(path: str | Path) -> ExperimentSpec:
+    p = Path(path)
+    if not p.is_file():
+        raise SpecError(f"spec: no such file {p}")
+    try:
+        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except yaml.YAMLError as err:
+        raise SpecError(f"spec: not valid YAML ({str(err).splitlines()[0]})") from None
+    return parse_spec(data)

@@ -1,0 +1,33 @@
+"""Content-addressed blobs: large traces and harness trees live as files named by their sha256."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+
+class BlobStore:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.root.mkdir(parents=True, exist_ok=True)
+
+    def _path(self, digest: str) -> Path:
+        return self.root / digest[:2] / digest[2:]
+
+    def put(self, data: str | bytes) -> str:
+        raw = data.encode("utf-8") if isinstance(data, str) else data
+        digest = hashlib.sha256(raw).hexdigest()
+        path = self._path(digest)
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".tmp{os.getpid()}")
+            tmp.write_bytes(raw)
+            os.replace(tmp, path)
+        return digest
+
+    def get(self, digest: str) -> bytes:
+        return self._path(digest).read_bytes()
+
+    def get_text(self, digest: str) -> str:
+        return self.get(digest).decode("utf-8")

@@ -1,0 +1,143 @@
+"""The run store: one SQLite database (WAL) per run directory, plus a blob folder."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from evoarena.store.blobs import BlobStore
+
+DB_NAME = "run.sqlite"
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+class RunStore:
+    """Thread-safe access to one run directory's database and blobs."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.run_dir = Path(run_dir)
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self.blobs = BlobStore(self.run_dir / "blobs")
+        self._lock = threading.RLock()
+        self._conn = sqlite3.connect(self.run_dir / DB_NAME, check_same_thread=False, isolation_level=None)
+        self._conn.row_factory = sqlite3.Row
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA synchronous=NORMAL")
+        self._conn.execute("PRAGMA busy_timeout=10000")
+        schema = resources.files("evoarena.store").joinpath("schema.sql").read_text(encoding="utf-8")
+        with self._lock:
+            self._conn.executescript(schema)
+
+    @classmethod
+    def open_existing(cls, run_dir: Path) -> RunStore:
+        if not (Path(run_dir) / DB_NAME).is_file():
+            raise FileNotFoundError(f"{run_dir}: not a run directory (no {DB_NAME})")
+        return cls(run_dir)
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._conn
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> None:
+        with self._lock:
+            self._conn.execute(sql, params)
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        with self._lock:
+            return [dict(r) for r in self._conn.execute(sql, params).fetchall()]
+
+    def query_one(self, sql: str, params: Sequence[Any] = ()) -> dict[str, Any] | None:
+        rows = self.query(sql, params)
+        return rows[0] if rows else None
+
+    # -- runs and cells -------------------------------------------------------------------------
+    def upsert_run(self, **row: Any) -> None:
+        cols = ", ".join(row)
+        marks = ", ".join("?" for _ in row)
+        updates = ", ".join(f"{c}=excluded.{c}" for c in row if c not in ("id", "started_at"))
+        self.execute(
+            f"INSERT INTO runs ({cols}) VALUES ({marks}) ON CONFLICT(id) DO UPDATE SET {updates}",
+            list(row.values()),
+        )
+
+    def update_run(self, run_id: str, **row: Any) -> None:
+        sets = ", ".join(f"{c}=?" for c in row)
+        self.execute(f"UPDATE runs SET {sets} WHERE id=?", [*row.values(), run_id])
+
+    def run(self) -> dict[str, Any] | None:
+        return self.query_one("SELECT * FROM runs LIMIT 1")
+
+    def upsert_cell(self, cell: str, **row: Any) -> None:
+        existing = self.query_one("SELECT cell FROM cells WHERE cell=?", [cell])
+        if existing is None:
+            cols = ["cell", *row]
+            self.execute(
+                f"INSERT INTO cells ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)})",
+                [cell, *row.values()],
+            )
+        elif row:
+            sets = ", ".join(f"{c}=?" for c in row)
+            self.execute(f"UPDATE cells SET {sets} WHERE cell=?", [*row.values(), cell])
+
+    def cells(self) -> list[dict[str, Any]]:
+        return self.query("SELECT * FROM cells ORDER BY cell")
+
+    # -- units (resume) -------------------------------------------------------------------------
+    def unit_result(self, cell: str, key: str) -> dict[str, Any] | None:
+        row = self.query_one("SELECT result FROM units WHERE cell=? AND key=?", [cell, key])
+        return None if row is None else json.loads(row["result"])
+
+    def finish_unit(self, cell: str, key: str, result: dict[str, Any], attempts: Sequence[dict[str, Any]]) -> None:
+        """Record a finished unit and its attempts in one transaction, so a kill never half-records it."""
+        with self.transaction() as conn:
+            for a in attempts:
+                cols = ["cell", "unit_key", "created_at", *a]
+                conn.execute(
+                    f"INSERT INTO attempts ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)})",
+                    [cell, key, now_iso(), *a.values()],
+                )
+            conn.execute(
+                "INSERT OR REPLACE INTO units (cell, key, result, finished_at) VALUES (?, ?, ?, ?)",
+                [cell, key, json.dumps(result, sort_keys=True), now_iso()],
+            )
+
+    # -- calls and events -----------------------------------------------------------------------
+    def record_call(self, **row: Any) -> None:
+        row.setdefault("created_at", now_iso())
+        cols = ", ".join(row)
+        self.execute(f"INSERT INTO calls ({cols}) VALUES ({', '.join('?' for _ in row)})", list(row.values()))
+
+    def event(self, kind: str, payload: dict[str, Any], cell: str | None = None) -> None:
+        self.execute(
+            "INSERT INTO events (ts, cell, kind, payload) VALUES (?, ?, ?, ?)",
+            [now_iso(), cell, kind, json.dumps(payload, sort_keys=True, default=str)],
+        )
+
+    # -- tasks ----------------------------------------------------------------------------------
+    def record_tasks(self, rows: Sequence[tuple[str, str, str, str]]) -> None:
+        with self.transaction() as conn:
+            conn.executemany(
+                "INSERT OR IGNORE INTO tasks (task_id, split, source_id, payload_hash) VALUES (?, ?, ?, ?)",
+                rows,
+            )

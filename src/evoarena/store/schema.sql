@@ -1,0 +1,93 @@
+-- evoarena run store: one database per run directory (WAL).
+CREATE TABLE IF NOT EXISTS runs (
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL,
+  spec_json TEXT NOT NULL,
+  spec_hash TEXT NOT NULL,
+  code_version TEXT NOT NULL,
+  evidence TEXT NOT NULL,
+  test_hash TEXT,
+  isolation TEXT,
+  status TEXT NOT NULL,
+  started_at TEXT NOT NULL,
+  finished_at TEXT
+);
+CREATE TABLE IF NOT EXISTS cells (
+  cell TEXT PRIMARY KEY,
+  condition TEXT NOT NULL,
+  method TEXT NOT NULL,
+  model TEXT NOT NULL,
+  seed INTEGER NOT NULL,
+  status TEXT NOT NULL,
+  current_version TEXT,
+  selected_version TEXT,
+  budget_json TEXT
+);
+CREATE TABLE IF NOT EXISTS harness_versions (
+  id TEXT NOT NULL,
+  cell TEXT NOT NULL,
+  parent_ids TEXT NOT NULL,
+  method TEXT NOT NULL,
+  manifest TEXT NOT NULL,
+  tree_blob TEXT NOT NULL,
+  step TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  PRIMARY KEY (cell, id)
+);
+CREATE TABLE IF NOT EXISTS tasks (
+  task_id TEXT PRIMARY KEY,
+  split TEXT NOT NULL,
+  source_id TEXT NOT NULL,
+  payload_hash TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS units (
+  cell TEXT NOT NULL,
+  key TEXT NOT NULL,
+  result TEXT NOT NULL,
+  finished_at TEXT NOT NULL,
+  PRIMARY KEY (cell, key)
+);
+CREATE TABLE IF NOT EXISTS attempts (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  cell TEXT NOT NULL,
+  phase TEXT NOT NULL,
+  unit_key TEXT NOT NULL,
+  task_id TEXT NOT NULL,
+  version_id TEXT NOT NULL,
+  answer TEXT,
+  score REAL,
+  passed INTEGER,
+  error TEXT,
+  parse_error TEXT,
+  output_blob TEXT,
+  created_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS attempts_cell ON attempts (cell, phase);
+CREATE TABLE IF NOT EXISTS calls (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  cell TEXT,
+  phase TEXT,
+  role TEXT NOT NULL,
+  model TEXT NOT NULL,
+  backend TEXT NOT NULL,
+  model_id TEXT NOT NULL,
+  params TEXT NOT NULL,
+  prompt_hash TEXT NOT NULL,
+  cache_key TEXT NOT NULL,
+  input_tokens INTEGER NOT NULL,
+  output_tokens INTEGER NOT NULL,
+  latency_s REAL NOT NULL,
+  cost_usd REAL NOT NULL,
+  cached INTEGER NOT NULL,
+  retries INTEGER NOT NULL,
+  error TEXT,
+  created_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS calls_cell ON calls (cell, role);
+CREATE TABLE IF NOT EXISTS events (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  ts TEXT NOT NULL,
+  cell TEXT,
+  kind TEXT NOT NULL,
+  payload TEXT NOT NULL
+);
