@@ -7,6 +7,7 @@ is redone from the harness version the previous unit left, so resumed runs end i
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 from collections.abc import Callable, Mapping
@@ -141,7 +142,8 @@ class CellRunner:
             models=self._models("practice", self.meter), grader=self.grader,
             train=self.practice_splits.views("train"), val=self.practice_splits.views("val"),
             meter=self.meter, rng=random.Random(f"{self.plan.seed}:{self.plan.cell}:{key}"), step=n,
-            version_id=current, update_note=self.plan.method.params.get("update_note"), on_event=self._event,
+            version_id=current, update_note=self.plan.method.params.get("update_note"),
+            on_event=functools.partial(_store_event, self.store, self.plan.cell),  # no handle to the runner
         )
         status, version = "ok", current
         try:
@@ -191,6 +193,10 @@ class CellRunner:
             version_id=selected, workers=self.spec.protocol.workers,
         )
         self._finish(key, {"mean": mean_score(rows)}, rows)
+
+
+def _store_event(store: RunStore, cell: str, kind: str, payload: dict[str, Any]) -> None:
+    store.event(kind, payload, cell=cell)
 
 
 def _budget_json(spec: ExperimentSpec, meter: BudgetMeter) -> str:

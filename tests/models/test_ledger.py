@@ -1,0 +1,129 @@
+"""The ledger wrapper: cache, retries, errors, budgets and concurrency, with in-test backends."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from evoarena.models import (
+    CallScope,
+    Completion,
+    GenParams,
+    Message,
+    ModelCallError,
+    ProviderError,
+    ResponseCache,
+    RoleModel,
+    Usage,
+)
+from evoarena.protocol.budget import BudgetExhausted, BudgetMeter
+from evoarena.spec import Budget, ModelSpec, Price
+from evoarena.store import RunStore
+
+
+class FlakyBackend:
+    """Fails `fail_times` times with the given error, then answers."""
+
+    backend_name = "test"
+    model_id = "test:flaky"
+
+    def __init__(self, fail_times: int = 0, retryable: bool = True, endpoint: str = "flaky") -> None:
+        self.fail_times = fail_times
+        self.retryable = retryable
+        self.endpoint = endpoint
+        self.calls = 0
+        self.active = 0
+        self.max_active = 0
+        self._lock = threading.Lock()
+
+    def complete(self, messages: Sequence[Message], params: GenParams) -> Completion:
+        with self._lock:
+            self.calls += 1
+            self.active += 1
+            self.max_active = max(self.max_active, self.active)
+        try:
+            time.sleep(0.01)
+            if self.calls <= self.fail_times:
+                raise ProviderError("HTTP 503 upstream busy", retryable=self.retryable, status=503)
+            return Completion(text=f"answer to {messages[-1].content}", usage=Usage(10, 3))
+        finally:
+            with self._lock:
+                self.active -= 1
+
+
+def make(tmp_path: Path, backend: FlakyBackend, **spec_kw: object) -> tuple[RoleModel, RunStore]:
+    store = RunStore(tmp_path / "run")
+    spec = ModelSpec(backend="openai", base_url="http://127.0.0.1:1/v1", **spec_kw)  # type: ignore[arg-type]
+    model = RoleModel(role="solver", model_name="m", backend=backend, spec=spec, store=store,  # type: ignore[arg-type]
+                      cache=ResponseCache(tmp_path / "cache.sqlite"), backoff_base_s=0.001)
+    return model, store
+
+
+def test_cache_hit_is_counted_as_cached_with_its_tokens(tmp_path: Path) -> None:
+    backend = FlakyBackend()
+    model, store = make(tmp_path, backend, price=Price(input_per_mtok=1e6, output_per_mtok=2e6))
+    msgs = [Message("user", "q1")]
+    first = model.complete(msgs)
+    second = model.complete(msgs)
+    assert first == second and backend.calls == 1
+    rows = store.query("SELECT cached, input_tokens, output_tokens, cost_usd FROM calls ORDER BY id")
+    assert [r["cached"] for r in rows] == [0, 1]
+    assert all(r["input_tokens"] == 10 and r["output_tokens"] == 3 for r in rows)
+    assert rows[0]["cost_usd"] == pytest.approx(10 + 6)
+    model.complete(msgs, sample_index=1)  # another sample is another key
+    assert backend.calls == 2
+
+
+def test_retryable_errors_are_retried_then_succeed(tmp_path: Path) -> None:
+    backend = FlakyBackend(fail_times=2)
+    model, store = make(tmp_path, backend, max_retries=3)
+    assert model.complete([Message("user", "q")]).text == "answer to q"
+    row = store.query_one("SELECT retries, error FROM calls")
+    assert row == {"retries": 2, "error": None}
+
+
+def test_exhausted_retries_are_recorded_as_an_error_and_not_cached(tmp_path: Path) -> None:
+    backend = FlakyBackend(fail_times=99)
+    model, store = make(tmp_path, backend, max_retries=2)
+    with pytest.raises(ModelCallError, match="failed after 3 tries"):
+        model.complete([Message("user", "q")])
+    assert backend.calls == 3
+    row = store.query_one("SELECT error, cached FROM calls")
+    assert row is not None and "503" in row["error"] and row["cached"] == 0
+    assert model.cache is not None and model.cache.get(store.query("SELECT cache_key FROM calls")[0]["cache_key"]) is None
+
+
+def test_non_retryable_error_is_not_retried(tmp_path: Path) -> None:
+    backend = FlakyBackend(fail_times=1, retryable=False)
+    model, _ = make(tmp_path, backend, max_retries=5)
+    with pytest.raises(ModelCallError):
+        model.complete([Message("user", "q")])
+    assert backend.calls == 1
+
+
+def test_budget_refuses_calls_past_the_limit(tmp_path: Path) -> None:
+    backend = FlakyBackend()
+    model, store = make(tmp_path, backend)
+    meter = BudgetMeter(Budget(max_calls=2))
+    scoped = model.scoped(CallScope(cell="c", phase="practice", meter=meter))
+    scoped.complete([Message("user", "a")])
+    scoped.complete([Message("user", "b")])
+    with pytest.raises(BudgetExhausted):
+        scoped.complete([Message("user", "c")])
+    assert meter.calls == 2 and meter.tokens == 26 and meter.exhausted()
+    assert len(store.query("SELECT id FROM calls WHERE cell='c'")) == 2
+
+
+def test_concurrency_limit_per_endpoint(tmp_path: Path) -> None:
+    backend = FlakyBackend(endpoint=f"limited-{tmp_path.name}")
+    model, _ = make(tmp_path, backend, concurrency=2)
+    threads = [threading.Thread(target=model.complete, args=([Message("user", f"q{i}")],)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert backend.calls == 8 and backend.max_active <= 2
