@@ -1,0 +1,41 @@
+# evoarena — setup, demo and tests. `make demo` and `make test` are the two commands in the README.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+export PIP_DISABLE_PIP_VERSION_CHECK = 1
+
+.PHONY: install embedded demo demo-scripted test test-embedded lint system-deps clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+
+install: $(BIN)/python
+	$(BIN)/pip install -q -e '.[dev]'
+
+# The embedded model: llama-cpp-python compiles llama.cpp from source (about 9 minutes on 2 cores the
+# first time; pip keeps the built wheel in its cache, so later installs take seconds).
+embedded: install
+	$(BIN)/pip install -q -e '.[dev,embedded]'
+
+system-deps:
+	@bash scripts/system-deps.sh
+
+demo: embedded system-deps
+	$(BIN)/evoarena run recipes/quickstart.yaml
+
+demo-scripted: install
+	$(BIN)/evoarena run recipes/quickstart.yaml --model scripted
+
+lint: install
+	$(BIN)/ruff check src tests
+	$(BIN)/mypy
+
+test: install system-deps lint
+	$(BIN)/python -m pytest
+
+test-embedded: embedded system-deps
+	$(BIN)/python -m pytest -m embedded -o addopts='-q --import-mode=importlib'
+
+clean:
+	rm -rf $(VENV) runs .pytest_cache .mypy_cache .ruff_cache
