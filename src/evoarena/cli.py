@@ -97,6 +97,13 @@ def _print_results(results: dict[str, Any]) -> None:
                       "-" if lo is None else f"[{lo:.3f}, {hi:.3f}]", str(test.get("n_graded", 0)),
                       str(test.get("n_errors", 0)))
     out.print(table)
+    roles = Table(title="model calls by role (cached calls included and shown)")
+    for col in ("role", "calls", "cached", "errors", "input tokens", "output tokens", "cost $"):
+        roles.add_column(col)
+    for role, r in sorted(results.get("calls", {}).get("by_role", {}).items()):
+        roles.add_row(role, str(r["calls"]), str(r["cached_calls"]), str(r["errors"]), str(r["input_tokens"]),
+                      str(r["output_tokens"]), f"{r['cost_usd']:.4f}")
+    out.print(roles)
 
 
 @app.command()

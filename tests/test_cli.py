@@ -1,0 +1,81 @@
+"""The command line, through Typer's runner, on a scripted run (evidence: mechanism)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from evoarena.cli import app
+
+runner = CliRunner()
+RECIPE = Path(__file__).resolve().parents[1] / "recipes" / "quickstart.yaml"
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    target = tmp_path_factory.mktemp("cli") / "run"
+    result = runner.invoke(app, ["run", str(RECIPE), "--model", "scripted", "--run-dir", str(target), "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["evidence"] == "mechanism"
+    return target
+
+
+def test_quickstart_recipe_runs_with_scripted_model(run_dir: Path) -> None:
+    results = json.loads((run_dir / "results.json").read_text())
+    assert {c["condition"] for c in results["conditions"]} == {"frozen", "reflexion", "bootstrap_fewshot"}
+    assert "evidence: mechanism" in (run_dir / "report.html").read_text()
+
+
+def test_show_json(run_dir: Path) -> None:
+    result = runner.invoke(app, ["show", str(run_dir), "--json"])
+    assert result.exit_code == 0
+    data = json.loads(result.stdout)
+    assert data["run"]["status"] == "finished" and data["run"]["evidence"] == "mechanism"
+    assert data["run"]["isolation"]
+    assert len(data["cells"]) == 3 and all(c["selected_version"] for c in data["cells"])
+    assert {r["role"] for r in data["calls_by_role"]} == {"solver", "reflector"}
+
+
+def test_versions_diff_checkout_rollback(run_dir: Path, tmp_path: Path) -> None:
+    result = runner.invoke(app, ["versions", str(run_dir), "--cell", "reflexion__scripted__s0", "--json"])
+    assert result.exit_code == 0
+    rows = json.loads(result.stdout)["reflexion__scripted__s0"]
+    first, last = rows[0]["id"], rows[-1]["id"]
+    assert first != last
+    diff = runner.invoke(app, ["diff", str(run_dir), first[:8], last[:8]])
+    assert diff.exit_code == 0 and "+++ " in diff.stdout and "memory/reflections.md" in diff.stdout
+    dest = tmp_path / "checkout"
+    assert runner.invoke(app, ["checkout", str(run_dir), last[:8], str(dest)]).exit_code == 0
+    assert (dest / "memory" / "reflections.md").is_file()
+    back = runner.invoke(app, ["rollback", str(run_dir), "reflexion__scripted__s0", first[:8]])
+    assert back.exit_code == 0
+    assert not (run_dir / "cells" / "reflexion__scripted__s0" / "harness" / "memory" / "reflections.md").exists()
+
+
+def test_calls_and_ls_json(run_dir: Path) -> None:
+    calls = runner.invoke(app, ["calls", str(run_dir), "--limit", "5", "--json"])
+    assert calls.exit_code == 0 and len(json.loads(calls.stdout)) == 5
+    listing = runner.invoke(app, ["ls", str(run_dir.parent), "--json"])
+    assert listing.exit_code == 0 and json.loads(listing.stdout)[0]["name"] == "quickstart"
+
+
+def test_report_rebuilds_identical_results(run_dir: Path) -> None:
+    before = (run_dir / "results.json").read_text()
+    assert runner.invoke(app, ["report", str(run_dir), "--json"]).exit_code == 0
+    assert (run_dir / "results.json").read_text() == before
+
+
+def test_bad_spec_and_bad_run_dir_give_one_line_errors(tmp_path: Path) -> None:
+    spec = yaml.safe_load(RECIPE.read_text())
+    spec["models"]["gemma"]["backend"] = "gpt"
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump(spec))
+    result = runner.invoke(app, ["run", str(bad)])
+    assert result.exit_code == 2 and "models.gemma.backend" in result.output
+    result = runner.invoke(app, ["show", str(tmp_path / "nowhere")])
+    assert result.exit_code == 2 and "not a run directory" in result.output
