@@ -78,6 +78,9 @@ class ProtocolSpec(_Strict):
     epochs: int = 1
     select_every: int = 0  # evaluate a checkpoint on val every N practice steps (0 = end of each epoch)
     workers: int = 2  # concurrent evaluations (val/test)
+    # "stop": a unit with a provider error (after retries) is not kept and the run stops, to be resumed;
+    # "record": keep the error rows (excluded from accuracy, counted in n_errors) and go on.
+    on_provider_error: Literal["stop", "record"] = "stop"
 
 
 class ExperimentSpec(_Strict):

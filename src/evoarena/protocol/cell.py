@@ -28,6 +28,10 @@ from evoarena.store import RunStore
 Progress = Callable[[str, int, int], None]
 
 
+class ProviderUnavailable(RuntimeError):
+    """Model calls failed after all retries; the unit was not kept, so re-running the command resumes it."""
+
+
 @dataclass(frozen=True)
 class CellPlan:
     cell: str
@@ -67,6 +71,24 @@ class CellRunner:
     def _models(self, phase: str, meter: BudgetMeter | None) -> dict[str, RoleModel]:
         scope = CallScope(cell=self.plan.cell, phase=phase, meter=meter)
         return {role: m.scoped(scope) for role, m in self.base_models.items()}
+
+    def _last_call_id(self) -> int:
+        row = self.store.query_one("SELECT COALESCE(MAX(id), 0) AS n FROM calls")
+        return int(row["n"]) if row else 0
+
+    def _check_provider_errors(self, key: str, since: int) -> None:
+        if self.spec.protocol.on_provider_error != "stop":
+            return
+        errors = self.store.query(
+            "SELECT error FROM calls WHERE cell=? AND id>? AND error IS NOT NULL ORDER BY id", [self.plan.cell, since]
+        )
+        if errors:
+            self._event("provider_unavailable", {"unit": key, "errors": len(errors), "last": errors[-1]["error"]})
+            raise ProviderUnavailable(
+                f"{len(errors)} model call(s) failed after retries in {self.plan.cell} {key} "
+                f"(last: {errors[-1]['error']}). Nothing from that unit was kept; run the same command again "
+                "to resume."
+            )
 
     def _finish(self, key: str, result: dict[str, Any], rows: list[dict[str, Any]]) -> None:
         for r in rows:
@@ -146,12 +168,14 @@ class CellRunner:
             on_event=functools.partial(_store_event, self.store, self.plan.cell),  # no handle to the runner
         )
         status, version = "ok", current
+        since = self._last_call_id()
         try:
             manifest = self.method.practice(ctx, task.view())
         except BudgetExhausted as err:
             status, manifest = "budget", None
             self._event("budget_exhausted", {"unit": key, "reason": str(err)})
             self.ws.replace_all(before)
+        self._check_provider_errors(key, since)
         tree = self.ws.tree()
         if status == "ok" and tree_hash(tree) != current:
             version = save_version(self.store, self.plan.cell, tree, parents=[current], method=self.method.name,
@@ -172,11 +196,13 @@ class CellRunner:
             if done is None:
                 if self.meter.exhausted() and scores:
                     break
+                since = self._last_call_id()
                 rows = evaluate_tree(
                     self.method, self.benchmark, load_tree(self.store, vid), self.practice_splits.val,
                     self._models("select", self.meter)["solver"], phase="select", version_id=vid,
                     workers=self.spec.protocol.workers,
                 )
+                self._check_provider_errors(key, since)
                 done = {"mean": mean_score(rows), "budget": self.meter.state()}
                 self._finish(key, done, rows)
             self.meter.restore(done["budget"])
@@ -188,10 +214,12 @@ class CellRunner:
         key = f"test/{selected}"
         if self.store.unit_result(self.plan.cell, key) is not None:
             return
+        since = self._last_call_id()
         rows = self.evaluator.grade_test(
             self.method, load_tree(self.store, selected), self._models("test", None)["solver"],
             version_id=selected, workers=self.spec.protocol.workers,
         )
+        self._check_provider_errors(key, since)
         self._finish(key, {"mean": mean_score(rows)}, rows)
 
 

@@ -98,8 +98,13 @@ def run_experiment(
                           evaluator=evaluator, models=models, progress=progress).run()
 
     plans = plan_cells(spec)
-    with ThreadPoolExecutor(max_workers=max(1, cells_in_parallel)) as pool:
-        list(pool.map(run_cell, plans))
+    try:
+        with ThreadPoolExecutor(max_workers=max(1, cells_in_parallel)) as pool:
+            list(pool.map(run_cell, plans))
+    except BaseException as err:
+        store.update_run(spec_hash[:16], status="interrupted")
+        store.event("run_interrupted", {"error": f"{type(err).__name__}: {err}"})
+        raise
     store.update_run(spec_hash[:16], status="finished", finished_at=now_iso())
     store.event("run_finished", {"cells": len(plans)})
     from evoarena.report.collect import rebuild_report
