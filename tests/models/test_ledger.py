@@ -94,7 +94,8 @@ def test_exhausted_retries_are_recorded_as_an_error_and_not_cached(tmp_path: Pat
     assert backend.calls == 3
     row = store.query_one("SELECT error, cached FROM calls")
     assert row is not None and "503" in row["error"] and row["cached"] == 0
-    assert model.cache is not None and model.cache.get(store.query("SELECT cache_key FROM calls")[0]["cache_key"]) is None
+    key = store.query("SELECT cache_key FROM calls")[0]["cache_key"]
+    assert model.cache is not None and model.cache.get(key) is None
 
 
 def test_non_retryable_error_is_not_retried(tmp_path: Path) -> None:
