@@ -1,0 +1,154 @@
+"""Which isolation this machine offers, and the command prefix that applies it.
+
+Detection runs once per process (cached): bubblewrap is probed by actually running
+``bwrap ... true``, ``unshare -n`` likewise.  Anything weaker than bubblewrap is reported once
+through :mod:`logging` with what is missing.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from evoarena.sandbox.limits import SandboxLimits
+
+log = logging.getLogger(__name__)
+
+PROBE_TIMEOUT_S = 15.0
+PROBE_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
+_MIB = 1024 * 1024
+
+# Top-level system directories bound read-only (or recreated as symlinks when they are symlinks,
+# as on merged-/usr systems such as Debian 12 where /lib -> usr/lib).
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+# Only what the interpreter, the dynamic loader, TLS and name lookups need from /etc; never the
+# whole directory (it can hold credentials).
+_ETC_ENTRIES = (
+    "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime", "timezone",
+    "ssl", "ca-certificates", "ca-certificates.conf", "nsswitch.conf", "host.conf", "hosts",
+    "resolv.conf", "gai.conf", "passwd", "group", "mime.types",
+)  # fmt: skip
+
+_MISSING = {
+    "unshare-net+rlimits": "bubblewrap (bwrap) is missing or does not work here, so the sandboxed code "
+    "can read and write whatever this user can; only the network is cut off (unshare -n)",
+    "rlimits": "neither bubblewrap nor `unshare -n` works here, so the sandboxed code has this user's "
+    "filesystem and network access; only rlimits (CPU, memory, file size) apply",
+    "timeout-only": "this platform has no rlimits, namespaces or bubblewrap: only the wall-clock "
+    "limit, the output cap and the process-tree kill apply",
+}
+
+
+@dataclass(frozen=True)
+class Detected:
+    """The outcome of probing this machine (computed once per process)."""
+
+    level: str
+    bwrap: str | None = None  # absolute path of a working bwrap
+    hardened: bool = False  # bwrap accepts --unshare-user --disable-userns and --size
+    unshare: tuple[str, ...] = ()  # a working unshare prefix, e.g. ("/usr/bin/unshare", "-rn")
+    available: tuple[str, ...] = ()  # every level that works here, strongest first
+
+
+def isolation_level() -> str:
+    """The strongest isolation available on this machine (probed once per process)."""
+    return detect().level
+
+
+@functools.cache
+def detect() -> Detected:
+    found = _detect()
+    if found.level != "bwrap":
+        log.warning("evoarena.sandbox uses %r isolation: %s", found.level, _MISSING[found.level])
+    return found
+
+
+def _detect() -> Detected:
+    try:
+        import resource  # noqa: F401
+    except ImportError:
+        return Detected("timeout-only", available=("timeout-only",))
+    bwrap: Detected | None = None
+    unshare: tuple[str, ...] = ()
+    if sys.platform.startswith("linux"):
+        bwrap = _probe_bwrap()
+        unshare = _probe_unshare()
+    available = (
+        *(("bwrap",) if bwrap else ()),
+        *(("unshare-net+rlimits",) if unshare else ()),
+        "rlimits",
+        "timeout-only",
+    )
+    return Detected(
+        available[0], bwrap=bwrap.bwrap if bwrap else None, hardened=bool(bwrap and bwrap.hardened),
+        unshare=unshare, available=available,
+    )  # fmt: skip
+
+
+def _probe_bwrap() -> Detected | None:
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        return None
+    for hardened in (True, False):
+        probe = Detected("bwrap", bwrap=bwrap, hardened=hardened)
+        if _runs([*bwrap_prefix(probe, None, (), SandboxLimits()), "true"]):
+            return probe
+    return None
+
+
+def _probe_unshare() -> tuple[str, ...]:
+    unshare = shutil.which("unshare")
+    if unshare is not None:
+        for flags in (("-rn",), ("-n",)):
+            if _runs([unshare, *flags, "true"]):
+                return (unshare, *flags)
+    return ()
+
+
+def _runs(argv: Sequence[str]) -> bool:
+    try:
+        done = subprocess.run(
+            list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            env=PROBE_ENV, timeout=PROBE_TIMEOUT_S, check=False,
+        )  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0
+
+
+def bwrap_prefix(det: Detected, scratch: str | None, python_roots: Sequence[str], limits: SandboxLimits) -> list[str]:
+    """The bubblewrap command line that runs what follows it inside the sandbox."""
+    assert det.bwrap is not None
+    argv = [det.bwrap, "--unshare-all"]
+    if det.hardened:
+        argv += ["--unshare-user", "--disable-userns"]
+    if limits.network:
+        argv.append("--share-net")
+    argv += ["--die-with-parent", "--cap-drop", "ALL"]
+    for path in SYSTEM_DIRS:
+        if os.path.islink(path):
+            argv += ["--symlink", os.readlink(path), path]
+        elif os.path.isdir(path):
+            argv += ["--ro-bind", path, path]
+    for name in _ETC_ENTRIES:
+        path = f"/etc/{name}"
+        if os.path.lexists(path):
+            argv += ["--ro-bind-try", path, path]
+    argv += ["--proc", "/proc", "--dev", "/dev"]
+    if det.hardened:  # bound /tmp so that it cannot eat RAM beyond the memory limit
+        argv += ["--size", str(limits.memory_mb * _MIB)]
+    argv += ["--tmpfs", "/tmp"]
+    for root in python_roots:
+        argv += ["--ro-bind", root, root]
+    if scratch is not None:
+        argv += ["--bind", scratch, scratch]
+    argv += ["--remount-ro", "/"]  # the sandbox's root; /tmp and the scratch dir stay writable
+    if scratch is not None:
+        argv += ["--chdir", scratch]
+    return [*argv, "--"]

@@ -1,0 +1,144 @@
+"""Child-process plumbing: capped output readers, the stdin feeder, and killing a process tree."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from typing import IO
+
+import psutil
+
+_CHUNK = 65536
+_KILL = getattr(signal, "SIGKILL", signal.SIGTERM)
+_KILLPG = getattr(os, "killpg", None)
+
+
+class CappedReader(threading.Thread):
+    """Drains a pipe to EOF, keeping at most ``cap`` bytes; the rest is dropped (``truncated``)."""
+
+    def __init__(self, stream: IO[bytes], cap: int) -> None:
+        super().__init__(daemon=True)
+        self._stream = stream
+        self._cap = cap
+        self._chunks: list[bytes] = []
+        self._kept = 0
+        self.truncated = False
+
+    def run(self) -> None:
+        try:
+            while chunk := self._stream.read(_CHUNK):
+                room = self._cap - self._kept
+                if room > 0:
+                    piece = chunk[:room]
+                    self._chunks.append(piece)
+                    self._kept += len(piece)
+                if len(chunk) > room:
+                    self.truncated = True
+        except (OSError, ValueError):
+            pass
+        finally:
+            _close(self._stream)
+
+    def text(self) -> str:
+        return b"".join(self._chunks).decode("utf-8", errors="replace")
+
+
+class StdinFeeder(threading.Thread):
+    """Writes ``data`` to the child's stdin and closes it; a child that stops reading is fine."""
+
+    def __init__(self, stream: IO[bytes], data: bytes) -> None:
+        super().__init__(daemon=True)
+        self._stream = stream
+        self._data = data
+
+    def run(self) -> None:
+        view = memoryview(self._data)
+        try:
+            while view:
+                view = view[self._stream.write(view) or 0 :]
+        except (OSError, ValueError):
+            pass
+        finally:
+            _close(self._stream)
+
+
+def _close(stream: IO[bytes]) -> None:
+    with contextlib.suppress(OSError):
+        stream.close()
+
+
+class ProcessTree:
+    """Remembers every descendant seen of a child started in its own session / process group, so
+    that descendants which left the group (``setsid``) or were orphaned can still be killed."""
+
+    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
+        self._proc = proc
+        self._seen: set[psutil.Process] = set()
+        try:
+            self._root: psutil.Process | None = psutil.Process(proc.pid)
+        except psutil.Error:
+            self._root = None
+
+    def snapshot(self) -> None:
+        if self._root is None:
+            return
+        with contextlib.suppress(psutil.Error):
+            self._seen.update(self._root.children(recursive=True))
+
+    def wait_exit(self, deadline: float) -> bool:
+        """Wait for the child to exit (without reaping it, where possible), snapshotting its
+        descendants meanwhile.  True if it exited before ``deadline`` (a ``time.monotonic()``)."""
+        delay = 0.0005
+        while True:
+            if self._exited():
+                return True
+            now = time.monotonic()
+            if now >= deadline:
+                return False
+            self.snapshot()
+            time.sleep(min(delay, deadline - now))
+            delay = min(delay * 2, 0.05)
+
+    def _exited(self) -> bool:
+        if self._proc.returncode is not None:
+            return True
+        if sys.platform.startswith("linux"):
+            # WNOWAIT leaves the exited child a zombie, so its pid (= its process group id) cannot
+            # be reused before kill_all() has signalled the group.
+            with contextlib.suppress(ChildProcessError):
+                flags = os.WEXITED | os.WNOHANG | os.WNOWAIT
+                return os.waitid(os.P_PID, self._proc.pid, flags) is not None
+        return self._proc.poll() is not None
+
+    def kill_all(self) -> None:
+        """Kill the child's process group and every descendant ever seen, then reap the child."""
+        self.snapshot()
+        if _KILLPG is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                _KILLPG(self._proc.pid, _KILL)
+        if self._proc.returncode is None:
+            with contextlib.suppress(OSError):
+                self._proc.kill()
+        for proc in self._seen:
+            with contextlib.suppress(psutil.Error):
+                proc.kill()
+        self._proc.wait()
+        deadline = time.monotonic() + 2.0
+        while (alive := [p for p in self._seen if _alive(p)]) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        for proc in alive:  # e.g. in uninterruptible sleep: one last try
+            with contextlib.suppress(psutil.Error):
+                proc.kill()
+
+
+def _alive(proc: psutil.Process) -> bool:
+    """Running and not a zombie (an unreaped zombie is dead, whoever is slow to reap it)."""
+    try:
+        return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False

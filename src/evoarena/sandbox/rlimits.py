@@ -1,0 +1,83 @@
+"""POSIX resource limits, applied by a tiny launcher that sets them and then ``exec``s the command.
+
+A launcher (``python -I -S -c LAUNCHER SPEC cmd...``) is used instead of ``preexec_fn`` because
+``preexec_fn`` is unsafe when the parent has threads (the sandbox itself uses reader threads,
+and callers may run several sandboxes concurrently).  The limits are inherited across ``exec``
+by bubblewrap / unshare and then by the sandboxed interpreter and everything it spawns.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import psutil
+
+from evoarena.sandbox.limits import SandboxLimits
+
+_MIB = 1024 * 1024
+#: Largest file the sandboxed code may write (RLIMIT_FSIZE); writes beyond it fail with EFBIG.
+FILE_SIZE_BYTES = 64 * _MIB
+#: Threads/processes the sandbox may add on top of what this user already runs (RLIMIT_NPROC).
+EXTRA_TASKS = 512
+
+_LAUNCHER = """\
+import os, sys
+try:
+    import resource
+except ImportError:
+    resource = None
+for item in sys.argv[1].split(","):
+    name, _, values = item.partition("=")
+    res = getattr(resource, name, None)
+    if res is None or not values:
+        continue
+    soft, hard = (int(v) for v in values.split(":"))
+    try:
+        _, cur_hard = resource.getrlimit(res)
+        if cur_hard != resource.RLIM_INFINITY:
+            hard = min(hard, cur_hard)
+            soft = min(soft, hard)
+        resource.setrlimit(res, (soft, hard))
+    except (ValueError, OSError):
+        pass
+os.execv(sys.argv[2], sys.argv[2:])
+"""
+
+
+def rlimit_spec(limits: SandboxLimits) -> str:
+    """The limits as ``NAME=soft:hard,...`` for the launcher."""
+    memory = limits.memory_mb * _MIB
+    items = [
+        # SIGXCPU at the soft limit; SIGKILL one second later if the program catches SIGXCPU.
+        ("RLIMIT_CPU", limits.cpu_s, limits.cpu_s + 1),
+        ("RLIMIT_AS", memory, memory),
+        ("RLIMIT_FSIZE", FILE_SIZE_BYTES, FILE_SIZE_BYTES),
+        ("RLIMIT_CORE", 0, 0),  # SIGXCPU would otherwise dump core into the scratch dir
+    ]
+    nproc = _nproc_limit()
+    if nproc is not None:
+        items.append(("RLIMIT_NPROC", nproc, nproc))
+    return ",".join(f"{name}={soft}:{hard}" for name, soft, hard in items)
+
+
+def _nproc_limit() -> int | None:
+    """A fork-bomb guard: RLIMIT_NPROC counts every task of the real uid, not just the sandbox's.
+
+    It is set only on Linux for non-root users (root is exempt from RLIMIT_NPROC anyway), to the
+    user's current task count plus :data:`EXTRA_TASKS`, so that it never breaks a busy desktop.
+    """
+    if not sys.platform.startswith("linux") or os.geteuid() == 0:
+        return None
+    uid = os.getuid()
+    tasks = 0
+    for proc in psutil.process_iter(["uids", "num_threads"]):
+        uids, threads = proc.info.get("uids"), proc.info.get("num_threads")
+        if uids is not None and uids.real == uid:
+            tasks += threads or 1
+    return tasks + EXTRA_TASKS
+
+
+def launcher_argv(python: str, limits: SandboxLimits, command: list[str]) -> list[str]:
+    """``command`` (whose first item must be an absolute path) wrapped so that it runs under rlimits."""
+    return [python, "-I", "-S", "-c", _LAUNCHER, rlimit_spec(limits), *command]

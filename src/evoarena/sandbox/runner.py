@@ -1,0 +1,191 @@
+"""``run_python``: run model-written Python code in a fresh scratch directory under the strongest
+isolation this machine offers (see :mod:`evoarena.sandbox.isolation`)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Mapping
+from pathlib import PurePosixPath, PureWindowsPath
+from typing import Any
+
+from evoarena.sandbox import isolation
+from evoarena.sandbox.interpreter import Interpreter, resolve_python
+from evoarena.sandbox.limits import SandboxLimits, SandboxResult
+from evoarena.sandbox.process import CappedReader, ProcessTree, StdinFeeder
+from evoarena.sandbox.rlimits import launcher_argv
+
+MAIN = "main.py"
+SCRATCH_PREFIX = "evoarena-sb-"
+#: ``-E -s`` is isolated mode (``-I``) minus ``-P``: no PYTHON* variables, no user site-packages,
+#: but the scratch dir stays first on sys.path so that ``files`` such as ``helper.py`` are importable.
+PYTHON_FLAGS = ("-E", "-s", "-X", "utf8")
+_SIGXCPU: int | None = getattr(signal, "SIGXCPU", None)
+_READER_GRACE_S = 5.0
+
+
+def run_python(
+    code: str,
+    *,
+    stdin: str = "",
+    files: Mapping[str, str] | None = None,
+    limits: SandboxLimits = SandboxLimits(),  # noqa: B008 - frozen, so sharing the default is safe
+    python: str | None = None,
+) -> SandboxResult:
+    """Run ``code`` as ``main.py`` (``python -E -s main.py``) in a fresh scratch directory.
+
+    ``files`` (relative names, ``/`` as separator; no absolute paths, no ``..``) are written next
+    to it.  The directory is removed afterwards.  ``python`` defaults to this interpreter.
+    """
+    return run_with(isolation.detect().level, code, stdin=stdin, files=files, limits=limits, python=python)
+
+
+def run_with(
+    level: str,
+    code: str,
+    *,
+    stdin: str = "",
+    files: Mapping[str, str] | None = None,
+    limits: SandboxLimits = SandboxLimits(),  # noqa: B008
+    python: str | None = None,
+) -> SandboxResult:
+    """:func:`run_python` at a given isolation level, one of ``detect().available`` (for tests and
+    for callers that want a weaker mode on purpose)."""
+    det = isolation.detect()
+    if level not in det.available:
+        raise ValueError(f"isolation {level!r} is not available here (available: {det.available})")
+    interp = resolve_python(python)
+    names = {name: _safe_parts(name) for name in (files or {})}
+    scratch = tempfile.mkdtemp(prefix=SCRATCH_PREFIX)
+    try:
+        for name, content in (files or {}).items():
+            path = os.path.join(scratch, *names[name])
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w", encoding="utf-8", newline="") as fh:
+                fh.write(content)
+        with open(os.path.join(scratch, MAIN), "w", encoding="utf-8", newline="") as fh:
+            fh.write(code)
+        argv, used = _command(level, det, interp, scratch, limits)
+        return _execute(argv, child_env(interp.executable, scratch, level), scratch, stdin, limits, used)
+    finally:
+        remove_tree(scratch)
+
+
+def _safe_parts(name: str) -> tuple[str, ...]:
+    """The path components of a ``files`` key, refusing anything that could leave the scratch dir."""
+    if not isinstance(name, str) or not name or "\x00" in name:
+        raise ValueError(f"invalid file name {name!r}")
+    for flavour in (PurePosixPath, PureWindowsPath):
+        path = flavour(name)
+        if path.is_absolute() or path.drive or path.root or ".." in path.parts:
+            raise ValueError(f"file names must be relative and stay inside the sandbox: {name!r}")
+    parts = tuple(p for p in PureWindowsPath(name).parts if p != ".")
+    if not parts:
+        raise ValueError(f"invalid file name {name!r}")
+    if parts == (MAIN,):
+        raise ValueError(f"{MAIN!r} is reserved for the code itself")
+    return parts
+
+
+def _command(
+    level: str, det: isolation.Detected, interp: Interpreter, scratch: str, limits: SandboxLimits
+) -> tuple[list[str], str]:
+    """The argv to start, and the isolation name to record for it."""
+    exe = interp.executable
+    program = [exe, *PYTHON_FLAGS, MAIN]
+    if level == "timeout-only":
+        return program, level
+    if level == "bwrap":
+        inner = isolation.bwrap_prefix(det, scratch, interp.roots, limits) + program
+        return launcher_argv(exe, limits, inner), level
+    if level == "unshare-net+rlimits" and not limits.network:
+        return launcher_argv(exe, limits, [*det.unshare, *program]), level
+    return launcher_argv(exe, limits, program), "rlimits"
+
+
+def child_env(exe: str, scratch: str, level: str) -> dict[str, str]:
+    """A minimal environment: nothing of the parent's is inherited except what the OS needs."""
+    bindir = os.path.dirname(exe)
+    if os.name == "nt":
+        keep = ("SYSTEMROOT", "SYSTEMDRIVE", "WINDIR", "COMSPEC", "PATHEXT", "NUMBER_OF_PROCESSORS",
+                "PROCESSOR_ARCHITECTURE")  # fmt: skip
+        env = {key: os.environ[key] for key in keep if key in os.environ}
+        sysroot = env.get("SYSTEMROOT", r"C:\Windows")
+        env["PATH"] = os.pathsep.join([bindir, os.path.join(sysroot, "System32"), sysroot])
+        env.update(TEMP=scratch, TMP=scratch, USERPROFILE=scratch)
+    else:
+        env = {"PATH": os.pathsep.join(dict.fromkeys([bindir, "/usr/local/bin", "/usr/bin", "/bin"]))}
+        env["TMPDIR"] = "/tmp" if level == "bwrap" else scratch
+    env.update(HOME=scratch, LANG="C.UTF-8")
+    # One thread per numeric library: fair CPU use, and BLAS thread pools reserve a lot of address space.
+    env.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    return env
+
+
+def _execute(
+    argv: list[str], env: dict[str, str], scratch: str, stdin: str, limits: SandboxLimits, used: str
+) -> SandboxResult:
+    group: dict[str, Any] = (
+        {"start_new_session": True}
+        if os.name != "nt"
+        else {"creationflags": getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)}
+    )
+    start = time.monotonic()
+    proc = subprocess.Popen(
+        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        cwd=scratch, env=env, bufsize=0, **group,
+    )  # fmt: skip
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    tree = ProcessTree(proc)
+    readers = [CappedReader(proc.stdout, limits.output_bytes), CappedReader(proc.stderr, limits.output_bytes)]
+    try:
+        for thread in (*readers, StdinFeeder(proc.stdin, stdin.encode("utf-8"))):
+            thread.start()
+        exited = tree.wait_exit(start + limits.wall_s)
+        elapsed = time.monotonic() - start
+    finally:  # on time-out, on error, and after a normal exit too: leave no background process behind
+        tree.kill_all()
+    for thread in readers:
+        thread.join(_READER_GRACE_S)  # a reader can only hang on a pipe held by a process we missed
+    returncode: int | None = proc.returncode if exited else None
+    cpu_killed = _hit_cpu_limit(returncode, used)
+    if cpu_killed:
+        returncode = None
+    return SandboxResult(
+        stdout=readers[0].text(),
+        stderr=readers[1].text(),
+        returncode=returncode,
+        timed_out=not exited or cpu_killed,
+        truncated=readers[0].truncated or readers[1].truncated,
+        isolation=used,
+        wall_s=round(elapsed, 4),
+    )
+
+
+def _hit_cpu_limit(returncode: int | None, used: str) -> bool:
+    """RLIMIT_CPU kills with SIGXCPU; bubblewrap reports a child killed by signal N as 128 + N."""
+    if _SIGXCPU is None or returncode is None:
+        return False
+    return returncode == -_SIGXCPU or (used == "bwrap" and returncode == 128 + _SIGXCPU)
+
+
+def remove_tree(path: str) -> None:
+    """Remove ``path`` even if the sandboxed code made parts of it read-only."""
+
+    def retry(func: Callable[..., Any], target: str, *_: Any) -> None:
+        for item in {os.path.dirname(target), target}:
+            with contextlib.suppress(OSError):
+                os.chmod(item, 0o700)
+        with contextlib.suppress(FileNotFoundError):
+            func(target)
+
+    if sys.version_info >= (3, 12):
+        shutil.rmtree(path, onexc=retry)
+    else:
+        shutil.rmtree(path, onerror=retry)
