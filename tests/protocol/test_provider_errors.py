@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -11,8 +10,6 @@ import pytest
 from evoarena.protocol.cell import ProviderUnavailable
 from evoarena.protocol.runner import run_experiment
 from evoarena.store import RunStore
-
-sys.path.insert(0, str(Path(__file__).parent))
 
 MODELS = {"flaky": {"backend": "scripted", "model": "flaky_policy:flaky_student", "max_retries": 1}}
 ROLES = {"solver": "flaky", "reflector": "flaky"}

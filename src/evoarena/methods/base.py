@@ -49,9 +49,17 @@ class Method(ABC):
 
     name: ClassVar[str]
     roles: ClassVar[tuple[str, ...]] = ("solver",)
+    defaults: ClassVar[dict[str, Any]] = {}
+    """Every parameter the method accepts, with its default; unknown names are refused."""
 
     def __init__(self, **params: Any) -> None:
-        self.params = params
+        allowed = set(self.defaults) | {"update_note"}
+        unknown = sorted(set(params) - allowed)
+        if unknown:
+            raise ValueError(
+                f"methods.{self.name}.params: unknown {', '.join(unknown)} (known: {', '.join(sorted(allowed))})"
+            )
+        self.params = {**self.defaults, **params}
 
     def initialize(self, ws: HarnessWorkspace, system_prompt: str, solver_params: GenParams) -> None:
         ws.write("system.md", system_prompt)

@@ -30,14 +30,16 @@ def read_demos(tree: Mapping[str, str]) -> dict[str, list[dict[str, Any]]]:
 
 class BootstrapFewShot(Method):
     name = "bootstrap_fewshot"
+    defaults = {"max_bootstrapped_demos": 4, "max_labeled_demos": 16}
 
     @property
     def max_bootstrapped(self) -> int:
-        return int(self.params.get("max_bootstrapped_demos", 4))
+        return int(self.params["max_bootstrapped_demos"])
 
     @property
-    def max_labeled(self) -> int:
-        return int(self.params.get("max_labeled_demos", 16))
+    def max_total(self) -> int:
+        """As in DSPy, `max_labeled_demos` caps all demos: labeled ones fill what bootstrapping left."""
+        return max(int(self.params["max_labeled_demos"]), self.max_bootstrapped)
 
     def context(self, tree: Mapping[str, str], task: TaskView) -> str:
         demos = read_demos(tree)
@@ -47,7 +49,11 @@ class BootstrapFewShot(Method):
     def practice(self, ctx: PracticeContext, task: TaskView) -> Manifest | None:
         tree = ctx.harness.tree()
         demos = read_demos(tree)
-        if len(demos["bootstrapped"]) >= self.max_bootstrapped and len(demos["labeled"]) >= self.max_labeled:
+        have = demos["bootstrapped"] + demos["labeled"]
+        if any(d["task_id"] == task.id for d in have):  # one pass over the trainset, as in DSPy
+            return None
+        labeled_full = len(have) >= self.max_total
+        if len(demos["bootstrapped"]) >= self.max_bootstrapped and labeled_full:
             return None
         teacher = {k: v for k, v in tree.items() if k != DEMOS}  # the zero-shot starting program
         kind = "labeled"
@@ -56,8 +62,10 @@ class BootstrapFewShot(Method):
             attempt = ctx.solve(task, tree=teacher)
             if not attempt.error and ctx.feedback(task, attempt).passed:
                 kind, answer = "bootstrapped", attempt.text.strip()
-        if kind == "labeled" and len(demos["labeled"]) >= self.max_labeled:
+        if kind == "labeled" and labeled_full:
             return None
+        if kind == "bootstrapped" and len(have) >= self.max_total:
+            demos["labeled"].pop()  # a bootstrapped demo takes the place of the newest labeled one
         demos[kind].append({"task_id": task.id, "question": task.prompt, "answer": answer})
         ctx.harness.write(DEMOS, json.dumps(demos, indent=2, ensure_ascii=False) + "\n")
         return Manifest(intent=f"add a {kind} demo", evidence=task.id)

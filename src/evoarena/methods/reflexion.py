@@ -7,11 +7,12 @@ Differences from the released code are in docs/methods/reflexion.md.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 from evoarena.benchmarks.base import TaskView
 from evoarena.harness import Manifest
 from evoarena.methods.base import Method, render_prompt
-from evoarena.models import GenParams, Message, ModelCallError
+from evoarena.models import Message, ModelCallError
 from evoarena.protocol.context import PracticeContext
 
 MEMORY = "memory/reflections.md"
@@ -35,14 +36,15 @@ def clean_reflection(raw: str, max_chars: int) -> tuple[str | None, str]:
 class Reflexion(Method):
     name = "reflexion"
     roles = ("solver", "reflector")
+    defaults = {"max_trials": 2, "max_reflections": 5, "max_tokens": 250, "max_chars": 600}
 
     @property
     def max_trials(self) -> int:
-        return int(self.params.get("max_trials", 2))
+        return int(self.params["max_trials"])
 
     @property
     def max_reflections(self) -> int:
-        return int(self.params.get("max_reflections", 5))
+        return int(self.params["max_reflections"])
 
     def context(self, tree: Mapping[str, str], task: TaskView) -> str:
         return render_prompt("reflexion_context.md", reflections=read_reflections(tree))
@@ -61,14 +63,15 @@ class Reflexion(Method):
             )
             if ctx.update_note:
                 prompt = f"{ctx.update_note.strip()}\n\n{prompt}"
+            reflector = ctx.model("reflector")
+            params = replace(reflector.default_params, max_tokens=int(self.params["max_tokens"]), stop=("\n\n",))
             try:
-                out = ctx.model("reflector").complete(
-                    [Message("user", prompt)], GenParams(max_tokens=int(self.params.get("max_tokens", 96)),
-                                                         stop=("\n\n",))
-                )
+                out = reflector.complete([Message("user", prompt)], params)
             except ModelCallError:
                 break
-            reflection, why = clean_reflection(out.text, int(self.params.get("max_chars", 400)))
+            reflection, why = clean_reflection(out.text, int(self.params["max_chars"]))
+            if reflection is not None and out.finish_reason == "length":
+                reflection, why = None, f"reflection cut off at max_tokens={self.params['max_tokens']}"
             if reflection is None:
                 ctx.reject("reflection", out.text, why)
                 break

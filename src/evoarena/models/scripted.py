@@ -50,8 +50,17 @@ class ScriptedBackend:
         for stop in params.stop:
             if stop and stop in text:
                 text = text[: text.index(stop)]
+        finish = "stop"
+        words = text.split(" ")
+        if count_tokens(text) > params.max_tokens:  # like a real model, stop at max_tokens
+            kept: list[str] = []
+            for w in words:
+                if count_tokens(" ".join(kept + [w])) > params.max_tokens:
+                    break
+                kept.append(w)
+            text, finish = " ".join(kept), "length"
         n_in = sum(count_tokens(m.content) for m in messages)
-        return Completion(text=text, usage=Usage(n_in, count_tokens(text)), finish_reason="stop")
+        return Completion(text=text, usage=Usage(n_in, count_tokens(text)), finish_reason=finish)
 
 
 @register_policy("echo")
