@@ -6,7 +6,7 @@ import random
 import re
 from typing import Any
 
-from evoarena.benchmarks.arith.generator import FAMILIES, generate
+from evoarena.benchmarks.arith.generator import DEFAULT_FAMILIES, FAMILIES, generate
 from evoarena.benchmarks.base import Benchmark, Feedback, Parsed, Split, Task, TaskView
 from evoarena.models.base import GenParams
 
@@ -14,7 +14,8 @@ _INT = re.compile(r"-?\d+")
 
 
 class ArithBenchmark(Benchmark):
-    """Seeded word problems (add, sub, mul, two-step, count). Splits are disjoint by question."""
+    """Seeded word problems (add, sub, mul, two-step, count) and bare small sums (`small_sum`, which a
+    small base model can learn from demonstrations). Splits are disjoint by question."""
 
     name = "arith"
 
@@ -26,7 +27,7 @@ class ArithBenchmark(Benchmark):
             "val": int(params.get("n_val", 10)),
             "test": int(params.get("n_test", 25)),
         }
-        self.families = list(params.get("families", list(FAMILIES)))
+        self.families = list(params.get("families", DEFAULT_FAMILIES))
         unknown = set(self.families) - set(FAMILIES)
         if unknown:
             raise ValueError(f"benchmark.params.families: unknown {sorted(unknown)} (known: {list(FAMILIES)})")

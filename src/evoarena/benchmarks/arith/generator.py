@@ -44,6 +44,11 @@ def _two_step(r: random.Random) -> Problem:
     return Problem("two_step", q, a + b - c)
 
 
+def _small_sum(r: random.Random) -> Problem:
+    a, b = r.randint(1, 9), r.randint(1, 5)
+    return Problem("small_sum", f"{a} + {b} =", a + b)
+
+
 def _count(r: random.Random) -> Problem:
     target = r.choice(WORDS)
     others = [w for w in WORDS if w != target]
@@ -59,11 +64,15 @@ FAMILIES: dict[str, Callable[[random.Random], Problem]] = {
     "mul": _mul,
     "two_step": _two_step,
     "count": _count,
+    "small_sum": _small_sum,
 }
+DEFAULT_FAMILIES = ["add", "sub", "mul", "two_step", "count"]
 
 
 def family_of(question: str) -> str:
     """Classify a question by its wording (used by the scripted student policy)."""
+    if question.endswith("="):
+        return "small_sum"
     if "appear in" in question:
         return "count"
     if " in each" in question:
@@ -76,14 +85,19 @@ def family_of(question: str) -> str:
 
 
 def generate(seed: int, n: int, families: list[str]) -> list[Problem]:
-    """`n` distinct problems, cycling through the families in a seeded order."""
+    """`n` distinct problems, cycling through `families` (a family listed twice comes twice as often)."""
     r = random.Random(f"arith:{seed}")
     seen: set[str] = set()
     out: list[Problem] = []
+    misses = 0
     while len(out) < n:
         fam = families[len(out) % len(families)]
         p = FAMILIES[fam](r)
-        if p.question not in seen:
-            seen.add(p.question)
-            out.append(p)
+        if p.question in seen:
+            misses += 1
+            if misses > 10_000:
+                raise ValueError(f"benchmark.params: cannot draw {n} distinct problems from families {families}")
+            continue
+        seen.add(p.question)
+        out.append(p)
     return out

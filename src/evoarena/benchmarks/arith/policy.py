@@ -1,8 +1,9 @@
 """`arith-student`: a scripted model for mechanism tests of the quickstart (evidence: mechanism).
 
-As solver it always gets addition right; for the other families it answers correctly only when its
+As solver it always gets worded addition right; for the other families it answers correctly only when its
 prompt already holds a lesson for that family (a reflection naming the rule, or a worked example of
-the same family), and otherwise makes the classic mistake of adding every number it sees.
+the same family), and otherwise makes the classic mistake of adding every number it sees (for a bare sum, it restates
+the expression, as the small base model does zero-shot).
 As reflector (a prompt ending in "Reflection:") it states the rule for the failed question's family.
 """
 
@@ -21,8 +22,10 @@ RULES = {
     "mul": "When there are several groups with the same number in each, multiply groups by items per group.",
     "two_step": "Apply each change in order: add what is found and then subtract what is lost.",
     "count": "To count a word, count every occurrence of exactly that word in the list.",
+    "small_sum": "Reply with only the sum of the two numbers, not the expression.",
 }
-_KEYWORD = {"sub": "subtract", "mul": "multiply", "two_step": "in order", "count": "count every"}
+_KEYWORD = {"sub": "subtract", "mul": "multiply", "two_step": "in order", "count": "count every",
+            "small_sum": "sum of the two"}
 
 
 def _numbers(text: str) -> list[int]:
@@ -46,6 +49,8 @@ def solve_correctly(question: str) -> int:
 
 
 def naive_answer(question: str) -> int:
+    if family_of(question) == "small_sum":  # restates the expression, so its first number is read
+        return _numbers(question)[0]
     if family_of(question) == "count":
         return len(question.split("appear in:")[-1].split(","))
     return sum(_numbers(question))
