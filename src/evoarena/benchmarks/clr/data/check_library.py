@@ -226,7 +226,13 @@ def _patterns(rosters: list[dict]) -> list[tuple[str, re.Pattern]]:
         phrases.setdefault(b, f"generic phrase '{b}'")
     out = []
     for phrase, label in phrases.items():
-        rx = re.compile(r"(?<!\w)" + re.escape(phrase) + r"(?!\w)", re.IGNORECASE)
+        original = label.split("'")[1] if "'" in label else phrase
+        # Short all-capital acronyms ("EU", "CAN", "SCO") are matched case-sensitively,
+        # so that ordinary words ("can", "Eu" as a chemical symbol) do not trigger.
+        if original.isupper() and len(original) <= 6 and " " not in original:
+            rx = re.compile(r"(?<!\w)" + re.escape(original) + r"(?!\w)")
+        else:
+            rx = re.compile(r"(?<!\w)" + re.escape(phrase) + r"(?!\w)", re.IGNORECASE)
         out.append((label, rx))
     return out
 
