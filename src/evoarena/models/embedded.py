@@ -24,6 +24,7 @@ Threads: n_threads = os.cpu_count() unless EVOARENA_EMBEDDED_THREADS overrides i
 
 from __future__ import annotations
 
+import atexit
 import math
 import os
 import random
@@ -58,6 +59,17 @@ THREADS_ENV = "EVOARENA_EMBEDDED_THREADS"  # override n_threads (generation); de
 
 _MODELS: dict[tuple[str, int], _Loaded] = {}
 _MODELS_LOCK = threading.Lock()
+
+
+@atexit.register
+def _close_models() -> None:
+    """Free the models before interpreter teardown; llama_cpp's own __del__ fails once its globals are gone."""
+    with _MODELS_LOCK:
+        for loaded in _MODELS.values():
+            close = getattr(loaded.llm, "close", None)
+            if close is not None:
+                close()
+        _MODELS.clear()
 
 
 def _import_llama_cpp() -> Any:
