@@ -251,5 +251,28 @@ def list_runs(root: Annotated[Path, typer.Argument()] = Path("runs"), as_json: J
     out.print(t)
 
 
+clr_app = typer.Typer(no_args_is_help=True, help="CLR-Bench: build (and, later, certify) releases.")
+app.add_typer(clr_app, name="clr")
+
+
+@clr_app.command("build")
+def clr_build(
+    dest: Annotated[Path, typer.Option("--out", help="Where to write the release JSON.")] = Path("clr-release.json"),
+    seed: int = 0,
+    chains_per_domain: int = 2,
+) -> None:
+    """Build an (uncertified) CLR release from the shipped roster library and domains."""
+    from evoarena.benchmarks.clr import LibraryError, build_release, dump_release
+
+    try:
+        release = build_release(seed, chains_per_domain=chains_per_domain)
+    except LibraryError as e:
+        _fail(str(e))
+        return
+    dest.write_text(dump_release(release), encoding="utf-8")
+    n = len(release["chains"])
+    out.print(f"wrote {dest}: {n} chains, {n * release['layers']} hidden rules — [bold]uncertified[/]")
+
+
 if __name__ == "__main__":  # pragma: no cover
     app()

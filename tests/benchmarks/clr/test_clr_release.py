@@ -1,0 +1,49 @@
+"""Building the default CLR release: reproducible, and every slot obeys the seed's construction rules."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from evoarena.benchmarks.clr import build_release, dump_release, shipped_library
+from evoarena.benchmarks.clr.chains import N_TEST_NONMEMBERS, single_attribute_shortcut
+
+
+@pytest.fixture(scope="module")
+def release() -> dict[str, Any]:
+    return build_release(0)
+
+
+def test_release_is_bit_for_bit_reproducible_and_uncertified(release: dict[str, Any]) -> None:
+    assert dump_release(release) == dump_release(build_release(0))
+    assert dump_release(build_release(1)) != dump_release(release)
+    assert release["certified"] is False and "uncertified" in release["evidence_note"]
+
+
+def test_default_release_has_20_chains_over_10_domains_and_80_rules(release: dict[str, Any]) -> None:
+    chains = release["chains"]
+    assert len(chains) == 20 and len({c["domain"] for c in chains}) == 10
+    assert sum(len(c["slots"]) for c in chains) == 80
+
+
+def test_every_slot_follows_the_construction_rules(release: dict[str, Any]) -> None:
+    lib = shipped_library()
+    for chain in release["chains"]:
+        seen: set[str] = set()
+        labels = [s["label"] for s in chain["slots"]]
+        assert len(set(labels)) == len(labels)
+        for s in chain["slots"]:
+            roster = lib.rosters[s["class_id"]]
+            members = [s["example"], *s["members"]]
+            nonmembers = [s["practice_nonmember"], *s["test_nonmembers"]]
+            assert len(s["members"]) == 3 and len(s["test_nonmembers"]) == N_TEST_NONMEMBERS
+            assert set(members) <= roster.members and not set(nonmembers) & roster.members
+            assert len(lib.competitors(roster, s["example"])) >= 2  # the example lies in >= 2 other lists
+            competing = {v for c in lib.competitors(roster, s["example"]) for v in c.members}
+            assert set(nonmembers) <= competing  # look-alikes from rosters that also contain the example
+            pool = set(members + nonmembers)
+            assert not pool & seen, "value pools must be disjoint across a chain's layers"
+            seen |= pool
+            assert single_attribute_shortcut(members, nonmembers, s["descriptions"]) is None
+            assert roster.name not in s["label"] and all(a not in s["label"] for a in roster.aliases)
