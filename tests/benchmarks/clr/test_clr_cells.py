@@ -1,0 +1,112 @@
+"""CLR record sets and grading, checked with real programs run in the sandbox.
+
+The frozen ladder is the benchmark's design invariant: a program that applies each rule only to its
+example scores (5-k)/5 at layer k; an exception list built from practice feedback passes practice but
+not the single cells; knowing the class passes everything.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from evoarena.benchmarks.clr import build_release, parse_domains, shipped_library
+from evoarena.benchmarks.clr.cells import CellFactory
+from evoarena.benchmarks.clr.chains import Slot
+from evoarena.benchmarks.clr.domains import shipped_domains_text
+from evoarena.benchmarks.clr.grading import membership_sentence, practice_answer, reference_totals, test_answer
+from evoarena.benchmarks.clr.program import run_program
+
+
+def program_excluding(entity: str, excluded: dict[str, set[str]]) -> str:
+    return (
+        f"EXCLUDED = {excluded!r}\n"
+        "def solve(records):\n"
+        "    totals = {}\n"
+        "    for r in records:\n"
+        f"        totals.setdefault(r[{entity!r}], 0)\n"
+        "        if any(r.get(f) in vals for f, vals in EXCLUDED.items()):\n"
+        "            continue\n"
+        f"        totals[r[{entity!r}]] += 1\n"
+        "    return totals\n"
+    )
+
+
+@pytest.fixture(scope="module")
+def setup() -> dict[str, Any]:
+    lib = shipped_library()
+    domains = {d.id: d for d in parse_domains(shipped_domains_text(), lib)}
+    chain = build_release(0)["chains"][0]
+    slots = [Slot(**{**s, "members": tuple(s["members"]), "test_nonmembers": tuple(s["test_nonmembers"]),
+                     "aliases": tuple(s["aliases"]), "competitors": tuple(s["competitors"])}) for s in chain["slots"]]
+    domain = domains[chain["domain"]]
+    return {"lib": lib, "domain": domain, "slots": slots, "cells": CellFactory(lib, domain, slots, f"{chain['id']}:0")}
+
+
+def excluded_by(slots: list[Slot], pick: Any) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for s in slots:
+        out.setdefault(s.field, set()).update(pick(s))
+    return out
+
+
+def layer_score(setup: dict[str, Any], k: int, program: str) -> float:
+    lib, domain, slots = setup["lib"], setup["domain"], setup["slots"][:k]
+    cells = setup["cells"].test_cells(k)
+    run = run_program(program, [c.records for c in cells])
+    right = 0
+    for cell, got in zip(cells, run.totals, strict=True):
+        want = test_answer(reference_totals(lib, slots, domain.entity, domain.entities, cell.records))
+        right += got is not None and test_answer(got) == want
+    return right / len(cells)
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 4])
+def test_frozen_ladder_and_the_class_oracle(setup: dict[str, Any], k: int) -> None:
+    slots, entity = setup["slots"][:k], setup["domain"].entity
+    lib = setup["lib"]
+    example_only = program_excluding(entity, excluded_by(slots, lambda s: {s.example}))
+    oracle = program_excluding(entity, excluded_by(slots, lambda s: set(lib.rosters[s.class_id].members)))
+    assert layer_score(setup, k, example_only) == pytest.approx((5 - k) / 5)
+    assert layer_score(setup, k, oracle) == 1.0
+
+
+def practice_passes(setup: dict[str, Any], k: int, program: str, attempt: int = 1, rewarded: bool = False) -> bool:
+    lib, domain, slots = setup["lib"], setup["domain"], setup["slots"][:k]
+    inputs = [setup["cells"].public_example(k), *setup["cells"].hidden_practice(k, attempt, rewarded)]
+    assert len(inputs) == 1 + 2 * k + 1
+    run = run_program(program, [i.records for i in inputs])
+    for rs, got in zip(inputs, run.totals, strict=True):
+        want = practice_answer(reference_totals(lib, slots, domain.entity, domain.entities, rs.records))
+        if got is None or practice_answer(got) != want:
+            return False
+    return True
+
+
+def test_practice_rewards_memorising_the_revealed_member_but_rewarded_practice_does_not(setup: dict[str, Any]) -> None:
+    k, entity, slots = 2, setup["domain"].entity, setup["slots"][:2]
+    example_only = program_excluding(entity, excluded_by(slots, lambda s: {s.example}))
+    exception_list = program_excluding(entity, excluded_by(slots, lambda s: {s.example, s.members[0]}))
+    assert not practice_passes(setup, k, example_only)
+    assert practice_passes(setup, k, exception_list)
+    assert not practice_passes(setup, k, exception_list, attempt=2, rewarded=True)
+    assert layer_score(setup, k, exception_list) == pytest.approx(3 / 5)  # the exception list does not generalise
+
+
+def test_broken_programs_are_reported_not_crashing(setup: dict[str, Any]) -> None:
+    cells = setup["cells"].test_cells(1)
+    run = run_program("def solve(records):\n    return 1 / 0\n", [c.records for c in cells])
+    assert run.totals == [None] * 5 and run.errors[0] and "ZeroDivisionError" in run.errors[0]
+    run = run_program("def solve(records) return {}\n", [c.records for c in cells])
+    assert run.failure and "SyntaxError" in run.failure
+    run = run_program("def solve(records):\n    while True: pass\n", [cells[0].records])
+    assert run.failure == "timed out" or run.totals == [None]
+
+
+def test_feedback_sentences(setup: dict[str, Any]) -> None:
+    s = setup["slots"][0]
+    yes = membership_sentence(s, s.members[0], True)
+    no = membership_sentence(s, s.practice_nonmember, False)
+    assert s.label in yes and s.example in yes and "not counted" in yes
+    assert "does not belong" in no and s.practice_nonmember in no
