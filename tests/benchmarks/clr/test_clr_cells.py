@@ -110,3 +110,21 @@ def test_feedback_sentences(setup: dict[str, Any]) -> None:
     no = membership_sentence(s, s.practice_nonmember, False)
     assert s.label in yes and s.example in yes and "not counted" in yes
     assert "does not belong" in no and s.practice_nonmember in no
+
+
+def test_practice_feedback_reveals_m0_and_n_p_and_nothing_unseen(setup: dict[str, Any]) -> None:
+    from evoarena.benchmarks.clr.practice import grade_practice
+
+    lib, domain, slots, factory = setup["lib"], setup["domain"], setup["slots"], setup["cells"]
+    example_only = program_excluding(domain.entity, excluded_by(slots[:1], lambda s: {s.example}))
+    result = grade_practice(lib, domain, slots, factory, 1, example_only, attempt=1)
+    s = slots[0]
+    assert not result.passed and result.n_inputs == 4
+    assert f"{s.members[0]} belongs to {s.label}, like {s.example}" in result.feedback
+    assert set(result.revealed) <= {s.members[0], s.practice_nonmember}
+    assert s.members[1] not in result.feedback and s.members[2] not in result.feedback
+    memorised = program_excluding(domain.entity, excluded_by(slots[:1], lambda s: {s.example, s.members[0]}))
+    assert grade_practice(lib, domain, slots, factory, 1, memorised, attempt=2).passed
+    rewarded = grade_practice(lib, domain, slots, factory, 1, memorised, attempt=2, rewarded=True)
+    assert not rewarded.passed and s.members[1] in rewarded.revealed
+    assert not grade_practice(lib, domain, slots, factory, 1, None, attempt=1).passed

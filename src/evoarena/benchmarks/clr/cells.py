@@ -103,8 +103,13 @@ class CellFactory:
             out.append(RecordSet(f"rule {s.layer}: revealed member", recs, {s.label: values}))
             rng, recs = self._base(f"m0np:{k}:{s.layer}", k)
             self._insert(rng, recs, s, [s.members[0], s.practice_nonmember], self._top_entity(rng, recs, k))
-            out.append(RecordSet(f"rule {s.layer}: revealed member and practice non-member", recs,
-                                 {s.label: [s.members[0], s.practice_nonmember]}))
+            out.append(
+                RecordSet(
+                    f"rule {s.layer}: revealed member and practice non-member",
+                    recs,
+                    {s.label: [s.members[0], s.practice_nonmember]},
+                )
+            )
         return out
 
     def test_cells(self, k: int) -> list[RecordSet]:

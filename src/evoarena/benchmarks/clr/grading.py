@@ -9,8 +9,9 @@ from evoarena.benchmarks.clr.chains import Slot
 from evoarena.benchmarks.clr.library import Library
 
 
-def reference_totals(lib: Library, slots: list[Slot], entity_key: str, entities: tuple[str, ...],
-                     records: Records) -> dict[str, int]:
+def reference_totals(
+    lib: Library, slots: list[Slot], entity_key: str, entities: tuple[str, ...], records: Records
+) -> dict[str, int]:
     """Records per entity, not counting any record whose value in a rule's field belongs to that rule's class."""
     totals = dict.fromkeys(entities, 0)
     classes = [(s.field, lib.rosters[s.class_id].members) for s in slots]
@@ -37,7 +38,5 @@ test_answer.__test__ = False  # type: ignore[attr-defined]  # not a pytest test
 def membership_sentence(slot: Slot, value: str, member: bool) -> str:
     """The seed's positive sentence (§6.2), and our symmetric negative one (clr-notes A3)."""
     if member:
-        return (f"{value} belongs to {slot.label}, like {slot.example}; "
-                f"records with this value are not counted.")
-    return (f"{value} does not belong to {slot.label}, unlike {slot.example}; "
-            f"records with this value are counted.")
+        return f"{value} belongs to {slot.label}, like {slot.example}; records with this value are not counted."
+    return f"{value} does not belong to {slot.label}, unlike {slot.example}; records with this value are counted."

@@ -51,7 +51,7 @@ def run_program(program: str, inputs: list[Records], limits: SandboxLimits | Non
     if res.timed_out or line is None:
         why = "timed out" if res.timed_out else f"no result (exit {res.returncode}): {res.stderr[-300:]}"
         return ProgramRun([None] * n, [why] * n, res.isolation, failure=why)
-    data = json.loads(line[len(MARK):])
+    data = json.loads(line[len(MARK) :])
     if "load_error" in data:
         return ProgramRun([None] * n, [data["load_error"]] * n, res.isolation, failure=data["load_error"])
     totals = [r.get("totals") for r in data["results"]]
