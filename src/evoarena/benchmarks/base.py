@@ -65,6 +65,9 @@ class Feedback:
 
 class Benchmark(ABC):
     name: ClassVar[str]
+    protocol: ClassVar[str] = "practice-select-test"
+    """"practice-select-test" (train → checkpoint selection on val → test once) or "curriculum" (ordered
+    episodes of stages: practice attempts on a stage, then its test, state carried to the next stage)."""
 
     def __init__(self, **params: Any) -> None:
         self.params = params
@@ -86,7 +89,8 @@ class Benchmark(ABC):
     def parse(self, text: str) -> Parsed: ...
 
     @abstractmethod
-    def grade(self, task: Task, answer: str | None) -> Feedback: ...
+    def grade(self, task: Task, answer: str | None, *, attempt: int = 1) -> Feedback:
+        """Grade an answer; `attempt` (1-based, per stage) lets practice feedback depend on the attempt."""
 
     @abstractmethod
     def system_prompt(self) -> str:

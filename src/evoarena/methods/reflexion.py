@@ -51,13 +51,15 @@ class Reflexion(Method):
 
     def practice(self, ctx: PracticeContext, task: TaskView) -> Manifest | None:
         added: list[str] = []
-        for trial in range(self.max_trials):
+        trials = self.max_trials if ctx.attempt_limit is None else min(self.max_trials, ctx.attempt_limit)
+        for trial in range(trials):
             attempt = ctx.solve(task, sample_index=trial)
             if attempt.error:
                 break
             fb = ctx.feedback(task, attempt)
-            if fb.passed or trial == self.max_trials - 1:
+            if fb.passed:
                 break
+            # reflect after every failed trial: the next trial, the next task or the next stage reads it
             prompt = render_prompt(
                 "reflexion_reflect.md", question=task.prompt, output=attempt.text.strip(), feedback=fb.message
             )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from evoarena.benchmarks.base import Benchmark, Feedback, Task, TaskView, TestSplitLocked
@@ -19,17 +20,22 @@ if TYPE_CHECKING:
 class _Grader:
     """Grades train/val tasks. It holds no test task and no handle to the benchmark's generator."""
 
-    def __init__(self, tasks: Mapping[str, Task], parse_grade: Callable[[Task, str | None], Feedback]) -> None:
+    def __init__(self, tasks: Mapping[str, Task], grade: Callable[..., Feedback]) -> None:
         self._tasks = dict(tasks)
-        self._grade = parse_grade
+        self._grade = grade
+        self._memo: dict[tuple[str, str | None, int], Feedback] = {}
 
     def task(self, task_id: str) -> Task:
         if task_id not in self._tasks:
             raise TestSplitLocked(f"task {task_id!r} is not a train/val task; methods cannot grade it")
         return self._tasks[task_id]
 
-    def grade(self, task_id: str, answer: str | None) -> Feedback:
-        return self._grade(self.task(task_id), answer)
+    def grade(self, task_id: str, answer: str | None, attempt: int = 1) -> Feedback:
+        """Memoised: grading may run programs in the sandbox, and a method asks again for the same attempt."""
+        key = (task_id, answer, attempt)
+        if key not in self._memo:
+            self._memo[key] = self._grade(self.task(task_id), answer, attempt=attempt)
+        return self._memo[key]
 
 
 class PracticeContext:
@@ -51,6 +57,8 @@ class PracticeContext:
         step: int,
         version_id: str,
         update_note: str | None = None,
+        attempt_limit: int | None = None,
+        first_attempt: int = 1,
         on_event: Callable[[str, dict[str, Any]], None] = lambda kind, payload: None,
     ) -> None:
         self.harness = harness
@@ -68,6 +76,9 @@ class PracticeContext:
         self._on_event = on_event
         self.attempt_rows: list[dict[str, Any]] = []
         self.rejections = 0
+        self.attempt_limit = attempt_limit  # attempts allowed in this step (None: as the method likes)
+        self._first_attempt = first_attempt  # the stage's attempt number of this step's first solve
+        self._attempts: dict[str, int] = {}
 
     def model(self, role: str) -> RoleModel:
         if role not in self._models:
@@ -77,10 +88,15 @@ class PracticeContext:
     def solve(self, task: TaskView, *, tree: Mapping[str, str] | None = None, sample_index: int = 0) -> Attempt:
         """One solver attempt with the current harness (or `tree`); counted and recorded."""
         self._grader.task(task.id)
+        if self.attempt_limit is not None and len(self.attempt_rows) >= self.attempt_limit:
+            raise RuntimeError(f"this practice step allows {self.attempt_limit} attempt(s); check ctx.attempt_limit")
         self._meter.before_attempt()
+        number = self._first_attempt + self._attempts.get(task.id, 0)
+        self._attempts[task.id] = self._attempts.get(task.id, 0) + 1
         use_tree = self.harness.tree() if tree is None else tree
         attempt = solve(self._method, self._benchmark, use_tree, task, self.model("solver"), sample_index=sample_index)
-        fb = None if attempt.error else self._grader.grade(task.id, attempt.answer)
+        attempt = replace(attempt, number=number)
+        fb = None if attempt.error else self._grader.grade(task.id, attempt.answer, number)
         self.attempt_rows.append(
             {
                 "phase": "practice",
@@ -101,7 +117,7 @@ class PracticeContext:
         """Grader feedback for a train/val attempt. A provider error is not feedback: it raises."""
         if attempt.error:
             raise RuntimeError(f"attempt on {task.id} had a provider error; it cannot be graded")
-        return self._grader.grade(task.id, attempt.answer)
+        return self._grader.grade(task.id, attempt.answer, attempt.number)
 
     def label(self, task: TaskView) -> str:
         """The reference answer of a train task (as DSPy's labeled demos use). Val and test are refused."""

@@ -24,6 +24,7 @@ class Attempt:
     parse_error: str | None = None
     error: str | None = None
     messages: tuple[Message, ...] = ()
+    number: int = 1  # attempt number within the stage (curriculum practice); 1 elsewhere
 
 
 def solver_params(benchmark: Benchmark, tree: Mapping[str, str]) -> GenParams:

@@ -51,7 +51,7 @@ class ArithBenchmark(Benchmark):
             return Parsed(None, f"no integer in output {text[:80]!r}")
         return Parsed(m.group(0))
 
-    def grade(self, task: Task, answer: str | None) -> Feedback:
+    def grade(self, task: Task, answer: str | None, *, attempt: int = 1) -> Feedback:
         if answer is None:
             return Feedback(0.0, False, "The output contained no number.")
         ok = answer.strip() == task.reference
