@@ -2,8 +2,9 @@
 
 from evoarena.benchmarks.arith import ArithBenchmark
 from evoarena.benchmarks.base import Benchmark, Feedback, Parsed, Split, Task, TaskView, TestSplitLocked
+from evoarena.benchmarks.clr.benchmark import ClrBenchmark
 
-BENCHMARKS: dict[str, type[Benchmark]] = {"arith": ArithBenchmark}
+BENCHMARKS: dict[str, type[Benchmark]] = {"arith": ArithBenchmark, "clr": ClrBenchmark}
 
 
 def build_benchmark(name: str, params: dict[str, object]) -> Benchmark:
@@ -12,5 +13,15 @@ def build_benchmark(name: str, params: dict[str, object]) -> Benchmark:
     return BENCHMARKS[name](**params)
 
 
-__all__ = ["BENCHMARKS", "Benchmark", "Feedback", "Parsed", "Split", "Task", "TaskView", "TestSplitLocked",
-           "build_benchmark"]
+__all__ = [
+    "BENCHMARKS",
+    "Benchmark",
+    "ClrBenchmark",
+    "Feedback",
+    "Parsed",
+    "Split",
+    "Task",
+    "TaskView",
+    "TestSplitLocked",
+    "build_benchmark",
+]

@@ -96,6 +96,10 @@ class Benchmark(ABC):
     def system_prompt(self) -> str:
         """The initial `system.md` of a harness for this benchmark."""
 
+    def info(self) -> dict[str, Any]:
+        """Facts about this benchmark build that reports must carry (e.g. certification status)."""
+        return {"name": self.name, "protocol": self.protocol}
+
     def solver_params(self) -> GenParams:
         return GenParams()
 

@@ -156,7 +156,10 @@ class CellRunner:
         self._finish("init", {"version": vid, "budget": self.meter.state()}, [])
         return vid
 
-    def _practice_step(self, key: str, task: Task, current: str, n: int, checkpoint: bool) -> dict[str, Any]:
+    def _practice_step(
+        self, key: str, task: Task, current: str, n: int, checkpoint: bool, *, attempt_limit: int | None = None,
+        first_attempt: int = 1,
+    ) -> dict[str, Any]:
         before = load_tree(self.store, current)
         self.ws.replace_all(before)
         ctx = PracticeContext(
@@ -165,6 +168,7 @@ class CellRunner:
             train=self.practice_splits.views("train"), val=self.practice_splits.views("val"),
             meter=self.meter, rng=random.Random(f"{self.plan.seed}:{self.plan.cell}:{key}"), step=n,
             version_id=current, update_note=self.plan.method.params.get("update_note"),
+            attempt_limit=attempt_limit, first_attempt=first_attempt,
             on_event=functools.partial(_store_event, self.store, self.plan.cell),  # no handle to the runner
         )
         status, version = "ok", current
@@ -180,8 +184,8 @@ class CellRunner:
         if status == "ok" and tree_hash(tree) != current:
             version = save_version(self.store, self.plan.cell, tree, parents=[current], method=self.method.name,
                                    manifest=manifest or Manifest(intent="(method gave no manifest)"), step=key)
-        result = {"version": version, "budget": self.meter.state(), "status": status,
-                  "checkpoint": checkpoint, "rejections": ctx.rejections}
+        result = {"version": version, "budget": self.meter.state(), "status": status, "checkpoint": checkpoint,
+                  "rejections": ctx.rejections, "passed": any(r["passed"] for r in ctx.attempt_rows)}
         self._finish(key, result, ctx.attempt_rows)
         return result
 

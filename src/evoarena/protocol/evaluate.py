@@ -61,6 +61,18 @@ class Evaluator:
         self._benchmark = benchmark
         self.test_hash = locked.hash
 
+    def grade_ids(
+        self, method: Method, tree: Mapping[str, str], solver: RoleModel, ids: Sequence[str], *, version_id: str,
+        workers: int,
+    ) -> list[dict[str, Any]]:
+        """Grade named test tasks (a curriculum grades one stage's test at a time); unknown ids are refused."""
+        by_id = {t.id: t for t in self._tasks}
+        missing = [i for i in ids if i not in by_id]
+        if missing:
+            raise KeyError(f"not test tasks of this run: {missing}")
+        return evaluate_tree(method, self._benchmark, tree, [by_id[i] for i in ids], solver, phase="test",
+                             version_id=version_id, workers=workers)
+
     def grade_test(
         self, method: Method, tree: Mapping[str, str], solver: RoleModel, *, version_id: str, workers: int
     ) -> list[dict[str, Any]]:

@@ -12,6 +12,7 @@ from evoarena.benchmarks import build_benchmark
 from evoarena.methods import METHODS
 from evoarena.models import Backend, GenParams, ResponseCache, RoleModel, build_backend
 from evoarena.protocol.cell import CellPlan, CellRunner, Progress
+from evoarena.protocol.curriculum import CurriculumCellRunner
 from evoarena.protocol.evaluate import Evaluator
 from evoarena.protocol.splits import split_tasks
 from evoarena.spec import ExperimentSpec
@@ -85,7 +86,8 @@ def run_experiment(
         started_at=existing["started_at"] if existing else now_iso(), finished_at=None,
     )
     store.record_tasks([(t.id, t.split, t.source_id, t.payload_hash()) for t in tasks])
-    store.event("run_started", {"resumed": existing is not None, "spec_hash": spec_hash})
+    store.event("run_started", {"resumed": existing is not None, "spec_hash": spec_hash,
+                                "benchmark": benchmark.info()})
     evaluator = Evaluator(locked, benchmark)
     cache = cache if cache is not None else ResponseCache()
     backends: dict[str, Backend] = {}
@@ -94,7 +96,8 @@ def run_experiment(
 
     def run_cell(plan: CellPlan) -> str:
         models = _role_models(spec, store, cache, backends, plan.seed)
-        return CellRunner(plan, spec=spec, store=store, benchmark=benchmark, practice=practice,
+        runner = CurriculumCellRunner if benchmark.protocol == "curriculum" else CellRunner
+        return runner(plan, spec=spec, store=store, benchmark=benchmark, practice=practice,
                           evaluator=evaluator, models=models, progress=progress).run()
 
     plans = plan_cells(spec)

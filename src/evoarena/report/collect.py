@@ -14,18 +14,25 @@ def _cells(store: RunStore) -> dict[str, dict[str, Any]]:
 
 
 def score_records(store: RunStore) -> list[ScoreRecord]:
-    """Test scores of each cell's selected version, and that version's validation scores."""
+    """Test scores of each cell's selected version, and that version's validation scores. A curriculum cell
+    (no selection) contributes every stage's test score."""
     cells = _cells(store)
     out: list[ScoreRecord] = []
     for cell, c in cells.items():
         selected = c["selected_version"]
-        if not selected:
+        if c["status"] != "done":
             continue
-        rows = store.query(
-            "SELECT phase, task_id, score, error FROM attempts WHERE cell=? AND version_id=?"
-            " AND phase IN ('test', 'select') ORDER BY task_id",
-            [cell, selected],
-        )
+        if selected:
+            rows = store.query(
+                "SELECT phase, task_id, score, error FROM attempts WHERE cell=? AND version_id=?"
+                " AND phase IN ('test', 'select') ORDER BY task_id",
+                [cell, selected],
+            )
+        else:
+            rows = store.query(
+                "SELECT phase, task_id, score, error FROM attempts WHERE cell=? AND phase='test' ORDER BY task_id",
+                [cell],
+            )
         for r in rows:
             out.append(ScoreRecord(
                 condition=c["condition"], model=c["model"], seed=int(c["seed"]),
@@ -71,8 +78,13 @@ def run_meta(store: RunStore) -> RunMeta:
         run_id=run["id"], spec_name=run["name"], spec_hash=run["spec_hash"], code_version=run["code_version"],
         evidence=run["evidence"], benchmark=spec["benchmark"]["name"], test_split_hash=run["test_hash"] or "",
         isolation=run["isolation"] or "", started_at=run["started_at"], finished_at=run["finished_at"],
-        extra={"rejected_outputs": _count_events(store, "rejected_output")},
+        extra={"rejected_outputs": _count_events(store, "rejected_output"), "benchmark": _benchmark_info(store)},
     )
+
+
+def _benchmark_info(store: RunStore) -> object:
+    row = store.query_one("SELECT payload FROM events WHERE kind='run_started' ORDER BY id DESC LIMIT 1")
+    return json.loads(row["payload"]).get("benchmark") if row else None
 
 
 def _count_events(store: RunStore, kind: str) -> int:

@@ -17,6 +17,7 @@ from evoarena.benchmarks.clr.chains import Slot
 from evoarena.benchmarks.clr.domains import shipped_domains_text
 from evoarena.benchmarks.clr.grading import membership_sentence, practice_answer, reference_totals, test_answer
 from evoarena.benchmarks.clr.program import run_program
+from evoarena.sandbox import SandboxLimits
 
 
 def program_excluding(entity: str, excluded: dict[str, set[str]]) -> str:
@@ -100,7 +101,8 @@ def test_broken_programs_are_reported_not_crashing(setup: dict[str, Any]) -> Non
     assert run.totals == [None] * 5 and run.errors[0] and "ZeroDivisionError" in run.errors[0]
     run = run_program("def solve(records) return {}\n", [c.records for c in cells])
     assert run.failure and "SyntaxError" in run.failure
-    run = run_program("def solve(records):\n    while True: pass\n", [cells[0].records])
+    run = run_program("def solve(records):\n    while True: pass\n", [cells[0].records],
+                      SandboxLimits(wall_s=2.0, cpu_s=2))
     assert run.failure == "timed out" or run.totals == [None]
 
 

@@ -46,4 +46,7 @@ def test_every_slot_follows_the_construction_rules(release: dict[str, Any]) -> N
             assert not pool & seen, "value pools must be disjoint across a chain's layers"
             seen |= pool
             assert single_attribute_shortcut(members, nonmembers, s["descriptions"]) is None
+            for other in chain["slots"]:  # no rule's values are claimed by another rule on the same field
+                if other is not s and other["field"] == s["field"]:
+                    assert not set(members + nonmembers) & lib.rosters[other["class_id"]].members
             assert roster.name not in s["label"] and all(a not in s["label"] for a in roster.aliases)

@@ -1,5 +1,6 @@
 """CLR-Bench (work in progress): a curriculum of latent rules over public named groupings (seed 003)."""
 
+from evoarena.benchmarks.clr import policy as _policy  # noqa: F401  (registers clr-student)
 from evoarena.benchmarks.clr.chains import Chain, Slot, draw_chain
 from evoarena.benchmarks.clr.domains import Domain, TrapField, parse_domains
 from evoarena.benchmarks.clr.library import Library, LibraryError, Roster, Universe, shipped_library

@@ -101,8 +101,13 @@ def _label(rng: random.Random, noun: str, taken: set[str]) -> str:
             return f"{noun} {code}"
 
 
-def _draw_slot(rng: random.Random, lib: Library, roster: Roster, used: set[str]) -> dict[str, object] | None:
+def _draw_slot(
+    rng: random.Random, lib: Library, roster: Roster, used: set[str], banned: frozenset[str] = frozenset()
+) -> dict[str, object] | None:
+    """`banned`: members of the chain's earlier classes on the same field; no pool value may be one, so that a
+    rule's look-alikes are never excluded by another rule (which would make its single cell a free pass)."""
     universe = lib.universes[roster.universe]
+    used = used | banned
     members = sorted(roster.members - used)
     examples = [m for m in members if len(lib.competitors(roster, m)) >= MIN_OTHER_LISTS]
     rng.shuffle(examples)
@@ -158,10 +163,13 @@ def _draw_chain(lib: Library, domain: Domain, index: int, rng_seed: str, used_cl
             candidates = sorted(lib.rosters_in(field.universe), key=lambda r: r.id)
             rng.shuffle(candidates)
             candidates.sort(key=lambda r: r.id in used_classes)  # unused classes first
+            prior = [s for s in slots if s.field == field.name]
+            banned = frozenset().union(*(lib.rosters[s.class_id].members for s in prior))
+            prior_values = {v for s in prior for v in (s.example, *s.pool())}
             for roster in candidates:
-                if roster.id in {s.class_id for s in slots}:
-                    continue
-                drawn = _draw_slot(rng, lib, roster, used_values)
+                if roster.id in {s.class_id for s in slots} or roster.members & prior_values:
+                    continue  # a later class must not hold an earlier rule's values on the same field
+                drawn = _draw_slot(rng, lib, roster, used_values, banned)
                 if drawn is not None:
                     break
             if drawn is not None:

@@ -1,0 +1,109 @@
+"""`clr`: CLR-Bench as an evoarena benchmark (curriculum protocol: chains are episodes, layers are stages)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from evoarena.benchmarks.base import Benchmark, Feedback, Parsed, Task, TaskView
+from evoarena.benchmarks.clr.cells import CellFactory
+from evoarena.benchmarks.clr.chains import Slot
+from evoarena.benchmarks.clr.domains import Domain, parse_domains, shipped_domains_text
+from evoarena.benchmarks.clr.grading import reference_totals, test_answer
+from evoarena.benchmarks.clr.library import shipped_library
+from evoarena.benchmarks.clr.practice import grade_practice
+from evoarena.benchmarks.clr.program import run_program
+from evoarena.benchmarks.clr.release import build_release
+from evoarena.benchmarks.clr.tasks import task_text
+from evoarena.models.base import GenParams
+
+_CODE = re.compile(r"```(?:python|py)?\s*\n(.*?)```", re.S)
+
+
+def slots_of(chain: dict[str, Any]) -> list[Slot]:
+    tuples = ("members", "test_nonmembers", "aliases", "competitors")
+    return [Slot(**{**s, **{k: tuple(s[k]) for k in tuples}}) for s in chain["slots"]]
+
+
+class ClrBenchmark(Benchmark):
+    """Params: `release` (path to a release JSON; default: build from `seed`), `seed` (0), `chains` (how many of
+    the release's chains to use, in order; default all), `layers` (4), `rewarded` (rewarded practice, False),
+    `max_attempts` (practice attempts per layer, 3)."""
+
+    name = "clr"
+    protocol = "curriculum"
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        self.lib = shipped_library()
+        self.domains: dict[str, Domain] = {d.id: d for d in parse_domains(shipped_domains_text(), self.lib)}
+        path = params.get("release")
+        self.release = json.loads(Path(path).read_text("utf-8")) if path else build_release(int(params.get("seed", 0)))
+        chains = self.release["chains"][: int(params.get("chains", len(self.release["chains"])))]
+        self.layers = int(params.get("layers", 4))
+        self.rewarded = bool(params.get("rewarded", False))
+        self._chains = {c["id"]: (self.domains[c["domain"]], slots_of(c)) for c in chains}
+        self._factories = {
+            cid: CellFactory(self.lib, d, s, f"{cid}:{self.release['seed']}") for cid, (d, s) in self._chains.items()
+        }
+
+    def info(self) -> dict[str, Any]:
+        return {
+            **super().info(),
+            "certified": bool(self.release.get("certified")),
+            "certification": self.release.get("certification"),
+            "chains": list(self._chains),
+            "layers": self.layers,
+            "rewarded": self.rewarded,
+        }
+
+    def generate(self) -> list[Task]:
+        tasks: list[Task] = []
+        for cid, (domain, slots) in self._chains.items():
+            for k in range(1, self.layers + 1):
+                stage = f"{cid}/L{k}"
+                meta = {"episode": cid, "stage": k, "test_id": f"{stage}/test"}
+                practice = task_text(domain, slots[:k], practice=True, seed=stage)
+                test = task_text(domain, slots[:k], practice=False, seed=stage)
+                tasks.append(Task(f"{stage}/practice", "train", f"{stage}/practice", practice, "", meta))
+                tasks.append(Task(f"{stage}/test", "test", f"{stage}/test", test, "", meta))
+        return tasks
+
+    def parse(self, text: str) -> Parsed:
+        blocks = [b for b in _CODE.findall(text) if "def solve" in b]
+        if not blocks:
+            return Parsed(None, "no ```python block defining solve(records)")
+        return Parsed(blocks[-1])
+
+    def grade(self, task: Task, answer: str | None, *, attempt: int = 1) -> Feedback:
+        cid, k = str(task.meta["episode"]), int(task.meta["stage"])
+        domain, slots = self._chains[cid]
+        factory = self._factories[cid]
+        if task.split == "train":
+            res = grade_practice(self.lib, domain, slots, factory, k, answer, attempt=attempt, rewarded=self.rewarded)
+            return Feedback(float(res.passed), res.passed, res.feedback)
+        cells = factory.test_cells(k)
+        if answer is None:
+            return Feedback(0.0, False, "no program")
+        run = run_program(answer, [c.records for c in cells])
+        right = sum(
+            got is not None
+            and test_answer(got)
+            == test_answer(reference_totals(self.lib, slots[:k], domain.entity, domain.entities, c.records))
+            for c, got in zip(cells, run.totals, strict=True)
+        )
+        return Feedback(right / len(cells), right == len(cells), f"{right} of {len(cells)} cells correct")
+
+    def system_prompt(self) -> str:
+        return (
+            "You write short Python programs for record-counting audits. Follow the task's rules exactly and "
+            "reply with one ```python code block.\n"
+        )
+
+    def solver_params(self) -> GenParams:
+        return GenParams(temperature=0.0, max_tokens=1024)
+
+    def format_task(self, task: TaskView) -> str:
+        return task.prompt

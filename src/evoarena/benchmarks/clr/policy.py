@@ -1,0 +1,68 @@
+"""`clr-student`: a scripted CLR agent for mechanism tests (evidence: mechanism).
+
+As solver it writes a program that excludes each rule's example plus every value its prompt states "belongs
+to" that rule's label (from reflections or history): an exception list, never a class. As reflector it
+keeps the feedback's positive membership sentences. It therefore reproduces the paper's central failure:
+practice passes once the revealed member is listed, while the test stays on the frozen ladder.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from evoarena.models.base import GenParams, Message
+from evoarena.models.scripted import register_policy
+
+_RULE = re.compile(
+    r"A record is in (?P<label>.+?) when its (?P<field>\w+) belongs to (?P=label); "
+    r"for example, (?P<example>.+?) belongs to (?P=label)\."
+)
+_ENTITY = re.compile(r"returns a dict mapping each (?P<entity>.+?) to the number")
+_BELONGS = re.compile(r"(?P<value>[^.;:\n]+?) belongs to (?P<label>[A-Za-z ]+ [A-Z]\d)(?:,| wherever|;|\.)")
+
+
+def _stated_members(text: str) -> list[tuple[str, str]]:
+    """(value, label) for every "X belongs to <label>" statement that is not a rule's own definition."""
+    out = []
+    for m in _BELONGS.finditer(text):
+        value = m.group("value").strip().lstrip("- ").strip()
+        if " when its " not in value and not value.startswith("for example"):
+            out.append((value, m.group("label")))
+    return out
+
+
+def _program(entity: str, excluded: dict[str, set[str]]) -> str:
+    return (
+        "```python\n"
+        f"EXCLUDED = {({f: sorted(v) for f, v in sorted(excluded.items())})!r}\n"
+        "def solve(records):\n"
+        "    totals = {}\n"
+        "    for r in records:\n"
+        f"        totals.setdefault(r[{entity!r}], 0)\n"
+        "        if any(r.get(f) in vals for f, vals in EXCLUDED.items()):\n"
+        "            continue\n"
+        f"        totals[r[{entity!r}]] += 1\n"
+        "    return totals\n"
+        "```\n"
+    )
+
+
+@register_policy("clr-student")
+def clr_student(messages: Sequence[Message], params: GenParams) -> str:
+    text = "\n".join(m.content for m in messages)
+    if text.rstrip().endswith("Reflection:"):
+        kept = [f"{value} belongs to {label}." for value, label in _stated_members(text)]
+        return " ".join(dict.fromkeys(kept)) or "Nothing new was revealed."
+    rules = list(_RULE.finditer(text))
+    entity = _ENTITY.search(text)
+    if not rules or entity is None:
+        return "I cannot find the task."
+    field_of = {m.group("label"): m.group("field") for m in rules}
+    excluded: dict[str, set[str]] = {}
+    for m in rules:
+        excluded.setdefault(m.group("field"), set()).add(m.group("example"))
+    for value, label in _stated_members(text):
+        if label in field_of:
+            excluded[field_of[label]].add(value)
+    return _program(entity.group("entity"), excluded)

@@ -1,0 +1,49 @@
+"""CLR end to end under the curriculum protocol with the scripted `clr-student` (evidence: mechanism)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from evoarena.protocol.runner import run_experiment
+from evoarena.spec import parse_spec
+from evoarena.store import RunStore
+
+
+def clr_spec(**over: Any) -> Any:
+    data: dict[str, Any] = {
+        "name": "clr-mech",
+        "benchmark": {"name": "clr", "params": {"chains": 2}},
+        "methods": [{"name": "frozen"}, {"name": "reflexion", "params": {"max_trials": 1}}],
+        "models": {"s": {"backend": "scripted", "model": "clr-student", "max_retries": 0}},
+        "roles": {"solver": "s", "reflector": "s"},
+    }
+    data.update(over)
+    return parse_spec(data)
+
+
+def test_exception_lists_pass_practice_but_stay_on_the_frozen_ladder(tmp_path: Path) -> None:
+    results = run_experiment(clr_spec(), tmp_path / "run")
+    assert results["evidence"] == "mechanism"
+    assert results["meta"]["extra"]["benchmark"]["certified"] is False
+    acc = {c["condition"]: c["test"] for c in results["conditions"]}
+    # 2 chains x 4 layers; an exception list scores (5-k)/5 at layer k: mean 0.5
+    assert acc["frozen"]["n_graded"] == 8 and acc["frozen"]["mean"] == 0.5
+    assert acc["reflexion"]["mean"] == 0.5
+    store = RunStore(tmp_path / "run")
+    passed = {
+        r["cell"].split("__")[0]: r["n"]
+        for r in store.query("SELECT cell, SUM(passed) AS n FROM attempts WHERE phase='practice' GROUP BY cell")
+    }
+    assert passed["reflexion"] > passed["frozen"] == 0  # feedback lets the lister pass practice
+    # per layer: at most 3 practice attempts, and a stage ends at its first pass
+    rows = store.query("SELECT unit_key, passed FROM attempts WHERE phase='practice' AND cell LIKE 'reflexion%'")
+    assert max(int(r["unit_key"].rsplit("/a", 1)[1]) for r in rows) <= 3
+
+
+def test_curriculum_run_resumes_without_new_calls(tmp_path: Path) -> None:
+    first = run_experiment(clr_spec(methods=[{"name": "frozen"}]), tmp_path / "run")
+    n = len(RunStore(tmp_path / "run").query("SELECT id FROM calls"))
+    again = run_experiment(clr_spec(methods=[{"name": "frozen"}]), tmp_path / "run")
+    assert len(RunStore(tmp_path / "run").query("SELECT id FROM calls")) == n
+    assert again["conditions"] == first["conditions"]
