@@ -79,3 +79,19 @@ def test_bad_spec_and_bad_run_dir_give_one_line_errors(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "models.gemma.backend" in result.output
     result = runner.invoke(app, ["show", str(tmp_path / "nowhere")])
     assert result.exit_code == 2 and "not a run directory" in result.output
+
+
+def test_clr_build_and_certify_with_a_model_that_knows_nothing(tmp_path: Path) -> None:
+    rel = tmp_path / "rel.json"
+    assert runner.invoke(app, ["clr", "build", "--out", str(rel)]).exit_code == 0
+    assert json.loads(rel.read_text())["certified"] is False
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(yaml.safe_dump({"name": "c", "benchmark": {"name": "clr"}, "methods": [{"name": "frozen"}],
+                                    "models": {"echo": {"backend": "scripted", "model": "echo"}},
+                                    "roles": {"solver": "echo"}}))
+    out = tmp_path / "cert.json"
+    result = runner.invoke(app, ["clr", "certify", str(spec), "--model", "echo", "--release", str(rel), "--out",
+                                 str(out), "--no-replace", "--run-dir", str(tmp_path / "certrun")])
+    assert result.exit_code == 0, result.output
+    cert = json.loads(out.read_text())
+    assert cert["certified"] is False and len(cert["certification"]["failed"]) == 80

@@ -67,8 +67,14 @@ def run(
     if not as_json:
         out.print(f"[bold]{spec.name}[/] → {target}   evidence: [bold]{evidence}[/]")
     plans = plan_cells(spec)
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=err, disable=as_json) as bar:
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        disable=as_json,
+    ) as bar:
         tasks: dict[str, Any] = {p.cell: bar.add_task(p.cell, total=None) for p in plans}
 
         def progress(cell: str, done: int, total: int) -> None:
@@ -93,16 +99,28 @@ def _print_results(results: dict[str, Any]) -> None:
     for c in results.get("conditions", []):
         test = c.get("test") or {}
         mean, lo, hi = test.get("mean"), test.get("ci_low"), test.get("ci_high")
-        table.add_row(str(c.get("condition")), str(c.get("model")), "-" if mean is None else f"{mean:.3f}",
-                      "-" if lo is None else f"[{lo:.3f}, {hi:.3f}]", str(test.get("n_graded", 0)),
-                      str(test.get("n_errors", 0)))
+        table.add_row(
+            str(c.get("condition")),
+            str(c.get("model")),
+            "-" if mean is None else f"{mean:.3f}",
+            "-" if lo is None else f"[{lo:.3f}, {hi:.3f}]",
+            str(test.get("n_graded", 0)),
+            str(test.get("n_errors", 0)),
+        )
     out.print(table)
     roles = Table(title="model calls by role (cached calls included and shown)")
     for col in ("role", "calls", "cached", "errors", "input tokens", "output tokens", "cost $"):
         roles.add_column(col)
     for role, r in sorted(results.get("calls", {}).get("by_role", {}).items()):
-        roles.add_row(role, str(r["calls"]), str(r["cached_calls"]), str(r["errors"]), str(r["input_tokens"]),
-                      str(r["output_tokens"]), f"{r['cost_usd']:.4f}")
+        roles.add_row(
+            role,
+            str(r["calls"]),
+            str(r["cached_calls"]),
+            str(r["errors"]),
+            str(r["input_tokens"]),
+            str(r["output_tokens"]),
+            f"{r['cost_usd']:.4f}",
+        )
     out.print(roles)
 
 
@@ -139,8 +157,10 @@ def show(run_dir: RunDirArg, as_json: JsonOpt = False) -> None:
     if as_json:
         _emit_json(data)
         return
-    out.print(f"[bold]{run_row.get('name')}[/] status={run_row.get('status')} evidence={run_row.get('evidence')} "
-              f"isolation={run_row.get('isolation')} code={run_row.get('code_version')}")
+    out.print(
+        f"[bold]{run_row.get('name')}[/] status={run_row.get('status')} evidence={run_row.get('evidence')} "
+        f"isolation={run_row.get('isolation')} code={run_row.get('code_version')}"
+    )
     t = Table(title="cells")
     for col in ("cell", "status", "selected", "current"):
         t.add_column(col)
@@ -151,8 +171,15 @@ def show(run_dir: RunDirArg, as_json: JsonOpt = False) -> None:
     for col in ("role", "calls", "cached", "errors", "in tok", "out tok", "cost $"):
         t.add_column(col)
     for r in calls:
-        t.add_row(r["role"], str(r["calls"]), str(r["cached"]), str(r["errors"]), str(r["input_tokens"]),
-                  str(r["output_tokens"]), f"{r['cost_usd'] or 0:.4f}")
+        t.add_row(
+            r["role"],
+            str(r["calls"]),
+            str(r["cached"]),
+            str(r["errors"]),
+            str(r["input_tokens"]),
+            str(r["output_tokens"]),
+            f"{r['cost_usd'] or 0:.4f}",
+        )
     out.print(t)
 
 
@@ -199,9 +226,18 @@ def calls(run_dir: RunDirArg, limit: int = 50, as_json: JsonOpt = False) -> None
     for col in ("id", "cell", "phase", "role", "model_id", "in", "out", "latency", "cached", "error"):
         t.add_column(col)
     for r in rows:
-        t.add_row(str(r["id"]), str(r["cell"]), str(r["phase"]), r["role"], r["model_id"], str(r["input_tokens"]),
-                  str(r["output_tokens"]), f"{r['latency_s']:.2f}", "yes" if r["cached"] else "",
-                  (r["error"] or "")[:40])
+        t.add_row(
+            str(r["id"]),
+            str(r["cell"]),
+            str(r["phase"]),
+            r["role"],
+            r["model_id"],
+            str(r["input_tokens"]),
+            str(r["output_tokens"]),
+            f"{r['latency_s']:.2f}",
+            "yes" if r["cached"] else "",
+            (r["error"] or "")[:40],
+        )
     out.print(t)
 
 
@@ -238,8 +274,15 @@ def list_runs(root: Annotated[Path, typer.Argument()] = Path("runs"), as_json: J
     rows = []
     for db in sorted(root.glob(f"*/{DB_NAME}")):
         run_row = RunStore(db.parent).run() or {}
-        rows.append({"run_dir": str(db.parent), "name": run_row.get("name"), "status": run_row.get("status"),
-                     "evidence": run_row.get("evidence"), "started_at": run_row.get("started_at")})
+        rows.append(
+            {
+                "run_dir": str(db.parent),
+                "name": run_row.get("name"),
+                "status": run_row.get("status"),
+                "evidence": run_row.get("evidence"),
+                "started_at": run_row.get("started_at"),
+            }
+        )
     if as_json:
         _emit_json(rows)
         return
@@ -272,6 +315,50 @@ def clr_build(
     dest.write_text(dump_release(release), encoding="utf-8")
     n = len(release["chains"])
     out.print(f"wrote {dest}: {n} chains, {n * release['layers']} hidden rules — [bold]uncertified[/]")
+
+
+@clr_app.command("certify")
+def clr_certify(
+    spec_path: Annotated[Path, typer.Argument(help="A spec whose `models` holds the model to certify against.")],
+    model: Annotated[str, typer.Option(help="Key of the model in the spec's `models`.")],
+    release_path: Annotated[
+        Path | None, typer.Option("--release", help="Release JSON (default: build seed 0).")
+    ] = None,
+    dest: Annotated[Path, typer.Option("--out", help="Where to write the certified release.")] = Path(
+        "clr-release.cert.json"
+    ),
+    replace: Annotated[
+        bool, typer.Option(help="Redraw failing slots (seed 003: failed candidates are replaced).")
+    ] = True,
+    run_dir: Annotated[Path, typer.Option(help="Run store for the probes' ledger.")] = Path("runs/clr-certify"),
+) -> None:
+    """Run the four probes (Known, Hidden, Learnable, Solvable) against MODEL and write a certified release."""
+    from evoarena.benchmarks.clr import build_release, certify_release, dump_release, shipped_library
+    from evoarena.models import CallScope, ResponseCache, RoleModel, build_backend
+
+    try:
+        spec = load_spec(spec_path)
+    except SpecError as e:
+        _fail(str(e))
+        return
+    if model not in spec.models:
+        _fail(f"--model: unknown model {model!r} (known: {sorted(spec.models)})")
+    release = json.loads(release_path.read_text("utf-8")) if release_path else build_release(0)
+    mspec = spec.models[model]
+    certifier = RoleModel(
+        role="certifier",
+        model_name=model,
+        backend=build_backend(mspec),
+        spec=mspec,
+        store=RunStore(run_dir),
+        cache=ResponseCache(),
+    ).scoped(CallScope(phase="certify"))
+    certified = certify_release(release, shipped_library(), certifier, replace=replace)
+    dest.write_text(dump_release(certified), encoding="utf-8")
+    failed = len(certified["certification"]["failed"])
+    out.print(
+        f"wrote {dest}: certified={certified['certified']} ({failed} slot(s) failed) against {mspec.backend}:{model}"
+    )
 
 
 if __name__ == "__main__":  # pragma: no cover

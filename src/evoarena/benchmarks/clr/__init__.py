@@ -1,12 +1,16 @@
 """CLR-Bench (work in progress): a curriculum of latent rules over public named groupings (seed 003)."""
 
 from evoarena.benchmarks.clr import policy as _policy  # noqa: F401  (registers clr-student)
+from evoarena.benchmarks.clr.certify import CertifyConfig, certify_release, lesson_text
 from evoarena.benchmarks.clr.chains import Chain, Slot, draw_chain
 from evoarena.benchmarks.clr.domains import Domain, TrapField, parse_domains
 from evoarena.benchmarks.clr.library import Library, LibraryError, Roster, Universe, shipped_library
 from evoarena.benchmarks.clr.release import build_release, dump_release
 
 __all__ = [
+    "CertifyConfig",
+    "certify_release",
+    "lesson_text",
     "Chain",
     "Domain",
     "Library",

@@ -101,7 +101,7 @@ def _label(rng: random.Random, noun: str, taken: set[str]) -> str:
             return f"{noun} {code}"
 
 
-def _draw_slot(
+def draw_slot(
     rng: random.Random, lib: Library, roster: Roster, used: set[str], banned: frozenset[str] = frozenset()
 ) -> dict[str, object] | None:
     """`banned`: members of the chain's earlier classes on the same field; no pool value may be one, so that a
@@ -169,7 +169,7 @@ def _draw_chain(lib: Library, domain: Domain, index: int, rng_seed: str, used_cl
             for roster in candidates:
                 if roster.id in {s.class_id for s in slots} or roster.members & prior_values:
                     continue  # a later class must not hold an earlier rule's values on the same field
-                drawn = _draw_slot(rng, lib, roster, used_values, banned)
+                drawn = draw_slot(rng, lib, roster, used_values, banned)
                 if drawn is not None:
                     break
             if drawn is not None:
