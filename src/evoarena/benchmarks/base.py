@@ -96,6 +96,11 @@ class Benchmark(ABC):
     def system_prompt(self) -> str:
         """The initial `system.md` of a harness for this benchmark."""
 
+    def update_note(self, note: str | None, task: Task) -> str | None:
+        """The update note a method receives for a practice step on `task`. Benchmarks may define named notes
+        (CLR's lesson and its ablations) and stage-dependent ones; plain text passes through."""
+        return note
+
     def info(self) -> dict[str, Any]:
         """Facts about this benchmark build that reports must carry (e.g. certification status)."""
         return {"name": self.name, "protocol": self.protocol}

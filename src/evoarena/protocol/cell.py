@@ -162,12 +162,13 @@ class CellRunner:
     ) -> dict[str, Any]:
         before = load_tree(self.store, current)
         self.ws.replace_all(before)
+        note = self.benchmark.update_note(self.plan.method.params.get("update_note"), task)
         ctx = PracticeContext(
             method=self.method, benchmark=self.benchmark, harness=self.ws,
             models=self._models("practice", self.meter), grader=self.grader,
             train=self.practice_splits.views("train"), val=self.practice_splits.views("val"),
             meter=self.meter, rng=random.Random(f"{self.plan.seed}:{self.plan.cell}:{key}"), step=n,
-            version_id=current, update_note=self.plan.method.params.get("update_note"),
+            version_id=current, update_note=note,
             attempt_limit=attempt_limit, first_attempt=first_attempt,
             on_event=functools.partial(_store_event, self.store, self.plan.cell),  # no handle to the runner
         )

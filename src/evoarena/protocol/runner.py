@@ -89,6 +89,9 @@ def run_experiment(
     store.event("run_started", {"resumed": existing is not None, "spec_hash": spec_hash,
                                 "benchmark": benchmark.info()})
     evaluator = Evaluator(locked, benchmark)
+    for m in spec.methods:  # named update notes fail here, before any model call, if they are unknown
+        for task in practice.train[:1]:
+            benchmark.update_note(m.params.get("update_note"), task)
     cache = cache if cache is not None else ResponseCache()
     backends: dict[str, Backend] = {}
     for model_name in dict.fromkeys(spec.roles.values()):  # unmapped roles fall back to the solver's model

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from evoarena.benchmarks.clr.certify import ORIGINAL_TITLE
+from evoarena.benchmarks.clr.policy import clr_student
+from evoarena.models import GenParams, Message, register_policy
 from evoarena.protocol.runner import run_experiment
 from evoarena.spec import parse_spec
 from evoarena.store import RunStore
@@ -47,3 +51,38 @@ def test_curriculum_run_resumes_without_new_calls(tmp_path: Path) -> None:
     again = run_experiment(clr_spec(methods=[{"name": "frozen"}]), tmp_path / "run")
     assert len(RunStore(tmp_path / "run").query("SELECT id FROM calls")) == n
     assert again["conditions"] == first["conditions"]
+
+
+def test_lesson_notes_reach_the_update_step_and_layer_one_only_stops_after_layer_one(tmp_path: Path) -> None:
+    from evoarena.benchmarks import build_benchmark
+
+    bench = build_benchmark("clr", {"chains": 1})
+    tasks = [t for t in bench.build() if t.split == "train"]
+    l1, l2 = tasks[0], tasks[1]
+    full = bench.update_note("clr:lesson", l1)
+    assert full and "UPDATE NOTE" not in full
+    assert bench.update_note("clr:lesson-neutral", l2).startswith("UPDATE NOTE")  # type: ignore[union-attr]
+    assert bench.update_note("clr:convention@L1", l1) and bench.update_note("clr:convention@L1", l2) is None
+    assert bench.update_note("plain text", l2) == "plain text"
+    import pytest
+
+    with pytest.raises(ValueError, match="unknown"):
+        bench.update_note("clr:lessen", l1)
+    spec = clr_spec(methods=[{"name": "reflexion", "label": "lesson", "params": {"update_note": "clr:lesson@L1",
+                                                                               "max_trials": 1}}],
+                    benchmark={"name": "clr", "params": {"chains": 1, "layers": 2}},
+                    models={"s": {"backend": "scripted", "model": "clr-lesson-spy"}})
+    SPY.clear()
+    run_experiment(spec, tmp_path / "run")
+    assert any(SPY) and not all(SPY)  # the lesson reached layer-1 reflections, and only those
+
+
+SPY: list[bool] = []
+
+
+@register_policy("clr-lesson-spy")
+def lesson_spy(messages: Sequence[Message], params: GenParams) -> str:
+    text = "\n".join(m.content for m in messages)
+    if text.rstrip().endswith("Reflection:"):
+        SPY.append(ORIGINAL_TITLE in text)
+    return clr_student(messages, params)

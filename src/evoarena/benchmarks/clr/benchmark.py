@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from evoarena.benchmarks.base import Benchmark, Feedback, Parsed, Task, TaskView
 from evoarena.benchmarks.clr.cells import CellFactory
+from evoarena.benchmarks.clr.certify import NEUTRAL_TITLE, lesson_text
 from evoarena.benchmarks.clr.chains import Slot
 from evoarena.benchmarks.clr.domains import Domain, parse_domains, shipped_domains_text
 from evoarena.benchmarks.clr.grading import reference_totals, test_answer
@@ -19,6 +21,12 @@ from evoarena.benchmarks.clr.release import build_release
 from evoarena.benchmarks.clr.tasks import task_text
 from evoarena.models.base import GenParams
 
+NOTES: dict[str, Callable[[], str]] = {
+    "clr:lesson": lambda: lesson_text(),
+    "clr:lesson-neutral": lambda: lesson_text(NEUTRAL_TITLE),
+    "clr:convention": lambda: lesson_text(NEUTRAL_TITLE, procedure=False),
+    "clr:procedure": lambda: lesson_text(NEUTRAL_TITLE, convention=False),
+}
 _CODE = re.compile(r"```(?:python|py)?\s*\n(.*?)```", re.S)
 
 
@@ -48,6 +56,21 @@ class ClrBenchmark(Benchmark):
         self._factories = {
             cid: CellFactory(self.lib, d, s, f"{cid}:{self.release['seed']}") for cid, (d, s) in self._chains.items()
         }
+
+    def update_note(self, note: str | None, task: Task) -> str | None:
+        """Named notes: `clr:lesson` (the full lesson, original title), `clr:lesson-neutral` (under "UPDATE NOTE"),
+        `clr:convention`, `clr:procedure` (one part, neutral title); a suffix `@L1` keeps the note to layer 1
+        (the seed's layer-1-only ablation). The lesson is evoarena's reconstruction (clr-notes A1)."""
+        if note is None or not note.startswith("clr:"):
+            return note
+        name, _, only = note.partition("@")
+        if only and only != "L1":
+            raise ValueError(f"update_note {note!r}: the only stage suffix is @L1")
+        if only and int(task.meta["stage"]) != 1:
+            return None
+        if name not in NOTES:
+            raise ValueError(f"update_note {note!r}: unknown (known: {', '.join(sorted(NOTES))}, each optionally @L1)")
+        return NOTES[name]()
 
     def info(self) -> dict[str, Any]:
         return {
