@@ -22,12 +22,12 @@ def test_shipped_library_loads_and_spans_the_seven_kinds() -> None:
 
 def test_no_description_names_a_grouping() -> None:
     lib = shipped_library()
-    names = {a.lower() for r in lib.rosters.values() for a in (r.name, *r.aliases) if len(a) > 3}
+    names = sorted({a.lower() for r in lib.rosters.values() for a in (r.name, *r.aliases) if len(a) > 3}, key=len)
+    pattern = re.compile(r"\b(?:" + "|".join(re.escape(n) for n in reversed(names)) + r")\b")
     offenders = []
     for u in lib.universes.values():
         for value, text in u.values.items():
-            low = text.lower()
-            hits = [n for n in names if re.search(rf"\b{re.escape(n)}\b", low) and n not in value.lower()]
+            hits = [h for h in pattern.findall(text.lower()) if h not in value.lower()]
             if hits:
                 offenders.append((value, hits[:2]))
     assert offenders == []
