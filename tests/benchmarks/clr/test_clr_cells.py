@@ -16,22 +16,13 @@ from evoarena.benchmarks.clr.cells import CellFactory
 from evoarena.benchmarks.clr.chains import Slot
 from evoarena.benchmarks.clr.domains import shipped_domains_text
 from evoarena.benchmarks.clr.grading import membership_sentence, practice_answer, reference_totals, test_answer
+from evoarena.benchmarks.clr.policy import exclusion_program
 from evoarena.benchmarks.clr.program import run_program
 from evoarena.sandbox import SandboxLimits
 
 
 def program_excluding(entity: str, excluded: dict[str, set[str]]) -> str:
-    return (
-        f"EXCLUDED = {excluded!r}\n"
-        "def solve(records):\n"
-        "    totals = {}\n"
-        "    for r in records:\n"
-        f"        totals.setdefault(r[{entity!r}], 0)\n"
-        "        if any(r.get(f) in vals for f, vals in EXCLUDED.items()):\n"
-        "            continue\n"
-        f"        totals[r[{entity!r}]] += 1\n"
-        "    return totals\n"
-    )
+    return exclusion_program(entity, excluded)
 
 
 @pytest.fixture(scope="module")

@@ -32,9 +32,9 @@ def _stated_members(text: str) -> list[tuple[str, str]]:
     return out
 
 
-def _program(entity: str, excluded: dict[str, set[str]]) -> str:
+def exclusion_program(entity: str, excluded: dict[str, set[str]]) -> str:
+    """A CLR program that counts records per entity, skipping records whose field value is in `excluded`."""
     return (
-        "```python\n"
         f"EXCLUDED = {({f: sorted(v) for f, v in sorted(excluded.items())})!r}\n"
         "def solve(records):\n"
         "    totals = {}\n"
@@ -44,7 +44,6 @@ def _program(entity: str, excluded: dict[str, set[str]]) -> str:
         "            continue\n"
         f"        totals[r[{entity!r}]] += 1\n"
         "    return totals\n"
-        "```\n"
     )
 
 
@@ -65,4 +64,4 @@ def clr_student(messages: Sequence[Message], params: GenParams) -> str:
     for value, label in _stated_members(text):
         if label in field_of:
             excluded[field_of[label]].add(value)
-    return _program(entity.group("entity"), excluded)
+    return f"```python\n{exclusion_program(entity.group('entity'), excluded)}```\n"

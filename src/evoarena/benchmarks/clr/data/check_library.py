@@ -36,15 +36,8 @@ HERE = Path(__file__).resolve().parent
 UNIVERSE_DIR = HERE / "universes"
 ROSTER_DIR = HERE / "rosters"
 
-KINDS = (
-    "intergovernmental",
-    "standards",
-    "airline_alliances",
-    "indices_and_clubs",
-    "software_and_ports",
-    "university_networks",
-    "language_families",
-)
+from evoarena.benchmarks.clr.library import KINDS  # noqa: E402  (one list of kinds for the package and this tool)
+
 ROSTER_KEYS = ("id", "name", "kind", "universe", "source", "snapshot", "aliases", "members")
 MIN_MEMBERS = 5
 MIN_OTHER_ROSTERS_FOR_PIVOT = 2
