@@ -303,13 +303,15 @@ def clr_build(
     dest: Annotated[Path, typer.Option("--out", help="Where to write the release JSON.")] = Path("clr-release.json"),
     seed: int = 0,
     chains_per_domain: int = 2,
+    domains: Annotated[Path | None, typer.Option(help="Your own domains YAML (format: clr/data/domains.yaml).")] = None,
 ) -> None:
-    """Build an (uncertified) CLR release from the shipped roster library and domains."""
-    from evoarena.benchmarks.clr import LibraryError, build_release, dump_release
+    """Build an (uncertified) CLR release from the shipped roster library and domains (or yours)."""
+    from evoarena.benchmarks.clr import LibraryError, build_release, dump_release, parse_domains, shipped_library
 
     try:
-        release = build_release(seed, chains_per_domain=chains_per_domain)
-    except LibraryError as e:
+        doms = parse_domains(domains.read_text("utf-8"), shipped_library()) if domains else None
+        release = build_release(seed, chains_per_domain=chains_per_domain, domains=doms)
+    except (LibraryError, OSError, KeyError, TypeError) as e:
         _fail(str(e))
         return
     dest.write_text(dump_release(release), encoding="utf-8")

@@ -21,6 +21,37 @@ def test_release_is_bit_for_bit_reproducible_and_uncertified(release: dict[str, 
     assert release["certified"] is False and "uncertified" in release["evidence_note"]
 
 
+def test_the_shipped_default_release_is_the_seed_0_build(release: dict[str, Any]) -> None:
+    from importlib import resources
+
+    shipped = resources.files("evoarena.benchmarks.clr").joinpath("data").joinpath("release-0.json").read_text("utf-8")
+    assert shipped == dump_release(release), (
+        "rebuild it: evoarena clr build --out src/evoarena/benchmarks/clr/data/release-0.json"
+    )
+
+
+def test_a_user_domain_file_builds_chains(tmp_path: Any) -> None:
+    from typer.testing import CliRunner
+
+    from evoarena.cli import app
+
+    domains = tmp_path / "d.yaml"
+    domains.write_text(
+        "- id: my_audit\n  name: My audit\n  entity: team\n  entities: [A, B]\n  record: item\n"
+        "  base_task: count the items per team\n  fields:\n"
+        "    - {name: country, universe: countries, label_noun: list}\n"
+        "    - {name: airline, universe: airlines, label_noun: queue}\n"
+        "    - {name: language, universe: languages, label_noun: track}\n"
+    )
+    out = tmp_path / "r.json"
+    result = CliRunner().invoke(app, ["clr", "build", "--domains", str(domains), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    import json
+
+    rel = json.loads(out.read_text())
+    assert [c["domain"] for c in rel["chains"]] == ["my_audit", "my_audit"]
+
+
 def test_default_release_has_20_chains_over_10_domains_and_80_rules(release: dict[str, Any]) -> None:
     chains = release["chains"]
     assert len(chains) == 20 and len({c["domain"] for c in chains}) == 10
