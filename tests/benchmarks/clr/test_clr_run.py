@@ -86,3 +86,10 @@ def lesson_spy(messages: Sequence[Message], params: GenParams) -> str:
     if text.rstrip().endswith("Reflection:"):
         SPY.append(ORIGINAL_TITLE in text)
     return clr_student(messages, params)
+
+
+def test_history_reference_passes_practice_from_raw_feedback_but_not_the_test(tmp_path: Path) -> None:
+    results = run_experiment(clr_spec(methods=[{"name": "history"}]), tmp_path / "run")
+    assert results["conditions"][0]["test"]["mean"] == 0.5  # raw feedback lists members; it does not name classes
+    store = RunStore(tmp_path / "run")
+    assert store.query("SELECT SUM(passed) AS n FROM attempts WHERE phase='practice'")[0]["n"] > 0
