@@ -101,6 +101,10 @@ class Benchmark(ABC):
         (CLR's lesson and its ablations) and stage-dependent ones; plain text passes through."""
         return note
 
+    def diagnose(self, task: Task, answer: str | None) -> dict[str, Any] | None:
+        """Optional extra analysis of a graded test answer (CLR's value-level diagnostics); None if none."""
+        return None
+
     def info(self) -> dict[str, Any]:
         """Facts about this benchmark build that reports must carry (e.g. certification status)."""
         return {"name": self.name, "protocol": self.protocol}

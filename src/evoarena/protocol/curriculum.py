@@ -87,4 +87,5 @@ class CurriculumCellRunner(CellRunner):
             workers=1,
         )
         self._check_provider_errors(key, since)
-        self._finish(key, {"score": rows[0]["score"]}, rows)
+        diagnostics = self.evaluator.diagnose(test_id, rows[0]["answer"])
+        self._finish(key, {"score": rows[0]["score"], "diagnostics": diagnostics}, rows)

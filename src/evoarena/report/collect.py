@@ -92,8 +92,33 @@ def _count_events(store: RunStore, kind: str) -> int:
     return int(row["n"]) if row else 0
 
 
+def stage_diagnostics(store: RunStore) -> list[dict[str, Any]]:
+    """Per graded curriculum stage: the cell's condition, the score and the benchmark's diagnostics."""
+    cells = _cells(store)
+    out = []
+    for row in store.query("SELECT cell, key, result FROM units WHERE key LIKE 'test/%' ORDER BY cell, key"):
+        result = json.loads(row["result"])
+        if result.get("diagnostics") and row["cell"] in cells:
+            out.append({"condition": cells[row["cell"]]["condition"], "score": result.get("score"),
+                        "diagnostics": result["diagnostics"]})
+    return out
+
+
+def benchmark_views(store: RunStore, meta: RunMeta) -> dict[str, Any]:
+    """Benchmark-specific views (today: CLR's), keyed by benchmark name; empty when there are none."""
+    if meta.benchmark == "clr":
+        from evoarena.benchmarks.clr.views import clr_views
+
+        return {"clr": clr_views(stage_diagnostics(store), meta.evidence)}
+    return {}
+
+
 def rebuild_report(store: RunStore) -> dict[str, Any]:
     """Recompute results.json and report.html from the store alone."""
-    results = build_results(run_meta(store), score_records(store), call_records(store), cell_budgets(store))
+    meta = run_meta(store)
+    results = build_results(meta, score_records(store), call_records(store), cell_budgets(store))
+    views = benchmark_views(store, meta)
+    if views:
+        results["views"] = views
     write_report(store.run_dir, results)
     return results

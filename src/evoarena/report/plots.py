@@ -17,7 +17,7 @@ def evidence_label(evidence: str) -> str:
     return MECHANISM_LABEL if evidence == "mechanism" else f"evidence: {evidence}"
 
 
-def _png_base64(fig: Figure) -> str:
+def png_base64(fig: Figure) -> str:
     FigureCanvasAgg(fig)
     buf = io.BytesIO()
     # No "Software" metadata: the PNG bytes then depend only on the figure.
@@ -39,7 +39,7 @@ def accuracy_plot(results: dict[str, Any]) -> str:
     if not cells:
         ax.text(0.5, 0.5, "no graded test tasks", ha="center", va="center", transform=ax.transAxes)
         ax.set_axis_off()
-        return _png_base64(fig)
+        return png_base64(fig)
     width = 0.8 / len(models)
     for j, model in enumerate(models):
         xs, heights, lo, hi = [], [], [], []
@@ -67,4 +67,4 @@ def accuracy_plot(results: dict[str, Any]) -> str:
     if len(models) > 1:
         ax.legend(title="model", fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
-    return _png_base64(fig)
+    return png_base64(fig)

@@ -93,3 +93,14 @@ def test_history_reference_passes_practice_from_raw_feedback_but_not_the_test(tm
     assert results["conditions"][0]["test"]["mean"] == 0.5  # raw feedback lists members; it does not name classes
     store = RunStore(tmp_path / "run")
     assert store.query("SELECT SUM(passed) AS n FROM attempts WHERE phase='practice'")[0]["n"] > 0
+
+
+def test_results_carry_the_clr_views(tmp_path: Path) -> None:
+    results = run_experiment(clr_spec(benchmark={"name": "clr", "params": {"chains": 1}}), tmp_path / "run")
+    views = results["views"]["clr"]
+    frozen = views["conditions"]["frozen"]
+    assert frozen["layer_accuracy"] == {"1": 0.8, "2": 0.6, "3": 0.4, "4": 0.2}  # the exception-list ladder
+    assert frozen["single_cell_accuracy"]["rate"] == 0.0 and frozen["single_cell_accuracy"]["n"] == 10
+    assert frozen["inc_u"]["rate"] == 0.0 and frozen["exc"]["rate"] == 1.0
+    html = (tmp_path / "run" / "report.html").read_text()
+    assert "CLR: accuracy per layer" in html and html.count("data:image/png;base64,") >= 2

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
+from dataclasses import asdict
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from evoarena.benchmarks.clr.chains import Slot
 from evoarena.benchmarks.clr.domains import Domain, parse_domains, shipped_domains_text
 from evoarena.benchmarks.clr.grading import reference_totals, test_answer
 from evoarena.benchmarks.clr.library import shipped_library
+from evoarena.benchmarks.clr.metrics import score_layer, value_diagnostics
 from evoarena.benchmarks.clr.practice import grade_practice
 from evoarena.benchmarks.clr.program import run_program
 from evoarena.benchmarks.clr.release import build_release
@@ -130,6 +132,23 @@ class ClrBenchmark(Benchmark):
             for c, got in zip(cells, run.totals, strict=True)
         )
         return Feedback(right / len(cells), right == len(cells), f"{right} of {len(cells)} cells correct")
+
+    def diagnose(self, task: Task, answer: str | None) -> dict[str, Any] | None:
+        """Per test cell: kind and correctness; per pool value of every active rule: excluded / kept / error."""
+        if task.split != "test":
+            return None
+        cid, k = str(task.meta["episode"]), int(task.meta["stage"])
+        domain, slots = self._chains[cid]
+        if answer is None:
+            return {"layer": k, "cells": [], "values": []}
+        factory = self._factories[cid]
+        layer = score_layer(self.lib, domain, slots, k, factory.test_cells(k), answer)
+        values = value_diagnostics(self.lib, domain, slots, k, factory, answer)
+        return {
+            "layer": k,
+            "cells": [{"kind": c.kind, "rule": c.rule, "correct": c.correct} for c in layer.cells],
+            "values": [asdict(v) for v in values],
+        }
 
     def system_prompt(self) -> str:
         return (

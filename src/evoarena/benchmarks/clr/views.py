@@ -1,0 +1,72 @@
+"""The paper's views of a CLR run, computed from the per-stage diagnostics the curriculum runner stores:
+accuracy per layer against the frozen ladder, single-cell accuracy, and inc / inc_u / exc."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+from matplotlib.figure import Figure
+
+from evoarena.benchmarks.clr.metrics import ValueOutcome, aggregate
+from evoarena.report.plots import png_base64, evidence_label
+
+FROZEN_LADDER = {1: 0.8, 2: 0.6, 3: 0.4, 4: 0.2}
+
+
+def _rate(hits: int, n: int) -> float | None:
+    return round(hits / n, 6) if n else None
+
+
+def clr_views(stages: Sequence[dict[str, Any]], evidence: str) -> dict[str, Any]:
+    """`stages`: one dict per graded stage with `condition`, `score` and `diagnostics` (see ClrBenchmark.diagnose)."""
+    by_cond: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for s in stages:
+        if s.get("diagnostics"):
+            by_cond[str(s["condition"])].append(s)
+    per_condition: dict[str, Any] = {}
+    for cond, rows in sorted(by_cond.items()):
+        layers: dict[int, list[float]] = defaultdict(list)
+        single = [c for r in rows for c in r["diagnostics"]["cells"] if c["kind"] == "single"]
+        outcomes = [ValueOutcome(**v) for r in rows for v in r["diagnostics"]["values"]]
+        for r in rows:
+            layers[int(r["diagnostics"]["layer"])].append(float(r["score"] or 0.0))
+        agg = aggregate(outcomes)
+        per_condition[cond] = {
+            "layer_accuracy": {str(k): round(sum(v) / len(v), 6) for k, v in sorted(layers.items())},
+            "single_cell_accuracy": {
+                "hits": sum(c["correct"] for c in single),
+                "n": len(single),
+                "rate": _rate(sum(c["correct"] for c in single), len(single)),
+            },
+            "inc": agg["inc"],
+            "inc_u": agg["inc_u"],
+            "exc": agg["exc"],
+        }
+    return {
+        "frozen_ladder": {str(k): v for k, v in FROZEN_LADDER.items()},
+        "conditions": per_condition,
+        "plot": _layer_plot(per_condition, evidence) if per_condition else None,
+    }
+
+
+def _layer_plot(per_condition: dict[str, Any], evidence: str) -> str:
+    fig = Figure(figsize=(6.5, 4.2))
+    ax = fig.add_subplot(1, 1, 1)
+    xs = sorted(FROZEN_LADDER)
+    ax.plot(xs, [FROZEN_LADDER[x] for x in xs], "k--", label="frozen ladder")
+    for cond, v in per_condition.items():
+        pts = sorted((int(k), a) for k, a in v["layer_accuracy"].items())
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=cond)
+    ax.set_xticks(xs)
+    ax.set_xlabel("layer")
+    ax.set_ylabel("layer accuracy")
+    ax.set_ylim(0, 1.05)
+    ax.legend(fontsize=8)
+    ax.set_title(
+        f"CLR accuracy per layer\n{evidence_label(evidence)}",
+        fontsize=10,
+        color="#b00020" if evidence == "mechanism" else "black",
+    )
+    return png_base64(fig)
