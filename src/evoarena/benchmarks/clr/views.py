@@ -10,7 +10,7 @@ from typing import Any
 from matplotlib.figure import Figure
 
 from evoarena.benchmarks.clr.metrics import ValueOutcome, aggregate
-from evoarena.report.plots import png_base64, evidence_label
+from evoarena.report.plots import evidence_label, png_base64
 
 FROZEN_LADDER = {1: 0.8, 2: 0.6, 3: 0.4, 4: 0.2}
 
