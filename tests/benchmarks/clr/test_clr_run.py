@@ -104,3 +104,16 @@ def test_results_carry_the_clr_views(tmp_path: Path) -> None:
     assert frozen["inc_u"]["rate"] == 0.0 and frozen["exc"]["rate"] == 1.0
     html = (tmp_path / "run" / "report.html").read_text()
     assert "CLR: accuracy per layer" in html and html.count("data:image/png;base64,") >= 2
+
+
+def test_class_name_references() -> None:
+    from evoarena.benchmarks import build_benchmark
+
+    bench = build_benchmark("clr", {"chains": 1, "class_names_in_task": True})
+    tasks = [t for t in bench.build() if t.split == "train"]
+    layer2 = tasks[1]
+    note = bench.update_note("clr:class-name", layer2)
+    assert note is not None and note.count("stands for:") == 2
+    assert "What the labels stand for:" in layer2.prompt and "stands for:" in layer2.prompt
+    plain = [t for t in build_benchmark("clr", {"chains": 1}).build() if t.split == "train"][1]
+    assert "stands for" not in plain.prompt

@@ -30,6 +30,12 @@ NOTES: dict[str, Callable[[], str]] = {
     "clr:convention": lambda: lesson_text(NEUTRAL_TITLE, procedure=False),
     "clr:procedure": lambda: lesson_text(NEUTRAL_TITLE, convention=False),
 }
+
+
+def class_name_note(slots: list[Slot]) -> str:
+    return "\n".join(f"{s.label} stands for: {s.class_name}." for s in slots)
+
+
 _CODE = re.compile(r"```(?:python|py)?\s*\n(.*?)```", re.S)
 
 
@@ -66,6 +72,7 @@ class ClrBenchmark(Benchmark):
         chains = self.release["chains"][: int(params.get("chains", len(self.release["chains"])))]
         self.layers = int(params.get("layers", 4))
         self.rewarded = bool(params.get("rewarded", False))
+        self.class_names_in_task = bool(params.get("class_names_in_task", False))  # the solver-side reference
         self._chains = {c["id"]: (self.domains[c["domain"]], slots_of(c)) for c in chains}
         self._factories = {
             cid: CellFactory(self.lib, d, s, f"{cid}:{self.release['seed']}") for cid, (d, s) in self._chains.items()
@@ -82,8 +89,12 @@ class ClrBenchmark(Benchmark):
             raise ValueError(f"update_note {note!r}: the only stage suffix is @L1")
         if only and int(task.meta["stage"]) != 1:
             return None
+        if name == "clr:class-name":  # the class-name reference: names the active classes in the update step
+            _, slots = self._chains[str(task.meta["episode"])]
+            return class_name_note(slots[: int(task.meta["stage"])])
         if name not in NOTES:
-            raise ValueError(f"update_note {note!r}: unknown (known: {', '.join(sorted(NOTES))}, each optionally @L1)")
+            known = ", ".join(sorted([*NOTES, "clr:class-name"]))
+            raise ValueError(f"update_note {note!r}: unknown (known: {known}, each optionally @L1)")
         return NOTES[name]()
 
     def info(self) -> dict[str, Any]:
@@ -102,8 +113,9 @@ class ClrBenchmark(Benchmark):
             for k in range(1, self.layers + 1):
                 stage = f"{cid}/L{k}"
                 meta = {"episode": cid, "stage": k, "test_id": f"{stage}/test"}
-                practice = task_text(domain, slots[:k], practice=True, seed=stage)
-                test = task_text(domain, slots[:k], practice=False, seed=stage)
+                named = class_name_note(slots[:k]) if self.class_names_in_task else None
+                practice = task_text(domain, slots[:k], practice=True, seed=stage, class_names=named)
+                test = task_text(domain, slots[:k], practice=False, seed=stage, class_names=named)
                 tasks.append(Task(f"{stage}/practice", "train", f"{stage}/practice", practice, "", meta))
                 tasks.append(Task(f"{stage}/test", "test", f"{stage}/test", test, "", meta))
         return tasks

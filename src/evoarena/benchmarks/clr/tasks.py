@@ -33,7 +33,7 @@ def described_values(slots: list[Slot], seed: str) -> list[tuple[str, str]]:
     return out
 
 
-def task_text(domain: Domain, slots: list[Slot], *, practice: bool, seed: str) -> str:
+def task_text(domain: Domain, slots: list[Slot], *, practice: bool, seed: str, class_names: str | None = None) -> str:
     plural = f"{domain.record}s"
     view = [{"label": s.label, "field": s.field, "example": s.example, "record_plural": plural} for s in slots]
     return _template().render(
@@ -41,4 +41,5 @@ def task_text(domain: Domain, slots: list[Slot], *, practice: bool, seed: str) -
         slots=view,
         descriptions=described_values(slots, seed),
         question=PRACTICE_QUESTION if practice else TEST_QUESTION,
+        class_names=class_names,
     )
