@@ -101,8 +101,9 @@ class Benchmark(ABC):
         (CLR's lesson and its ablations) and stage-dependent ones; plain text passes through."""
         return note
 
-    def diagnose(self, task: Task, answer: str | None) -> dict[str, Any] | None:
-        """Optional extra analysis of a graded test answer (CLR's value-level diagnostics); None if none."""
+    def diagnose(self, task: Task, answer: str | None, state: str = "") -> dict[str, Any] | None:
+        """Optional extra analysis of a graded test answer and of the method's state (the harness text) that
+        wrote it (CLR's value-level and state diagnostics); None if none."""
         return None
 
     def info(self) -> dict[str, Any]:

@@ -78,14 +78,16 @@ class CurriculumCellRunner(CellRunner):
         if self.store.unit_result(self.plan.cell, key) is not None:
             return
         since = self._last_call_id()
+        tree = load_tree(self.store, version)
         rows = self.evaluator.grade_ids(
             self.method,
-            load_tree(self.store, version),
+            tree,
             self._models("test", None)["solver"],
             [test_id],
             version_id=version,
             workers=1,
         )
         self._check_provider_errors(key, since)
-        diagnostics = self.evaluator.diagnose(test_id, rows[0]["answer"])
+        state = "\n".join(text for path, text in sorted(tree.items()) if path != "harness.toml")
+        diagnostics = self.evaluator.diagnose(test_id, rows[0]["answer"], state)
         self._finish(key, {"score": rows[0]["score"], "diagnostics": diagnostics}, rows)

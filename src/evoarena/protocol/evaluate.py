@@ -73,9 +73,9 @@ class Evaluator:
         return evaluate_tree(method, self._benchmark, tree, [by_id[i] for i in ids], solver, phase="test",
                              version_id=version_id, workers=workers)
 
-    def diagnose(self, task_id: str, answer: str | None) -> dict[str, Any] | None:
-        """The benchmark's optional diagnostics of a graded test answer."""
-        return self._benchmark.diagnose(next(t for t in self._tasks if t.id == task_id), answer)
+    def diagnose(self, task_id: str, answer: str | None, state: str = "") -> dict[str, Any] | None:
+        """The benchmark's optional diagnostics of a graded test answer and the state that wrote it."""
+        return self._benchmark.diagnose(next(t for t in self._tasks if t.id == task_id), answer, state)
 
     def grade_test(
         self, method: Method, tree: Mapping[str, str], solver: RoleModel, *, version_id: str, workers: int

@@ -102,6 +102,9 @@ def test_results_carry_the_clr_views(tmp_path: Path) -> None:
     assert frozen["layer_accuracy"] == {"1": 0.8, "2": 0.6, "3": 0.4, "4": 0.2}  # the exception-list ladder
     assert frozen["single_cell_accuracy"]["rate"] == 0.0 and frozen["single_cell_accuracy"]["n"] == 10
     assert frozen["inc_u"]["rate"] == 0.0 and frozen["exc"]["rate"] == 1.0
+    assert frozen["states"]["n"] == 4 and frozen["states"]["revealed_member_share"] == 0.0  # frozen state is empty
+    listed = views["conditions"]["reflexion"]["states"]
+    assert listed["revealed_member_share"] > 0 and listed["names_class_share"] == 0.0  # lists members, never the class
     html = (tmp_path / "run" / "report.html").read_text()
     assert "CLR: accuracy per layer" in html and html.count("data:image/png;base64,") >= 2
 

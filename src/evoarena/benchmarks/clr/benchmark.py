@@ -17,7 +17,7 @@ from evoarena.benchmarks.clr.chains import Slot
 from evoarena.benchmarks.clr.domains import Domain, parse_domains, shipped_domains_text
 from evoarena.benchmarks.clr.grading import reference_totals, test_answer
 from evoarena.benchmarks.clr.library import shipped_library
-from evoarena.benchmarks.clr.metrics import score_layer, value_diagnostics
+from evoarena.benchmarks.clr.metrics import score_layer, state_diagnostics, value_diagnostics
 from evoarena.benchmarks.clr.practice import grade_practice
 from evoarena.benchmarks.clr.program import run_program
 from evoarena.benchmarks.clr.release import build_release
@@ -145,14 +145,15 @@ class ClrBenchmark(Benchmark):
         )
         return Feedback(right / len(cells), right == len(cells), f"{right} of {len(cells)} cells correct")
 
-    def diagnose(self, task: Task, answer: str | None) -> dict[str, Any] | None:
+    def diagnose(self, task: Task, answer: str | None, state: str = "") -> dict[str, Any] | None:
         """Per test cell: kind and correctness; per pool value of every active rule: excluded / kept / error."""
         if task.split != "test":
             return None
         cid, k = str(task.meta["episode"]), int(task.meta["stage"])
         domain, slots = self._chains[cid]
+        states = [state_diagnostics(state, s) for s in slots[:k]]
         if answer is None:
-            return {"layer": k, "cells": [], "values": []}
+            return {"layer": k, "cells": [], "values": [], "states": states}
         factory = self._factories[cid]
         layer = score_layer(self.lib, domain, slots, k, factory.test_cells(k), answer)
         values = value_diagnostics(self.lib, domain, slots, k, factory, answer)
@@ -160,6 +161,7 @@ class ClrBenchmark(Benchmark):
             "layer": k,
             "cells": [{"kind": c.kind, "rule": c.rule, "correct": c.correct} for c in layer.cells],
             "values": [asdict(v) for v in values],
+            "states": states,
         }
 
     def system_prompt(self) -> str:

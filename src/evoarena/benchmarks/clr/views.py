@@ -33,6 +33,10 @@ def clr_views(stages: Sequence[dict[str, Any]], evidence: str) -> dict[str, Any]
         for r in rows:
             layers[int(r["diagnostics"]["layer"])].append(float(r["score"] or 0.0))
         agg = aggregate(outcomes)
+        # the state after layer k, judged on layer k's own rule (the paper's "final states")
+        own = [
+            st for r in rows for st in r["diagnostics"].get("states", []) if st["layer"] == r["diagnostics"]["layer"]
+        ]
         per_condition[cond] = {
             "layer_accuracy": {str(k): round(sum(v) / len(v), 6) for k, v in sorted(layers.items())},
             "single_cell_accuracy": {
@@ -43,6 +47,12 @@ def clr_views(stages: Sequence[dict[str, Any]], evidence: str) -> dict[str, Any]
             "inc": agg["inc"],
             "inc_u": agg["inc_u"],
             "exc": agg["exc"],
+            "states": {
+                "n": len(own),
+                "revealed_member_share": _rate(sum(st["revealed_member"] for st in own), len(own)),
+                "names_class_share": _rate(sum(st["names_class"] for st in own), len(own)),
+                "full_class_name_share": _rate(sum(st["full_class_name"] for st in own), len(own)),
+            },
         }
     return {
         "frozen_ladder": {str(k): v for k, v in FROZEN_LADDER.items()},
