@@ -81,6 +81,15 @@ def test_bad_spec_and_bad_run_dir_give_one_line_errors(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "not a run directory" in result.output
 
 
+def test_clr_build_into_a_directory_is_byte_identical(tmp_path: Path) -> None:
+    outputs = []
+    for name in ("a", "b"):
+        result = runner.invoke(app, ["clr", "build", "--seed", "0", "--out", str(tmp_path / name)])
+        assert result.exit_code == 0 and "20 chains, 10 domains, 80 rules" in result.output
+        outputs.append((tmp_path / name / "release-0.json").read_bytes())
+    assert outputs[0] == outputs[1]
+
+
 def test_clr_build_and_certify_with_a_model_that_knows_nothing(tmp_path: Path) -> None:
     rel = tmp_path / "rel.json"
     assert runner.invoke(app, ["clr", "build", "--out", str(rel)]).exit_code == 0

@@ -314,9 +314,12 @@ def clr_build(
     except (LibraryError, OSError, KeyError, TypeError) as e:
         _fail(str(e))
         return
+    if dest.is_dir() or not dest.suffix:  # a directory: the release goes in as release-<seed>.json
+        dest.mkdir(parents=True, exist_ok=True)
+        dest = dest / f"release-{seed}.json"
     dest.write_text(dump_release(release), encoding="utf-8")
-    n = len(release["chains"])
-    out.print(f"wrote {dest}: {n} chains, {n * release['layers']} hidden rules — [bold]uncertified[/]")
+    n, n_domains = len(release["chains"]), len(release["domains"])
+    out.print(f"wrote {dest}: {n} chains, {n_domains} domains, {n * release['layers']} rules — [bold]uncertified[/]")
 
 
 @clr_app.command("certify")

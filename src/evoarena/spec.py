@@ -68,6 +68,7 @@ class MethodSpec(_Strict):
     name: str
     label: str | None = None  # condition name in reports; defaults to name
     params: dict[str, Any] = Field(default_factory=dict)
+    roles: dict[str, str] = Field(default_factory=dict)  # per-condition role -> model overrides
 
     @property
     def condition(self) -> str:
@@ -100,6 +101,10 @@ class ExperimentSpec(_Strict):
         for role, model in self.roles.items():
             if model not in self.models:
                 raise ValueError(f"roles.{role}: unknown model {model!r} (known: {sorted(self.models)})")
+        for i, m in enumerate(self.methods):
+            for role, model in m.roles.items():
+                if model not in self.models:
+                    raise ValueError(f"methods.{i}.roles.{role}: unknown model {model!r}")
         if not self.methods:
             raise ValueError("methods: at least one method is needed")
         conditions = [m.condition for m in self.methods]
@@ -125,8 +130,12 @@ class ExperimentSpec(_Strict):
         roles = {role: name for role in self.roles}
         return self.model_copy(update={"models": models, "roles": roles})
 
+    def roles_for(self, method: MethodSpec) -> dict[str, str]:
+        """The role -> model map one condition uses: the spec's, with the method's overrides."""
+        return {**self.roles, **method.roles}
+
     def derived_evidence(self) -> Evidence:
-        used = {self.models[m].backend for m in self.roles.values()}
+        used = {self.models[m].backend for meth in self.methods for m in self.roles_for(meth).values()}
         if "scripted" in used:
             return "mechanism"
         return self.evidence or "scaled"

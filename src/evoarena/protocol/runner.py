@@ -15,7 +15,7 @@ from evoarena.protocol.cell import CellPlan, CellRunner, Progress
 from evoarena.protocol.curriculum import CurriculumCellRunner
 from evoarena.protocol.evaluate import Evaluator
 from evoarena.protocol.splits import split_tasks
-from evoarena.spec import ExperimentSpec
+from evoarena.spec import ExperimentSpec, MethodSpec
 from evoarena.store import RunStore, now_iso
 
 
@@ -43,12 +43,13 @@ def default_run_dir(spec: ExperimentSpec, root: Path = Path("runs")) -> Path:
 
 
 def plan_cells(spec: ExperimentSpec) -> list[CellPlan]:
-    solver_model = spec.roles.get("solver", next(iter(spec.roles.values())))
-    return [
-        CellPlan(f"{m.condition}__{solver_model}__s{seed}", m.condition, m, solver_model, seed)
-        for seed in spec.seeds
-        for m in spec.methods
-    ]
+    plans = []
+    for seed in spec.seeds:
+        for m in spec.methods:
+            roles = spec.roles_for(m)
+            solver = roles.get("solver", next(iter(roles.values())))
+            plans.append(CellPlan(f"{m.condition}__{solver}__s{seed}", m.condition, m, solver, seed))
+    return plans
 
 
 def _isolation() -> str:
@@ -94,11 +95,11 @@ def run_experiment(
             benchmark.update_note(m.params.get("update_note"), task)
     cache = cache if cache is not None else ResponseCache()
     backends: dict[str, Backend] = {}
-    for model_name in dict.fromkeys(spec.roles.values()):  # unmapped roles fall back to the solver's model
+    for model_name in dict.fromkeys(m for meth in spec.methods for m in spec.roles_for(meth).values()):
         backends[model_name] = build_backend(spec.models[model_name])
 
     def run_cell(plan: CellPlan) -> str:
-        models = _role_models(spec, store, cache, backends, plan.seed)
+        models = _role_models(spec, plan.method, store, cache, backends, plan.seed)
         runner = CurriculumCellRunner if benchmark.protocol == "curriculum" else CellRunner
         return runner(plan, spec=spec, store=store, benchmark=benchmark, practice=practice,
                           evaluator=evaluator, models=models, progress=progress).run()
@@ -119,13 +120,19 @@ def run_experiment(
 
 
 def _role_models(
-    spec: ExperimentSpec, store: RunStore, cache: ResponseCache, backends: dict[str, Backend], seed: int
+    spec: ExperimentSpec,
+    method: MethodSpec,
+    store: RunStore,
+    cache: ResponseCache,
+    backends: dict[str, Backend],
+    seed: int,
 ) -> dict[str, RoleModel]:
     """Every role the spec maps, plus any role a method needs: those fall back to the solver's model."""
     out: dict[str, RoleModel] = {}
-    needed = {r for m in spec.methods for r in METHODS[m.name].roles if m.name in METHODS}
-    fallback = spec.roles.get("solver", next(iter(spec.roles.values())))
-    roles = {**{r: fallback for r in sorted(needed)}, **spec.roles}
+    mapped = spec.roles_for(method)
+    needed = set(METHODS[method.name].roles) if method.name in METHODS else set()
+    fallback = mapped.get("solver", next(iter(mapped.values())))
+    roles = {**{r: fallback for r in sorted(needed)}, **mapped}
     for role, model_name in roles.items():
         gen: dict[str, Any] = dict(spec.gen.get(role, {}))
         gen["stop"] = tuple(gen.get("stop", ()))

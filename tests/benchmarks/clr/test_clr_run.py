@@ -106,7 +106,7 @@ def test_results_carry_the_clr_views(tmp_path: Path) -> None:
     listed = views["conditions"]["reflexion"]["states"]
     assert listed["revealed_member_share"] > 0 and listed["names_class_share"] == 0.0  # lists members, never the class
     html = (tmp_path / "run" / "report.html").read_text()
-    assert "CLR: accuracy per layer" in html and html.count("data:image/png;base64,") >= 2
+    assert "CLR: accuracy per layer" in html and html.count("data:image/png;base64,") >= 3
 
 
 def test_class_name_references() -> None:
@@ -120,3 +120,17 @@ def test_class_name_references() -> None:
     assert "What the labels stand for:" in layer2.prompt and "stands for:" in layer2.prompt
     plain = [t for t in build_benchmark("clr", {"chains": 1}).build() if t.split == "train"][1]
     assert "stands for" not in plain.prompt
+
+
+def test_the_three_scripted_solvers_make_the_metrics_meaningful(tmp_path: Path) -> None:
+    models = {n: {"backend": "scripted", "model": p, "max_retries": 0} for n, p in
+              [("lister", "clr-student"), ("knower", "clr-class-knower"), ("overgen", "clr-attribute-overgeneraliser")]}
+    methods = [{"name": "frozen", "label": n, "roles": {"solver": n}} for n in models]
+    spec = clr_spec(models=models, methods=methods, roles={"solver": "lister"},
+                    benchmark={"name": "clr", "params": {"chains": 2}})
+    views = run_experiment(spec, tmp_path / "run")["views"]["clr"]["conditions"]
+    assert views["lister"]["layer_accuracy"] == {"1": 0.8, "2": 0.6, "3": 0.4, "4": 0.2}
+    assert views["lister"]["inc_u"]["rate"] == 0.0
+    assert set(views["knower"]["layer_accuracy"].values()) == {1.0}
+    assert views["knower"]["inc_u"]["rate"] == 1.0 and views["knower"]["exc"]["rate"] == 1.0
+    assert views["overgen"]["exc"]["rate"] < 0.5

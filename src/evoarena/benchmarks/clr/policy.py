@@ -1,4 +1,7 @@
-"""`clr-student`: a scripted CLR agent for mechanism tests (evidence: mechanism).
+"""Scripted CLR agents for mechanism tests (evidence: mechanism): `clr-student` (the exception-lister),
+`clr-class-knower` (reads the roster) and `clr-attribute-overgeneraliser` (excludes by a shared attribute).
+
+`clr-student`:
 
 As solver it writes a program that excludes each rule's example plus every value its prompt states "belongs
 to" that rule's label (from reflections or history): an exception list, never a class. As reflector it
@@ -65,3 +68,64 @@ def clr_student(messages: Sequence[Message], params: GenParams) -> str:
         if label in field_of:
             excluded[field_of[label]].add(value)
     return f"```python\n{exclusion_program(entity.group('entity'), excluded)}```\n"
+
+
+def _rules_and_entity(text: str) -> tuple[list[re.Match[str]], str | None]:
+    ent = _ENTITY.search(text)
+    return list(_RULE.finditer(text)), ent.group("entity") if ent else None
+
+
+def _described(text: str) -> list[str]:
+    """Values listed under "Values that may appear in the inputs" (a value may itself contain ': ')."""
+    from evoarena.benchmarks.clr.library import shipped_library
+
+    known = {v for u in shipped_library().universes.values() for v in u.values}
+    block = text.split("Values that may appear in the inputs:", 1)[-1].split("\n\n", 1)[0]
+    out = []
+    for line in block.splitlines():
+        body = line[2:] if line.startswith("- ") else line
+        cuts = [i for i in range(len(body)) if body.startswith(": ", i) and body[:i] in known]
+        if cuts:
+            out.append(body[: cuts[-1]])
+    return out
+
+
+@register_policy("clr-class-knower")
+def clr_class_knower(messages: Sequence[Message], params: GenParams) -> str:
+    """Reads the hidden class from the shipped default release (a mechanism oracle: it knows the roster)."""
+    from evoarena.benchmarks.clr.library import shipped_library
+    from evoarena.benchmarks.clr.release import build_release
+
+    text = "\n".join(m.content for m in messages)
+    rules, entity = _rules_and_entity(text)
+    if not rules or entity is None:
+        return "I cannot find the task."
+    lib = shipped_library()
+    slots = {(s["label"], s["example"]): s for c in build_release(0)["chains"] for s in c["slots"]}
+    excluded: dict[str, set[str]] = {}
+    for m in rules:
+        slot = slots.get((m.group("label"), m.group("example")))
+        members = set(lib.rosters[slot["class_id"]].members) if slot else {m.group("example")}
+        excluded.setdefault(m.group("field"), set()).update(members)
+    return f"```python\n{exclusion_program(entity, excluded)}```\n"
+
+
+@register_policy("clr-attribute-overgeneraliser")
+def clr_attribute_overgeneraliser(messages: Sequence[Message], params: GenParams) -> str:
+    """Excludes every described value whose description opens like the example's (e.g. 'Airline of …',
+    'European country …'): an attribute rule instead of the class, so it drops look-alike non-members."""
+    from evoarena.benchmarks.clr.library import shipped_library
+
+    text = "\n".join(m.content for m in messages)
+    rules, entity = _rules_and_entity(text)
+    if not rules or entity is None:
+        return "I cannot find the task."
+    descriptions = {v: d for u in shipped_library().universes.values() for v, d in u.values.items()}
+    described = _described(text)
+    excluded: dict[str, set[str]] = {}
+    for m in rules:
+        example = m.group("example")
+        attribute = descriptions.get(example, "").split(" ")[0]
+        same = {v for v in described if descriptions.get(v, "").split(" ")[0] == attribute}
+        excluded.setdefault(m.group("field"), set()).update(same | {example})
+    return f"```python\n{exclusion_program(entity, excluded)}```\n"

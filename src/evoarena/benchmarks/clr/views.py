@@ -58,7 +58,31 @@ def clr_views(stages: Sequence[dict[str, Any]], evidence: str) -> dict[str, Any]
         "frozen_ladder": {str(k): v for k, v in FROZEN_LADDER.items()},
         "conditions": per_condition,
         "plot": _layer_plot(per_condition, evidence) if per_condition else None,
+        "scatter": _scatter(per_condition, evidence) if per_condition else None,
     }
+
+
+def _scatter(per_condition: dict[str, Any], evidence: str) -> str:
+    """Generalisation (inc_u: unseen members excluded) against specificity (exc: non-members kept), as the
+    paper's Fig. 4: the top-right corner is a learned class; bottom-right an exception list; top-left an
+    over-general rule."""
+    fig = Figure(figsize=(5.5, 5.0))
+    ax = fig.add_subplot(1, 1, 1)
+    for cond, v in per_condition.items():
+        x, y = v["inc_u"]["rate"], v["exc"]["rate"]
+        if x is not None and y is not None:
+            ax.scatter([x], [y], s=50)
+            ax.annotate(cond, (x, y), textcoords="offset points", xytext=(5, 5), fontsize=8)
+    ax.set_xlim(-0.05, 1.05)
+    ax.set_ylim(-0.05, 1.05)
+    ax.set_xlabel("inc_u (unseen members excluded)")
+    ax.set_ylabel("exc (non-members kept)")
+    ax.set_title(
+        f"Generalisation vs specificity\n{evidence_label(evidence)}",
+        fontsize=10,
+        color="#b00020" if evidence == "mechanism" else "black",
+    )
+    return png_base64(fig)
 
 
 def _layer_plot(per_condition: dict[str, Any], evidence: str) -> str:
