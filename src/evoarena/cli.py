@@ -1,4 +1,4 @@
-"""The `evoarena` command line: run, report, show, versions, diff, calls, checkout, rollback, ls."""
+"""The `evoarena` command line: run, report, show, versions, diff, calls, checkout, rollback, ls (and `clr …`)."""
 
 from __future__ import annotations
 
@@ -8,37 +8,16 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from evoarena.cli_clr import clr_app
+from evoarena.cli_common import JsonOpt, RunDirArg, emit_json, err, fail, open_run, out
 from evoarena.harness import diff_trees, lineage, load_tree, resolve_version, rollback
 from evoarena.spec import SpecError, load_spec
 from evoarena.store import DB_NAME, RunStore
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="evoarena: evolve and compare agent harnesses.")
-out = Console()
-err = Console(stderr=True)
-
-JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
-RunDirArg = Annotated[Path, typer.Argument(help="A run directory (holds run.sqlite).")]
-
-
-def _fail(message: str, code: int = 2) -> None:
-    err.print(f"[bold red]error:[/] {message}")
-    raise typer.Exit(code)
-
-
-def _open(run_dir: Path) -> RunStore:
-    try:
-        return RunStore.open_existing(run_dir)
-    except FileNotFoundError as e:
-        _fail(str(e))
-        raise  # unreachable
-
-
-def _emit_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
 
 
 @app.command()
@@ -60,7 +39,7 @@ def run(
         if seeds:
             spec = spec.model_copy(update={"seeds": [int(s) for s in seeds.split(",")]})
     except (SpecError, ValueError) as e:
-        _fail(str(e))
+        fail(str(e))
         return
     target = run_dir or default_run_dir(spec)
     evidence = spec.derived_evidence()
@@ -83,10 +62,10 @@ def run(
         try:
             results = run_experiment(spec, target, progress=progress, cells_in_parallel=parallel)
         except (RunDirConflict, SpecError, ValueError, RuntimeError) as e:
-            _fail(str(e))
+            fail(str(e))
             return
     if as_json:
-        _emit_json({"run_dir": str(target), **results})
+        emit_json({"run_dir": str(target), **results})
     else:
         _print_results(results)
         out.print(f"wrote {target / 'results.json'} and {target / 'report.html'}")
@@ -129,9 +108,9 @@ def report(run_dir: RunDirArg, as_json: JsonOpt = False) -> None:
     """Rebuild results.json and report.html from the run store."""
     from evoarena.report.collect import rebuild_report
 
-    results = rebuild_report(_open(run_dir))
+    results = rebuild_report(open_run(run_dir))
     if as_json:
-        _emit_json(results)
+        emit_json(results)
     else:
         _print_results(results)
         out.print(f"wrote {run_dir / 'results.json'} and {run_dir / 'report.html'}")
@@ -140,7 +119,7 @@ def report(run_dir: RunDirArg, as_json: JsonOpt = False) -> None:
 @app.command()
 def show(run_dir: RunDirArg, as_json: JsonOpt = False) -> None:
     """The run: spec, evidence, cells with their selected versions, and call totals."""
-    store = _open(run_dir)
+    store = open_run(run_dir)
     run_row = store.run() or {}
     calls = store.query(
         "SELECT role, COUNT(*) AS calls, SUM(cached) AS cached, SUM(error IS NOT NULL) AS errors,"
@@ -155,7 +134,7 @@ def show(run_dir: RunDirArg, as_json: JsonOpt = False) -> None:
         "calls_by_role": calls,
     }
     if as_json:
-        _emit_json(data)
+        emit_json(data)
         return
     out.print(
         f"[bold]{run_row.get('name')}[/] status={run_row.get('status')} evidence={run_row.get('evidence')} "
@@ -186,11 +165,11 @@ def show(run_dir: RunDirArg, as_json: JsonOpt = False) -> None:
 @app.command()
 def versions(run_dir: RunDirArg, cell: Annotated[str | None, typer.Option()] = None, as_json: JsonOpt = False) -> None:
     """Harness versions (lineage) of every cell, or of one."""
-    store = _open(run_dir)
+    store = open_run(run_dir)
     cells = [cell] if cell else [c["cell"] for c in store.cells()]
     data = {c: lineage(store, c) for c in cells}
     if as_json:
-        _emit_json(data)
+        emit_json(data)
         return
     for c, rows in data.items():
         t = Table(title=c)
@@ -205,11 +184,11 @@ def versions(run_dir: RunDirArg, cell: Annotated[str | None, typer.Option()] = N
 @app.command()
 def diff(run_dir: RunDirArg, v1: str, v2: str) -> None:
     """Unified diff between two harness versions (ids or unique prefixes)."""
-    store = _open(run_dir)
+    store = open_run(run_dir)
     try:
         a, b = resolve_version(store, v1), resolve_version(store, v2)
     except KeyError as e:
-        _fail(str(e.args[0]))
+        fail(str(e.args[0]))
         return
     sys.stdout.write(diff_trees(load_tree(store, a), load_tree(store, b), a[:12], b[:12]))
 
@@ -217,10 +196,10 @@ def diff(run_dir: RunDirArg, v1: str, v2: str) -> None:
 @app.command()
 def calls(run_dir: RunDirArg, limit: int = 50, as_json: JsonOpt = False) -> None:
     """The call ledger, newest last."""
-    store = _open(run_dir)
+    store = open_run(run_dir)
     rows = store.query("SELECT * FROM (SELECT * FROM calls ORDER BY id DESC LIMIT ?) ORDER BY id", [limit])
     if as_json:
-        _emit_json(rows)
+        emit_json(rows)
         return
     t = Table(title=f"last {len(rows)} calls")
     for col in ("id", "cell", "phase", "role", "model_id", "in", "out", "latency", "cached", "error"):
@@ -246,9 +225,9 @@ def checkout(run_dir: RunDirArg, version: str, dest: Path) -> None:
     """Write a harness version's files into DEST (which must be empty or absent)."""
     from evoarena.harness import HarnessWorkspace
 
-    store = _open(run_dir)
+    store = open_run(run_dir)
     if dest.exists() and any(dest.iterdir()):
-        _fail(f"{dest} is not empty")
+        fail(f"{dest} is not empty")
     vid = resolve_version(store, version)
     ws = HarnessWorkspace(dest)
     for rel, text in load_tree(store, vid).items():
@@ -259,11 +238,11 @@ def checkout(run_dir: RunDirArg, version: str, dest: Path) -> None:
 @app.command(name="rollback")
 def rollback_cmd(run_dir: RunDirArg, cell: str, version: str) -> None:
     """Put an earlier version back into a cell's working harness (recorded as an event)."""
-    store = _open(run_dir)
+    store = open_run(run_dir)
     try:
         vid = rollback(store, cell, version)
     except KeyError as e:
-        _fail(str(e.args[0]))
+        fail(str(e.args[0]))
         return
     out.print(f"{cell}: rolled back to {vid[:12]}")
 
@@ -284,7 +263,7 @@ def list_runs(root: Annotated[Path, typer.Argument()] = Path("runs"), as_json: J
             }
         )
     if as_json:
-        _emit_json(rows)
+        emit_json(rows)
         return
     t = Table(title=str(root))
     for col in ("run_dir", "name", "status", "evidence", "started_at"):
@@ -294,76 +273,7 @@ def list_runs(root: Annotated[Path, typer.Argument()] = Path("runs"), as_json: J
     out.print(t)
 
 
-clr_app = typer.Typer(no_args_is_help=True, help="CLR-Bench: build (and, later, certify) releases.")
 app.add_typer(clr_app, name="clr")
-
-
-@clr_app.command("build")
-def clr_build(
-    dest: Annotated[Path, typer.Option("--out", help="Where to write the release JSON.")] = Path("clr-release.json"),
-    seed: int = 0,
-    chains_per_domain: int = 2,
-    domains: Annotated[Path | None, typer.Option(help="Your own domains YAML (format: clr/data/domains.yaml).")] = None,
-) -> None:
-    """Build an (uncertified) CLR release from the shipped roster library and domains (or yours)."""
-    from evoarena.benchmarks.clr import LibraryError, build_release, dump_release, parse_domains, shipped_library
-
-    try:
-        doms = parse_domains(domains.read_text("utf-8"), shipped_library()) if domains else None
-        release = build_release(seed, chains_per_domain=chains_per_domain, domains=doms)
-    except (LibraryError, OSError, KeyError, TypeError) as e:
-        _fail(str(e))
-        return
-    if dest.is_dir() or not dest.suffix:  # a directory: the release goes in as release-<seed>.json
-        dest.mkdir(parents=True, exist_ok=True)
-        dest = dest / f"release-{seed}.json"
-    dest.write_text(dump_release(release), encoding="utf-8")
-    n, n_domains = len(release["chains"]), len(release["domains"])
-    out.print(f"wrote {dest}: {n} chains, {n_domains} domains, {n * release['layers']} rules — [bold]uncertified[/]")
-
-
-@clr_app.command("certify")
-def clr_certify(
-    spec_path: Annotated[Path, typer.Argument(help="A spec whose `models` holds the model to certify against.")],
-    model: Annotated[str, typer.Option(help="Key of the model in the spec's `models`.")],
-    release_path: Annotated[
-        Path | None, typer.Option("--release", help="Release JSON (default: build seed 0).")
-    ] = None,
-    dest: Annotated[Path, typer.Option("--out", help="Where to write the certified release.")] = Path(
-        "clr-release.cert.json"
-    ),
-    replace: Annotated[
-        bool, typer.Option(help="Redraw failing slots (seed 003: failed candidates are replaced).")
-    ] = True,
-    run_dir: Annotated[Path, typer.Option(help="Run store for the probes' ledger.")] = Path("runs/clr-certify"),
-) -> None:
-    """Run the four probes (Known, Hidden, Learnable, Solvable) against MODEL and write a certified release."""
-    from evoarena.benchmarks.clr import build_release, certify_release, dump_release, shipped_library
-    from evoarena.models import CallScope, ResponseCache, RoleModel, build_backend
-
-    try:
-        spec = load_spec(spec_path)
-    except SpecError as e:
-        _fail(str(e))
-        return
-    if model not in spec.models:
-        _fail(f"--model: unknown model {model!r} (known: {sorted(spec.models)})")
-    release = json.loads(release_path.read_text("utf-8")) if release_path else build_release(0)
-    mspec = spec.models[model]
-    certifier = RoleModel(
-        role="certifier",
-        model_name=model,
-        backend=build_backend(mspec),
-        spec=mspec,
-        store=RunStore(run_dir),
-        cache=ResponseCache(),
-    ).scoped(CallScope(phase="certify"))
-    certified = certify_release(release, shipped_library(), certifier, replace=replace)
-    dest.write_text(dump_release(certified), encoding="utf-8")
-    failed = len(certified["certification"]["failed"])
-    out.print(
-        f"wrote {dest}: certified={certified['certified']} ({failed} slot(s) failed) against {mspec.backend}:{model}"
-    )
 
 
 if __name__ == "__main__":  # pragma: no cover

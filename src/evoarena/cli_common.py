@@ -1,0 +1,36 @@
+"""Console, shared option types and error exit used by every CLI module."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from evoarena.store import RunStore
+
+out = Console()
+err = Console(stderr=True)
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
+RunDirArg = Annotated[Path, typer.Argument(help="A run directory (holds run.sqlite).")]
+
+
+def fail(message: str, code: int = 2) -> None:
+    err.print(f"[bold red]error:[/] {message}")
+    raise typer.Exit(code)
+
+
+def open_run(run_dir: Path) -> RunStore:
+    try:
+        return RunStore.open_existing(run_dir)
+    except FileNotFoundError as e:
+        fail(str(e))
+        raise  # unreachable
+
+
+def emit_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
