@@ -1,12 +1,13 @@
 """Evolution methods, one module each."""
 
+from evoarena.methods.ace import Ace
 from evoarena.methods.base import Method, render_prompt
 from evoarena.methods.bootstrap_fewshot import BootstrapFewShot
 from evoarena.methods.frozen import Frozen
 from evoarena.methods.history import History
 from evoarena.methods.reflexion import Reflexion
 
-METHODS: dict[str, type[Method]] = {m.name: m for m in (Frozen, History, Reflexion, BootstrapFewShot)}
+METHODS: dict[str, type[Method]] = {m.name: m for m in (Frozen, History, Reflexion, BootstrapFewShot, Ace)}
 
 
 def build_method(name: str, params: dict[str, object]) -> Method:
@@ -15,4 +16,14 @@ def build_method(name: str, params: dict[str, object]) -> Method:
     return METHODS[name](**params)
 
 
-__all__ = ["METHODS", "BootstrapFewShot", "Frozen", "History", "Method", "Reflexion", "build_method", "render_prompt"]
+__all__ = [
+    "METHODS",
+    "Ace",
+    "BootstrapFewShot",
+    "Frozen",
+    "History",
+    "Method",
+    "Reflexion",
+    "build_method",
+    "render_prompt",
+]

@@ -1,0 +1,201 @@
+"""`ace` (Zhang et al., 2025, Agentic Context Engineering): generator → reflector → curator over a playbook.
+
+State: `memory/playbook.md` (7 `## SECTION`s of `[slug-00042] helpful=H harmful=K :: content` bullets) and
+`memory/ace_state.json` (the global bullet-id counter). Differences from the released code are in docs/methods/ace.md.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from evoarena.benchmarks.base import TaskView, TestSplitLocked
+from evoarena.harness import HarnessWorkspace, Manifest
+from evoarena.methods.ace_playbook import (
+    SECTIONS,
+    Playbook,
+    apply_operations,
+    apply_tags,
+    extract_json,
+    parse_playbook,
+    render_playbook,
+)
+from evoarena.methods.base import Method, render_prompt
+from evoarena.models import GenParams, Message, ModelCallError
+from evoarena.protocol.context import PracticeContext
+from evoarena.protocol.solve import Attempt
+
+PLAYBOOK = "memory/playbook.md"
+STATE = "memory/ace_state.json"
+REFLECTION = "memory/ace_reflection.md"  # only in the custom tree of a generator re-run, never in the harness
+REFLECTION_KEYS = ("error_identification", "root_cause_analysis", "correct_approach", "key_insight")
+
+
+def cited_ids(output: str) -> list[str]:
+    """`bullet_ids` from the solver's output when it answered in JSON; otherwise none are cited."""
+    data = extract_json(output)
+    ids = data.get("bullet_ids") if data else None
+    return [str(i) for i in ids] if isinstance(ids, list) else []
+
+
+def reflection_text(reflection: Mapping[str, Any]) -> str:
+    return "\n".join(f"{k}: {reflection[k]}" for k in REFLECTION_KEYS if reflection.get(k))
+
+
+class Ace(Method):
+    name = "ace"
+    roles = ("solver", "reflector", "curator")
+    defaults = {
+        "max_reflector_rounds": 3,
+        "curator_frequency": 1,
+        "token_budget": 80000,
+        "use_ground_truth": False,
+        "reflector_max_tokens": 1024,
+        "curator_max_tokens": 1024,
+    }
+
+    def initialize(self, ws: HarnessWorkspace, system_prompt: str, solver_params: GenParams) -> None:
+        super().initialize(ws, system_prompt, solver_params)
+        ws.write(PLAYBOOK, render_playbook(Playbook()))
+        ws.write(STATE, json.dumps({"next_id": 1}) + "\n")
+
+    def context(self, tree: Mapping[str, str], task: TaskView) -> str:
+        playbook = tree.get(PLAYBOOK, "")
+        return render_prompt(
+            "ace_context.md",
+            bullets=bool(parse_playbook(playbook).bullets()),
+            playbook=playbook,
+            reflection=tree.get(REFLECTION, "").strip(),
+        )
+
+    # -- state ------------------------------------------------------------------------------------------------
+
+    @staticmethod
+    def _load(ctx: PracticeContext) -> tuple[Playbook, int]:
+        pb = parse_playbook(ctx.harness.read(PLAYBOOK, default=""))
+        try:
+            next_id = int(json.loads(ctx.harness.read(STATE, default="{}")).get("next_id", 1))
+        except (json.JSONDecodeError, AttributeError, TypeError, ValueError):
+            next_id = 1
+        return pb, max(next_id, pb.max_number() + 1)
+
+    @staticmethod
+    def _save(ctx: PracticeContext, pb: Playbook, next_id: int) -> None:
+        ctx.harness.write(PLAYBOOK, render_playbook(pb))
+        ctx.harness.write(STATE, json.dumps({"next_id": next_id}) + "\n")
+
+    # -- roles ------------------------------------------------------------------------------------------------
+
+    def _call(self, ctx: PracticeContext, role: str, prompt: str, max_tokens: int) -> tuple[str, str | None] | None:
+        """(text, finish_reason) of one call with the update note in front; None on a provider error."""
+        if ctx.update_note:
+            prompt = f"{ctx.update_note.strip()}\n\n{prompt}"
+        model = ctx.model(role)
+        params = replace(model.default_params, max_tokens=max_tokens)
+        try:
+            out = model.complete([Message("user", prompt)], params)
+        except ModelCallError:
+            return None
+        return out.text, out.finish_reason
+
+    def _reflect(
+        self, ctx: PracticeContext, task: TaskView, attempt: Attempt, feedback: str, pb: Playbook
+    ) -> dict[str, Any] | None:
+        ground_truth = None
+        if self.params["use_ground_truth"]:
+            try:
+                ground_truth = ctx.label(task)
+            except TestSplitLocked:
+                ground_truth = None
+        cited = [b for b in (pb.find(i) for i in cited_ids(attempt.text)) if b is not None]
+        prompt = render_prompt(
+            "ace_reflect.md",
+            question=task.prompt,
+            output=attempt.text.strip(),
+            answer=attempt.answer,
+            ground_truth=ground_truth,
+            feedback=feedback,
+            cited="\n".join(b.line() for b in cited) or "(none)",
+        )
+        got = self._call(ctx, "reflector", prompt, int(self.params["reflector_max_tokens"]))
+        if got is None:
+            return None
+        data = extract_json(got[0])
+        if data is None:
+            why = "reflector output cut off at max_tokens" if got[1] == "length" else "no JSON object in output"
+            ctx.reject("ace_reflection", got[0], why)
+        return data
+
+    def _curate(
+        self, ctx: PracticeContext, task: TaskView, pb: Playbook, next_id: int, reflection: Mapping[str, Any]
+    ) -> tuple[list[str], int]:
+        prompt = render_prompt(
+            "ace_curate.md",
+            token_budget=self.params["token_budget"],
+            step=ctx.step + 1,
+            total=len(ctx.train),
+            stats=json.dumps(pb.stats()),
+            reflection=json.dumps(dict(reflection), ensure_ascii=False, indent=1) if reflection else "(empty)",
+            playbook=render_playbook(pb),
+            question=task.prompt,
+            sections=", ".join(SECTIONS),
+        )
+        got = self._call(ctx, "curator", prompt, int(self.params["curator_max_tokens"]))
+        if got is None:
+            return [], next_id
+        data = extract_json(got[0])
+        if data is None or not isinstance(data.get("operations"), list):
+            why = "no JSON object in output" if data is None else "JSON has no 'operations' list"
+            ctx.reject("ace_curation", got[0], why)
+            return [], next_id
+        added, next_id = apply_operations(pb, data["operations"], next_id)
+        return [b.id for b in added], next_id
+
+    # -- one practice step ------------------------------------------------------------------------------------
+
+    def practice(self, ctx: PracticeContext, task: TaskView) -> Manifest | None:
+        pb, next_id = self._load(ctx)
+        before = render_playbook(pb)
+        attempt = ctx.solve(task)
+        if attempt.error:
+            return None
+        fb = ctx.feedback(task, attempt)
+        reflection: dict[str, Any] = {}
+        tagged = 0
+        if fb.passed:  # right: the reflector runs once and only the counters update
+            data = self._reflect(ctx, task, attempt, fb.message, pb)
+            if data is not None:
+                reflection = data
+                tagged += apply_tags(pb, data.get("bullet_tags"))
+        else:
+            for round_ in range(int(self.params["max_reflector_rounds"])):
+                data = self._reflect(ctx, task, attempt, fb.message, pb)
+                if data is None:
+                    break
+                reflection = data
+                tagged += apply_tags(pb, data.get("bullet_tags"))
+                if ctx.attempt_limit is not None and len(ctx.attempt_rows) >= ctx.attempt_limit:
+                    break  # no attempts left for a re-run: curate with this reflection
+                self._save(ctx, pb, next_id)  # the re-run sees the updated counters
+                tree = {**ctx.harness.tree(), REFLECTION: reflection_text(reflection)}
+                attempt = ctx.solve(task, tree=tree, sample_index=round_ + 1)
+                if attempt.error:
+                    break
+                fb = ctx.feedback(task, attempt)
+                if fb.passed:
+                    break
+        added: list[str] = []
+        if (ctx.step + 1) % max(1, int(self.params["curator_frequency"])) == 0:
+            added, next_id = self._curate(ctx, task, pb, next_id, reflection)
+        self._save(ctx, pb, next_id)
+        if render_playbook(pb) == before:
+            return None
+        what = [f"add {', '.join(added)}"] if added else []
+        what += [f"{tagged} counter update(s)"] if tagged else []
+        return Manifest(
+            intent=f"ace playbook: {'; '.join(what)}",
+            evidence=f"{'passed' if fb.passed else 'failed'} attempt on {task.id}",
+            expected_fixes=[task.id] if added else [],
+        )
