@@ -3,11 +3,14 @@
 from evoarena.methods.ace import Ace
 from evoarena.methods.base import Method, render_prompt
 from evoarena.methods.bootstrap_fewshot import BootstrapFewShot
+from evoarena.methods.dynamic_cheatsheet import DynamicCheatsheet
 from evoarena.methods.frozen import Frozen
 from evoarena.methods.history import History
 from evoarena.methods.reflexion import Reflexion
 
-METHODS: dict[str, type[Method]] = {m.name: m for m in (Frozen, History, Reflexion, BootstrapFewShot, Ace)}
+METHODS: dict[str, type[Method]] = {
+    m.name: m for m in (Frozen, History, Reflexion, BootstrapFewShot, Ace, DynamicCheatsheet)
+}
 
 
 def build_method(name: str, params: dict[str, object]) -> Method:
@@ -20,6 +23,7 @@ __all__ = [
     "METHODS",
     "Ace",
     "BootstrapFewShot",
+    "DynamicCheatsheet",
     "Frozen",
     "History",
     "Method",

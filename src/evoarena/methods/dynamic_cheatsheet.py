@@ -1,0 +1,173 @@
+"""`dynamic_cheatsheet` (Suzgun et al., 2025): one evolving cheatsheet, rewritten wholesale by a curator.
+
+State: `memory/cheatsheet.md` (the sheet, "(empty)" at first), shown to the solver before every task; for the
+retrieval-synthesis variant also `memory/dc_pairs.jsonl`, the earlier (input, output) pairs to retrieve from.
+Differences from the released code are in docs/methods/dynamic_cheatsheet.md.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from evoarena.benchmarks.base import TaskView
+from evoarena.harness import HarnessWorkspace, Manifest
+from evoarena.methods.base import Method, render_prompt
+from evoarena.models import GenParams, Message, ModelCallError
+from evoarena.protocol.context import PracticeContext
+
+SHEET = "memory/cheatsheet.md"
+PAIRS = "memory/dc_pairs.jsonl"
+EMPTY = "(empty)"
+VARIANTS = ("cumulative", "retrieval_synthesis")
+RETRIEVER = "lexical-token-set-cosine"
+"""The only retriever so far; the released code embeds inputs and ranks by embedding cosine."""
+
+_TAG = re.compile(r"<cheatsheet>(.*?)</cheatsheet>", re.DOTALL)
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+@dataclass(frozen=True)
+class Pair:
+    input: str
+    output: str
+
+
+def read_sheet(tree: Mapping[str, str]) -> str:
+    return tree.get(SHEET, "").strip() or EMPTY
+
+
+def read_pairs(tree: Mapping[str, str]) -> list[Pair]:
+    pairs = []
+    for line in tree.get(PAIRS, "").splitlines():
+        if line.strip():
+            row = json.loads(line)
+            pairs.append(Pair(str(row["input"]), str(row["output"])))
+    return pairs
+
+
+def tokens(text: str) -> frozenset[str]:
+    return frozenset(_WORD.findall(text.lower()))
+
+
+def similarity(a: str, b: str) -> float:
+    """Cosine similarity of the two lowercase word sets (|A∩B| / sqrt(|A|·|B|)); 0 when either is empty."""
+    ta, tb = tokens(a), tokens(b)
+    if not ta or not tb:
+        return 0.0
+    return len(ta & tb) / math.sqrt(len(ta) * len(tb))
+
+
+def retrieve(pairs: list[Pair], query: str, top_k: int) -> list[tuple[int, float]]:
+    """(index, score) of the `top_k` most similar earlier pairs, best first; ties go to the earlier pair.
+    No threshold and no correctness filter, as released."""
+    scored = [(i, similarity(query, p.input)) for i, p in enumerate(pairs)]
+    scored.sort(key=lambda s: (-s[1], s[0]))
+    return scored[: max(top_k, 0)]
+
+
+def parse_sheet(raw: str) -> tuple[str | None, str]:
+    """The text inside the last `<cheatsheet>…</cheatsheet>`, or (None, reason) when it is missing or empty."""
+    found = _TAG.findall(raw)
+    if not found:
+        return None, "no <cheatsheet>…</cheatsheet> block in the curator output"
+    text = found[-1].strip()
+    if not text:
+        return None, "empty <cheatsheet> block"
+    return text, ""
+
+
+class DynamicCheatsheet(Method):
+    name = "dynamic_cheatsheet"
+    roles = ("solver", "curator")
+    defaults = {"variant": "cumulative", "top_k": 3, "max_tokens": 2048}
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        if self.params["variant"] not in VARIANTS:
+            raise ValueError(
+                f"methods.{self.name}.params.variant: {self.params['variant']!r} is not one of {', '.join(VARIANTS)}"
+            )
+        if int(self.params["top_k"]) < 1:
+            raise ValueError(f"methods.{self.name}.params.top_k: must be at least 1")
+        if int(self.params["max_tokens"]) < 1:
+            raise ValueError(f"methods.{self.name}.params.max_tokens: must be at least 1")
+
+    @property
+    def variant(self) -> str:
+        return str(self.params["variant"])
+
+    def initialize(self, ws: HarnessWorkspace, system_prompt: str, solver_params: GenParams) -> None:
+        super().initialize(ws, system_prompt, solver_params)
+        ws.write(SHEET, EMPTY + "\n")
+
+    def context(self, tree: Mapping[str, str], task: TaskView) -> str:
+        return render_prompt("dc_context.md", sheet=read_sheet(tree))
+
+    def practice(self, ctx: PracticeContext, task: TaskView) -> Manifest | None:
+        if self.variant == "cumulative":
+            return self._cumulative(ctx, task)
+        return self._retrieval_synthesis(ctx, task)
+
+    # --- DC-Cumulative: generate with the current sheet, then the curator rewrites it ---
+    def _cumulative(self, ctx: PracticeContext, task: TaskView) -> Manifest | None:
+        if ctx.attempt_limit is not None and ctx.attempt_limit < 1:
+            return None
+        old = read_sheet(ctx.harness.tree())
+        attempt = ctx.solve(task)
+        if attempt.error:
+            return None
+        prompt = render_prompt("dc_curate_cumulative.md", question=task.prompt, output=attempt.text.strip(), sheet=old)
+        new = self._curate(ctx, prompt)
+        if new is None or new == old:
+            return None
+        ctx.harness.write(SHEET, new + "\n")
+        return Manifest(intent="replace the cheatsheet (DC-Cumulative curator)", evidence=f"solver output on {task.id}")
+
+    # --- DC-RS: retrieve similar earlier pairs, curate before generating, then generate ---
+    def _retrieval_synthesis(self, ctx: PracticeContext, task: TaskView) -> Manifest | None:
+        tree = ctx.harness.tree()
+        old = read_sheet(tree)
+        pairs = read_pairs(tree)
+        hits = retrieve(pairs, task.prompt, int(self.params["top_k"]))
+        ctx.log("dc_retrieval", {
+            "task_id": task.id, "retriever": RETRIEVER, "pool": len(pairs),
+            "retrieved": [{"index": i, "score": round(s, 6)} for i, s in hits],
+        })
+        changed = []
+        prompt = render_prompt("dc_curate_rs.md", sheet=old, pairs=[pairs[i] for i, _ in hits], question=task.prompt)
+        new = self._curate(ctx, prompt)
+        if new is not None and new != old:
+            ctx.harness.write(SHEET, new + "\n")
+            changed.append("cheatsheet")
+        if ctx.attempt_limit is None or ctx.attempt_limit >= 1:
+            attempt = ctx.solve(task)  # generation sees the freshly curated sheet
+            if not attempt.error:
+                row = json.dumps({"task_id": task.id, "input": task.prompt, "output": attempt.text.strip()})
+                ctx.harness.append(PAIRS, row + "\n")
+                changed.append("pairs")
+        if not changed:
+            return None
+        return Manifest(
+            intent=f"DC-RS: update {' and '.join(changed)}",
+            evidence=f"curated before {task.id} with {len(hits)} retrieved pair(s) ({RETRIEVER})",
+        )
+
+    def _curate(self, ctx: PracticeContext, prompt: str) -> str | None:
+        """One curator call; the new sheet, or None (recorded as a rejection) when the output is unusable."""
+        if ctx.update_note:
+            prompt = f"{ctx.update_note.strip()}\n\n{prompt}"
+        curator = ctx.model("curator")
+        params = replace(curator.default_params, max_tokens=int(self.params["max_tokens"]))
+        try:
+            out = curator.complete([Message("user", prompt)], params)
+        except ModelCallError:
+            return None
+        sheet, why = parse_sheet(out.text)
+        if sheet is None:
+            ctx.reject("cheatsheet", out.text, why)
+        return sheet
