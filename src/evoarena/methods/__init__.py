@@ -7,9 +7,10 @@ from evoarena.methods.dynamic_cheatsheet import DynamicCheatsheet
 from evoarena.methods.frozen import Frozen
 from evoarena.methods.history import History
 from evoarena.methods.reflexion import Reflexion
+from evoarena.methods.tf_grpo import TfGrpo
 
 METHODS: dict[str, type[Method]] = {
-    m.name: m for m in (Frozen, History, Reflexion, BootstrapFewShot, Ace, DynamicCheatsheet)
+    m.name: m for m in (Frozen, History, Reflexion, BootstrapFewShot, Ace, DynamicCheatsheet, TfGrpo)
 }
 
 
@@ -28,6 +29,7 @@ __all__ = [
     "History",
     "Method",
     "Reflexion",
+    "TfGrpo",
     "build_method",
     "render_prompt",
 ]

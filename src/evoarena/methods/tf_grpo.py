@@ -1,0 +1,221 @@
+"""`tf_grpo` (Training-Free GRPO, Cai et al., 2025): group rollouts → semantic advantage → experience library.
+
+State: `memory/experiences.json`, a JSON object {"G0": text, ...}, renumbered G0..Gn-1 after every update and
+shown to the solver as "[G0]. text" lines. One practice step is one group on one train task (batch size 1).
+Differences from the released code are in docs/methods/tf_grpo.md.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from evoarena.benchmarks.base import TaskView
+from evoarena.harness import HarnessWorkspace, Manifest
+from evoarena.methods.base import Method, harness_toml, render_prompt
+from evoarena.models import GenParams, Message, ModelCallError
+from evoarena.protocol.context import PracticeContext
+
+MEMORY = "memory/experiences.json"
+CRITIQUE_OPS = ("add", "modify")
+UPDATE_OPS = {"original": ("add", "modify", "merge"), "main": ("add", "modify", "merge", "delete", "none")}
+
+
+def read_library(tree: Mapping[str, str]) -> list[str]:
+    """Experiences in id order (G0, G1, …); an unreadable file counts as empty."""
+    try:
+        data = json.loads(tree.get(MEMORY, "") or "{}")
+    except json.JSONDecodeError:
+        return []
+    if not isinstance(data, dict):
+        return []
+    return [str(data[k]) for k in sorted(data, key=lambda k: int(k[1:]) if k[1:].isdigit() else 1 << 30)]
+
+
+def dump_library(exps: list[str]) -> str:
+    """Renumbered G0..Gn-1."""
+    return json.dumps({f"G{i}": e for i, e in enumerate(exps)}, ensure_ascii=False, indent=1) + "\n"
+
+
+def render_library(exps: list[str]) -> str:
+    return "\n".join(f"[G{i}]. {e}" for i, e in enumerate(exps))
+
+
+def extract_ops(text: str) -> list[Any] | None:
+    """A JSON list of operations (a single object counts as a list of one). None when nothing parses."""
+    candidates = [text.strip(), *re.findall(r"```(?:json)?\s*(.*?)```", text, flags=re.S)]
+    for open_, close in (("[", "]"), ("{", "}")):
+        if open_ in text and close in text:
+            candidates.append(text[text.index(open_) : text.rindex(close) + 1])
+    for cand in candidates:
+        try:
+            value = json.loads(cand)
+        except (json.JSONDecodeError, ValueError):
+            continue
+        if isinstance(value, dict):
+            return [value]
+        if isinstance(value, list):
+            return value
+    return None
+
+
+def check_op(op: Any, allowed: tuple[str, ...], n: int, max_words: int) -> tuple[dict[str, Any] | None, str]:
+    """A normalised op {option, experience?, ids}, or (None, reason)."""
+    if not isinstance(op, dict):
+        return None, "operation is not an object"
+    option = str(op.get("option", "")).strip().lower()
+    if option not in allowed:
+        return None, f"option {option!r} not allowed (allowed: {', '.join(allowed)})"
+    ids: list[str] = []
+    if option == "modify":
+        ids = [str(op.get("modified_from", ""))]
+    elif option == "merge":
+        raw = op.get("merged_from")
+        ids = [str(x) for x in raw] if isinstance(raw, list) else []
+        if len(set(ids)) < 2:
+            return None, "merge needs merged_from with at least 2 ids"
+    elif option == "delete":
+        ids = [str(op.get("delete_id", op.get("id", "")))]
+    for i in ids:
+        if not re.fullmatch(r"G\d+", i) or int(i[1:]) >= n:
+            return None, f"unknown experience id {i!r}"
+    out: dict[str, Any] = {"option": option, "ids": list(dict.fromkeys(ids))}
+    if option in ("add", "modify", "merge"):
+        text = " ".join(str(op.get("experience", "")).split())
+        if not text:
+            return None, f"{option} without experience text"
+        if len(text.split()) > max_words:
+            return None, f"experience longer than {max_words} words"
+        out["experience"] = text
+    return out, ""
+
+
+def apply_ops(exps: list[str], ops: list[dict[str, Any]]) -> list[str]:
+    """Apply checked ops; a delete overrides any other op on the same id (the `main` branch's rule)."""
+    deleted = {i for op in ops if op["option"] == "delete" for i in op["ids"]}
+    slots: dict[str, str | None] = {f"G{i}": e for i, e in enumerate(exps)}
+    added: list[str] = []
+    for op in ops:
+        if op["option"] == "add":
+            added.append(op["experience"])
+        elif op["option"] == "modify" and op["ids"][0] not in deleted:
+            slots[op["ids"][0]] = op["experience"]
+        elif op["option"] == "merge" and not deleted & set(op["ids"]):
+            for i in op["ids"]:
+                slots[i] = None
+            added.append(op["experience"])
+    for i in deleted:
+        slots[i] = None
+    return [e for e in slots.values() if e is not None] + added
+
+
+class TfGrpo(Method):
+    name = "tf_grpo"
+    roles = ("solver", "summarizer", "critic", "updater")
+    defaults = {"group_size": 5, "temperature": 0.7, "max_words": 32, "variant": "original", "max_tokens": 800}
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        if self.params["variant"] not in UPDATE_OPS:
+            raise ValueError(f"methods.tf_grpo.params.variant: {self.params['variant']!r} (known: original, main)")
+
+    def initialize(self, ws: HarnessWorkspace, system_prompt: str, solver_params: GenParams) -> None:
+        super().initialize(ws, system_prompt, solver_params)
+        # the released rollouts sample at temperature 0.7: the solver's knob lives in harness.toml
+        ws.write("harness.toml", harness_toml(replace(solver_params, temperature=float(self.params["temperature"]))))
+
+    def context(self, tree: Mapping[str, str], task: TaskView) -> str:
+        return render_prompt("tfgrpo_context.md", experiences=render_library(read_library(tree)))
+
+    def _call(self, ctx: PracticeContext, role: str, prompt: str) -> str | None:
+        model = ctx.model(role)
+        params = replace(model.default_params, max_tokens=int(self.params["max_tokens"]))
+        try:
+            out = model.complete([Message("user", prompt)], params)
+        except ModelCallError:
+            return None
+        if out.finish_reason == "length":
+            ctx.reject(role, out.text, f"{role} output cut off at max_tokens={self.params['max_tokens']}")
+            return None
+        return out.text
+
+    def practice(self, ctx: PracticeContext, task: TaskView) -> Manifest | None:
+        group = int(self.params["group_size"])
+        if ctx.attempt_limit is not None and ctx.attempt_limit < group:
+            ctx.log("tf_grpo_group_capped", {"task_id": task.id, "group_size": group, "used": ctx.attempt_limit})
+            group = ctx.attempt_limit
+        exps = read_library(ctx.harness.tree())
+        rollouts = []
+        for i in range(group):
+            attempt = ctx.solve(task, sample_index=i)
+            if attempt.error:
+                continue
+            rollouts.append((attempt, ctx.feedback(task, attempt)))
+        rewards = [fb.score for _, fb in rollouts]
+        mean = sum(rewards) / len(rewards) if rewards else 0.0
+        if not 0.0 < mean < 1.0:
+            ctx.log("no_mixed_group", {"task_id": task.id, "rollouts": len(rollouts), "mean_reward": mean})
+            return None
+        library = render_library(exps) or "(empty)"
+        summaries = []
+        for k, (attempt, fb) in enumerate(rollouts):
+            prompt = render_prompt("tfgrpo_summarize.md", question=task.prompt, experiences=library,
+                                   output=attempt.text.strip(), reward=fb.score, feedback=fb.message)
+            text = self._call(ctx, "summarizer", prompt)
+            if text is None:
+                return None
+            summaries.append(f"Rollout {k + 1} (reward {fb.score:g}): {' '.join(text.split())}")
+        prompt = render_prompt("tfgrpo_critique.md", question=task.prompt, experiences=library,
+                               summaries="\n".join(summaries), max_words=self.params["max_words"])
+        if ctx.update_note:
+            prompt = f"{ctx.update_note.strip()}\n\n{prompt}"
+        raw = self._call(ctx, "critic", prompt)
+        if raw is None:
+            return None
+        proposed = self._checked(ctx, "tf_grpo_critique", raw, CRITIQUE_OPS, len(exps))
+        if proposed is None:
+            return None
+        if len(proposed) != 1:
+            ctx.reject("tf_grpo_critique", raw, f"expected exactly 1 operation per group, got {len(proposed)}")
+            return None
+        proposal = {"option": proposed[0]["option"], "experience": proposed[0]["experience"]}
+        if proposed[0]["ids"]:
+            proposal["modified_from"] = proposed[0]["ids"][0]
+        raw = self._call(ctx, "updater", render_prompt(
+            "tfgrpo_update.md", experiences=library, proposed=json.dumps(proposal, ensure_ascii=False),
+            main=self.params["variant"] == "main", max_words=self.params["max_words"]))
+        if raw is None:
+            return None
+        ops = self._checked(ctx, "tf_grpo_update", raw, UPDATE_OPS[str(self.params["variant"])], len(exps))
+        if ops is None:
+            return None
+        new = apply_ops(exps, ops)
+        ctx.log("tf_grpo_update", {"task_id": task.id, "mean_reward": mean, "ops": ops, "size": len(new)})
+        if new == exps:
+            return None
+        ctx.harness.write(MEMORY, dump_library(new))
+        return Manifest(
+            intent="update experience library from a mixed group",
+            evidence=f"group of {len(rollouts)} on {task.id}, mean reward {mean:.2f}",
+            expected_fixes=[task.id],
+        )
+
+    def _checked(
+        self, ctx: PracticeContext, what: str, raw: str, allowed: tuple[str, ...], n: int
+    ) -> list[dict[str, Any]] | None:
+        """All ops checked, or None (rejected, nothing adopted) when any op is malformed."""
+        ops = extract_ops(raw)
+        if ops is None:
+            ctx.reject(what, raw, "no JSON list of operations in output")
+            return None
+        checked = []
+        for op in ops:
+            got, why = check_op(op, allowed, n, int(self.params["max_words"]))
+            if got is None:
+                ctx.reject(what, raw, why)
+                return None
+            checked.append(got)
+        return checked
