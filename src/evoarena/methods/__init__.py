@@ -5,12 +5,13 @@ from evoarena.methods.base import Method, render_prompt
 from evoarena.methods.bootstrap_fewshot import BootstrapFewShot
 from evoarena.methods.dynamic_cheatsheet import DynamicCheatsheet
 from evoarena.methods.frozen import Frozen
+from evoarena.methods.gepa import Gepa
 from evoarena.methods.history import History
 from evoarena.methods.reflexion import Reflexion
 from evoarena.methods.tf_grpo import TfGrpo
 
 METHODS: dict[str, type[Method]] = {
-    m.name: m for m in (Frozen, History, Reflexion, BootstrapFewShot, Ace, DynamicCheatsheet, TfGrpo)
+    m.name: m for m in (Frozen, History, Reflexion, BootstrapFewShot, Ace, DynamicCheatsheet, TfGrpo, Gepa)
 }
 
 
@@ -26,6 +27,7 @@ __all__ = [
     "BootstrapFewShot",
     "DynamicCheatsheet",
     "Frozen",
+    "Gepa",
     "History",
     "Method",
     "Reflexion",

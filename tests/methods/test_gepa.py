@@ -1,0 +1,143 @@
+"""GEPA's update logic with scripted models (evidence: mechanism)."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evoarena.benchmarks.arith.generator import family_of
+from evoarena.benchmarks.arith.policy import RULES, arith_student
+from evoarena.harness import load_tree
+from evoarena.methods import METHODS, build_method
+from evoarena.methods.gepa import POOL, Gepa, pareto_weights, parse_instruction, read_pool, sample_parent
+from evoarena.models import GenParams, Message, register_policy
+from evoarena.protocol.runner import run_experiment
+from evoarena.store import RunStore
+
+MARK = "I provided an assistant with the following instructions"
+SEED = "Solve each word problem. Reply with the final answer as a single number.\n"
+
+
+def _instruction(text: str) -> str:
+    return text.split("```", 2)[1].strip()
+
+
+@register_policy("test-gepa-same")
+def same_proposer(messages: Sequence[Message], params: GenParams) -> str:
+    text = messages[-1].content
+    if MARK in text:
+        return f"```\n{_instruction(text)}\n```"
+    return arith_student(messages, params)
+
+
+@register_policy("test-gepa-improve")
+def improving_proposer(messages: Sequence[Message], params: GenParams) -> str:
+    text = messages[-1].content
+    if MARK in text:
+        inputs = re.findall(r"^## Inputs\n(.+)$", text, flags=re.M)
+        rules = sorted({RULES[family_of(q)] for q in inputs})
+        return "New instruction:\n```text\n" + "\n".join([_instruction(text), *rules]) + "\n```\n"
+    return arith_student(messages, params)
+
+
+@register_policy("test-gepa-malformed")
+def malformed_proposer(messages: Sequence[Message], params: GenParams) -> str:
+    if MARK in messages[-1].content:
+        return "Just add numbers carefully."
+    return arith_student(messages, params)
+
+
+@pytest.fixture(autouse=True)
+def _registered(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(METHODS, "gepa", Gepa)
+
+
+def run(tmp_path: Path, make_spec: Any, policy: str) -> tuple[RunStore, dict[str, str]]:
+    spec = make_spec(methods=[{"name": "gepa"}], models={"s": {"backend": "scripted", "model": policy}},
+                     roles={"solver": "s", "proposer": "s"})
+    run_experiment(spec, tmp_path / "run")
+    store = RunStore(tmp_path / "run")
+    return store, load_tree(store, store.cells()[0]["current_version"])
+
+
+def iterations(store: RunStore) -> list[dict[str, Any]]:
+    rows = store.query("SELECT payload FROM events WHERE kind='gepa_iteration'")
+    return [json.loads(r["payload"]) for r in rows]
+
+
+def test_non_improving_child_is_rejected(tmp_path: Path, make_spec: Any) -> None:
+    store, tree = run(tmp_path, make_spec, "test-gepa-same")
+    its = [i for i in iterations(store) if "accepted" in i]
+    assert its and not any(i["accepted"] for i in its)
+    assert all(sum(i["after"]) == sum(i["before"]) for i in its)
+    pool = read_pool(tree)
+    assert pool is not None and [c["id"] for c in pool["candidates"]] == ["c0"]
+    assert tree["system.md"] == SEED
+    intents = [json.loads(r["manifest"])["intent"] for r in store.query("SELECT manifest FROM harness_versions")]
+    assert not any(i.startswith("GEPA: accept") for i in intents)
+
+
+def test_improving_child_is_accepted_and_evaluated_on_val(tmp_path: Path, make_spec: Any) -> None:
+    store, tree = run(tmp_path, make_spec, "test-gepa-improve")
+    assert any(i.get("accepted") and sum(i["after"]) > sum(i["before"]) for i in iterations(store))
+    pool = read_pool(tree)
+    assert pool is not None and len(pool["candidates"]) >= 2
+    n_val = len(pool["val_ids"])
+    assert n_val > 0 and all(len(c["scores"]) == n_val for c in pool["candidates"])
+    child = pool["candidates"][1]
+    assert child["parent"] == "c0" and child["components"]["system.md"] != SEED
+    best = max(pool["candidates"], key=lambda c: sum(c["scores"]))
+    assert tree["system.md"] == best["components"]["system.md"]
+    assert sum(best["scores"]) > sum(pool["candidates"][0]["scores"])
+
+
+def test_malformed_proposer_output_is_rejected(tmp_path: Path, make_spec: Any) -> None:
+    store, tree = run(tmp_path, make_spec, "test-gepa-malformed")
+    events = store.query("SELECT payload FROM events WHERE kind='rejected_output'")
+    assert events
+    payload = json.loads(events[0]["payload"])
+    assert payload["what"] == "instruction" and "fenced" in payload["reason"]
+    pool = read_pool(tree)
+    assert pool is not None and len(pool["candidates"]) == 1 and tree["system.md"] == SEED
+    assert POOL in tree
+
+
+def test_pareto_weights_count_co_best_instances_after_removing_dominated() -> None:
+    scores = {
+        "a": [1, 1, 0, 0, 0],  # co-best on 0 and 1 (alone on 1)
+        "b": [1, 0, 1, 0, 0],  # co-best on 0 and 2 (alone on 2)
+        "c": [0, 0, 0, 1, 0.5],  # best on 3 and 4
+        "d": [1, 0, 0, 0, 0],  # only on front 0, where a and b also are: dominated
+    }
+    assert pareto_weights(scores) == {"a": 2, "b": 2, "c": 2}
+    # c (lowest mean) is only on front 2, shared with a: removed; a is then alone on front 2 and stays
+    assert pareto_weights({"a": [1, 0, 1], "b": [1, 1, 0], "c": [0, 0, 1]}) == {"a": 2, "b": 2}
+    assert pareto_weights({"x": [0.5, 0.5], "y": [0.5, 0.5]}) in ({"x": 2}, {"y": 2})
+    assert pareto_weights({"x": [], "y": []}) == {"x": 1, "y": 1}
+
+
+def test_parent_sampling_is_proportional_to_weights() -> None:
+    scores = {"a": [1, 1, 1, 0], "b": [0, 0, 0, 1], "d": [0, 0, 0, 0]}
+    rng = random.Random(0)
+    counts = Counter(sample_parent(scores, rng) for _ in range(8000))
+    assert "d" not in counts
+    assert abs(counts["a"] / 8000 - 0.75) < 0.03 and abs(counts["b"] / 8000 - 0.25) < 0.03
+
+
+def test_parse_instruction() -> None:
+    assert parse_instruction("x\n```\nDo it.\n```\ny") == ("Do it.\n", "")
+    assert parse_instruction("```markdown\nDo it.\nWell.\n```") == ("Do it.\nWell.\n", "")
+    assert parse_instruction("no fence")[0] is None
+    assert parse_instruction("``` ```")[0] is None
+
+
+def test_merge_is_refused() -> None:
+    with pytest.raises(ValueError, match="use_merge"):
+        build_method("gepa", {"use_merge": True})
