@@ -4,6 +4,7 @@ from evoarena.methods.ace import Ace
 from evoarena.methods.base import Method, render_prompt
 from evoarena.methods.bootstrap_fewshot import BootstrapFewShot
 from evoarena.methods.dynamic_cheatsheet import DynamicCheatsheet
+from evoarena.methods.evoskill import EvoSkill
 from evoarena.methods.frozen import Frozen
 from evoarena.methods.gepa import Gepa
 from evoarena.methods.history import History
@@ -11,7 +12,7 @@ from evoarena.methods.reflexion import Reflexion
 from evoarena.methods.tf_grpo import TfGrpo
 
 METHODS: dict[str, type[Method]] = {
-    m.name: m for m in (Frozen, History, Reflexion, BootstrapFewShot, Ace, DynamicCheatsheet, TfGrpo, Gepa)
+    m.name: m for m in (Frozen, History, Reflexion, BootstrapFewShot, Ace, DynamicCheatsheet, TfGrpo, Gepa, EvoSkill)
 }
 
 
@@ -26,6 +27,7 @@ __all__ = [
     "Ace",
     "BootstrapFewShot",
     "DynamicCheatsheet",
+    "EvoSkill",
     "Frozen",
     "Gepa",
     "History",

@@ -1,0 +1,254 @@
+"""`evoskill`: skill discovery with a top-k frontier of programs (EvoSkill, as released; see docs/methods/evoskill.md).
+
+State: `memory/evoskill/frontier.json` (at most `frontier_size` programs, each a full set of skill files plus its
+val scores) and `memory/evoskill/history.jsonl` (append-only feedback history). The harness's live skills
+(`skills/<name>/SKILL.md`) are always the best frontier member's. One practice step = one EvoSkill iteration.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from evoarena.benchmarks.base import TaskView
+from evoarena.harness import Manifest
+from evoarena.methods.base import Method, render_prompt
+from evoarena.methods.gepa import mean
+from evoarena.models import Message, ModelCallError
+from evoarena.protocol.context import PracticeContext
+
+FRONTIER = "memory/evoskill/frontier.json"
+HISTORY = "memory/evoskill/history.jsonl"
+SKILL_RE = re.compile(r"^skills/([^/]+)/SKILL\.md$")
+NAME_RE = re.compile(r"^[a-z0-9-]+$")
+
+
+def read_frontier(tree: Mapping[str, str]) -> dict[str, Any] | None:
+    text = tree.get(FRONTIER)
+    return None if text is None else dict(json.loads(text))
+
+
+def read_history(tree: Mapping[str, str]) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in tree.get(HISTORY, "").splitlines() if line.strip()]
+
+
+def dump(obj: Any) -> str:
+    return json.dumps(obj, indent=1, ensure_ascii=False, sort_keys=True) + "\n"
+
+
+def skills_of(tree: Mapping[str, str]) -> dict[str, str]:
+    """{name: SKILL.md text} for every `skills/<name>/SKILL.md` in the tree."""
+    out = {}
+    for path, text in sorted(tree.items()):
+        m = SKILL_RE.match(path)
+        if m:
+            out[m.group(1)] = text
+    return out
+
+
+def best_index(programs: Sequence[Mapping[str, Any]]) -> int:
+    """The program with the highest val score; ties go to the earliest."""
+    best = 0
+    for i, p in enumerate(programs):
+        if p["score"] > programs[best]["score"]:
+            best = i
+    return best
+
+
+def admit(programs: list[dict[str, Any]], child: dict[str, Any], size: int) -> bool:
+    """EvoSkill's acceptance, as released: add if the frontier has room, else replace the worst member if the
+    child is strictly better; otherwise discard. Not "only if better than the parent". Mutates `programs`."""
+    if len(programs) < size:
+        programs.append(child)
+        return True
+    worst = min(range(len(programs)), key=lambda i: (programs[i]["score"], -i))
+    if child["score"] > programs[worst]["score"]:
+        programs[worst] = child
+        return True
+    return False
+
+
+def parse_proposal(raw: str, existing: Mapping[str, str]) -> tuple[dict[str, str] | None, str]:
+    start, end = raw.find("{"), raw.rfind("}")
+    if start < 0 or end <= start:
+        return None, "no JSON object in the proposer output"
+    try:
+        obj = json.loads(raw[start : end + 1])
+    except json.JSONDecodeError as e:
+        return None, f"invalid JSON: {e}"
+    if not isinstance(obj, dict):
+        return None, "proposal is not a JSON object"
+    keys = ("action", "target_skill", "proposed_skill", "justification")
+    if any(not isinstance(obj.get(k), str) or not obj[k].strip() for k in keys):
+        return None, f"proposal needs non-empty string fields {', '.join(keys)}"
+    prop = {k: obj[k].strip() for k in keys}
+    if prop["action"] not in ("create", "edit"):
+        return None, f"action must be create or edit, not {prop['action']!r}"
+    if not NAME_RE.match(prop["target_skill"]):
+        return None, f"skill name {prop['target_skill']!r} is not [a-z0-9-]+"
+    if prop["action"] == "edit" and prop["target_skill"] not in existing:
+        return None, f"edit of unknown skill {prop['target_skill']!r}"
+    return prop, ""
+
+
+def parse_skill(raw: str, name: str) -> tuple[str | None, str]:
+    """A SKILL.md with front matter `name` (must equal `name`) and `description`; an outer ``` fence is dropped."""
+    text = raw.strip()
+    fence = re.match(r"^```[\w-]*\n(.*)\n```$", text, flags=re.S)
+    if fence:
+        text = fence.group(1).strip()
+    m = re.match(r"^---\n(.*?)\n---\n?(.*)$", text, flags=re.S)
+    if not m:
+        return None, "SKILL.md has no --- front matter"
+    fields = dict(
+        (k.strip(), v.strip()) for k, _, v in (ln.partition(":") for ln in m.group(1).splitlines()) if k.strip()
+    )
+    if fields.get("name") != name:
+        return None, f"front matter name {fields.get('name')!r} is not {name!r}"
+    if not fields.get("description"):
+        return None, "front matter has no description"
+    if not m.group(2).strip():
+        return None, "SKILL.md has no body"
+    return text + "\n", ""
+
+
+class EvoSkill(Method):
+    name = "evoskill"
+    roles = ("solver", "proposer", "skill_writer")
+    defaults = {"frontier_size": 3, "failure_threshold": 0.8, "extra_samples": 2, "patience": 5}
+
+    def context(self, tree: Mapping[str, str], task: TaskView) -> str:
+        skills = skills_of(tree)
+        if not skills:
+            return ""
+        return render_prompt("evoskill_context.md", skills=[{"name": n, "body": b.strip()} for n, b in skills.items()])
+
+    def _tree(self, ctx: PracticeContext, skills: Mapping[str, str]) -> dict[str, str]:
+        tree = {p: t for p, t in ctx.harness.tree().items() if not SKILL_RE.match(p)}
+        tree.update({f"skills/{n}/SKILL.md": t for n, t in skills.items()})
+        return tree
+
+    def _attempt(self, ctx: PracticeContext, task: TaskView, tree: Mapping[str, str]) -> tuple[float, str, str]:
+        """(score, output, feedback); a provider error scores 0."""
+        attempt = ctx.solve(task, tree=tree)
+        if attempt.error:
+            return 0.0, "", "(no output: provider error)"
+        fb = ctx.feedback(task, attempt)
+        return float(fb.score), attempt.text.strip(), fb.message
+
+    def _val_scores(self, ctx: PracticeContext, skills: Mapping[str, str]) -> list[float]:
+        tree = self._tree(ctx, skills)
+        return [self._attempt(ctx, t, tree)[0] for t in ctx.val]
+
+    def _set_live(self, ctx: PracticeContext, skills: Mapping[str, str]) -> None:
+        for name in skills_of(ctx.harness.tree()):
+            if name not in skills:
+                ctx.harness.delete(f"skills/{name}/SKILL.md")
+        for name, text in skills.items():
+            ctx.harness.write(f"skills/{name}/SKILL.md", text)
+
+    def _complete(self, ctx: PracticeContext, role: str, prompt: str) -> tuple[str | None, str | None]:
+        model = ctx.model(role)
+        try:
+            out = model.complete([Message("user", prompt)], model.default_params)
+        except ModelCallError:
+            return None, None
+        return out.text, out.finish_reason
+
+    def practice(self, ctx: PracticeContext, task: TaskView) -> Manifest | None:
+        p = self.params
+        state = read_frontier(ctx.harness.tree())
+        train = [t for t in ctx.train if t.id != task.id]
+        extra = min(int(p["extra_samples"]), len(train))
+        needed = (0 if state else len(ctx.val)) + 1 + extra + len(ctx.val)
+        if ctx.attempt_limit is not None and ctx.attempt_limit < needed:
+            ctx.log("evoskill_skip", {"reason": f"attempt_limit={ctx.attempt_limit} < {needed} needed"})
+            return None
+        if state is not None and int(state.get("no_improve", 0)) >= int(p["patience"]):
+            ctx.log("evoskill_skip", {"reason": f"stopped: {p['patience']} iterations without improvement"})
+            return None
+        seeded = state is None
+        if state is None:
+            skills = skills_of(ctx.harness.tree())
+            scores = self._val_scores(ctx, skills)
+            state = {"programs": [{"id": "p0", "parent": None, "skills": skills, "scores": scores,
+                                   "score": mean(scores)}], "next_id": 1, "no_improve": 0}
+            ctx.harness.write(FRONTIER, dump(state))
+            ctx.log("evoskill_seed", {"val_mean": mean(scores)})
+        seed_manifest = Manifest(intent="seed the EvoSkill frontier with the initial harness",
+                                 evidence="val scores of the seed") if seeded else None
+        programs: list[dict[str, Any]] = state["programs"]
+        parent = programs[best_index(programs)]
+        ptree = self._tree(ctx, parent["skills"])
+
+        failures = []
+        for t in [task, *ctx.rng.sample(train, extra)]:
+            score, output, feedback = self._attempt(ctx, t, ptree)
+            if score < float(p["failure_threshold"]):
+                try:
+                    truth = ctx.label(t)
+                except Exception:  # noqa: BLE001 - not every benchmark exposes labels
+                    truth = "(not available)"
+                failures.append({"task": t.prompt, "output": output, "feedback": feedback, "score": f"{score:g}",
+                                 "ground_truth": truth, "id": t.id})
+        if not failures:
+            ctx.log("evoskill_skip", {"reason": "no failures", "parent": parent["id"]})
+            return seed_manifest
+
+        history = read_history(ctx.harness.tree())
+        skill_list = [{"name": n, "body": b.strip()} for n, b in parent["skills"].items()]
+        prompt = render_prompt("evoskill_propose.md", skills=skill_list, history=history, failures=failures)
+        if ctx.update_note:
+            prompt = f"{ctx.update_note.strip()}\n\n{prompt}"
+        raw, finish = self._complete(ctx, "proposer", prompt)
+        if raw is None:
+            return seed_manifest
+        prop, why = parse_proposal(raw, parent["skills"])
+        if prop is not None and finish == "length":
+            prop, why = None, "proposer output cut off at max_tokens"
+        if prop is None:
+            ctx.reject("proposal", raw, why)
+            return seed_manifest
+
+        name = prop["target_skill"]
+        raw, finish = self._complete(ctx, "skill_writer", render_prompt(
+            "evoskill_write.md", existing=parent["skills"].get(name, "") if prop["action"] == "edit" else "", **prop))
+        if raw is None:
+            return seed_manifest
+        skill, why = parse_skill(raw, name)
+        if skill is not None and finish == "length":
+            skill, why = None, "skill writer output cut off at max_tokens"
+        if skill is None:
+            ctx.reject("skill", raw, why)
+            return seed_manifest
+
+        child_skills = {**parent["skills"], name: skill}
+        scores = self._val_scores(ctx, child_skills)
+        child = {"id": f"p{state['next_id']}", "parent": parent["id"], "skills": child_skills, "scores": scores,
+                 "score": mean(scores)}
+        state["next_id"] = int(state["next_id"]) + 1
+        best_before = max(q["score"] for q in programs)
+        added = admit(programs, child, int(p["frontier_size"]))
+        improved = added and child["score"] > best_before
+        outcome = "IMPROVED" if improved else "KEPT" if added else "DISCARDED"
+        state["no_improve"] = 0 if improved else int(state.get("no_improve", 0)) + 1
+        change = child["score"] - parent["score"]
+        ctx.harness.append(HISTORY, json.dumps({**prop, "outcome": outcome, "score_change": change,
+                                                "child": child["id"], "parent": parent["id"]}) + "\n")
+        ctx.harness.write(FRONTIER, dump(state))
+        ctx.log("evoskill_iteration", {"parent": parent["id"], "child": child["id"], "action": prop["action"],
+                                       "skill": name, "failures": [f["id"] for f in failures],
+                                       "parent_score": parent["score"], "child_score": child["score"],
+                                       "outcome": outcome, "frontier": [q["id"] for q in programs]})
+        if not added:
+            ctx.log("evoskill_discarded", {"child": child["id"], "score": child["score"]})
+            return seed_manifest
+        best = programs[best_index(programs)]
+        self._set_live(ctx, best["skills"])
+        return Manifest(
+            intent=f"EvoSkill: {prop['action']} skill {name} -> {child['id']} ({outcome}); harness = best {best['id']}",
+            evidence=f"val mean {parent['score']:.3f} (parent {parent['id']}) -> {child['score']:.3f}",
+            expected_fixes=[f["id"] for f in failures],
+        )
