@@ -8,11 +8,24 @@ from evoarena.methods.evoskill import EvoSkill
 from evoarena.methods.frozen import Frozen
 from evoarena.methods.gepa import Gepa
 from evoarena.methods.history import History
+from evoarena.methods.reasoning_bank import ReasoningBank
 from evoarena.methods.reflexion import Reflexion
 from evoarena.methods.tf_grpo import TfGrpo
 
 METHODS: dict[str, type[Method]] = {
-    m.name: m for m in (Frozen, History, Reflexion, BootstrapFewShot, Ace, DynamicCheatsheet, TfGrpo, Gepa, EvoSkill)
+    m.name: m
+    for m in (
+        Frozen,
+        History,
+        Reflexion,
+        BootstrapFewShot,
+        Ace,
+        DynamicCheatsheet,
+        TfGrpo,
+        Gepa,
+        EvoSkill,
+        ReasoningBank,
+    )
 }
 
 
@@ -32,6 +45,7 @@ __all__ = [
     "Gepa",
     "History",
     "Method",
+    "ReasoningBank",
     "Reflexion",
     "TfGrpo",
     "build_method",

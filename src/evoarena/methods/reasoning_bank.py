@@ -1,0 +1,171 @@
+"""`reasoning_bank` (Ouyang et al., 2025): judge each trajectory, induce ≤3 memory items, append; retrieve by query.
+
+State: `memory/reasoning_bank.jsonl`, one JSON line per practised task ({task_id, query, trajectory, status,
+memory_items, grader_passed}); append-only, never merged or deleted. The solver sees all memory items of the
+most similar earlier query. Differences from the released code are in docs/methods/reasoning_bank.md.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from evoarena.benchmarks.base import TaskView
+from evoarena.harness import Manifest
+from evoarena.methods.base import Method, render_prompt
+from evoarena.methods.dynamic_cheatsheet import RETRIEVER, Pair, retrieve
+from evoarena.models import Message, ModelCallError
+from evoarena.protocol.context import PracticeContext
+
+BANK = "memory/reasoning_bank.jsonl"
+PROMPTS = {"success": "rb_induce_success.md", "failure": "rb_induce_failure.md"}
+
+_STATUS = re.compile(r"^\W*status\W*:\W*(success|failure)\W*$", re.IGNORECASE | re.MULTILINE)
+_ITEM = re.compile(r"^#[ \t]*Memory Item\b[^\n]*$", re.IGNORECASE | re.MULTILINE)
+_FIELD = re.compile(r"^##[ \t]*(Title|Description|Content)\b[ \t]*:?[ \t]*", re.IGNORECASE | re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class MemoryItem:
+    title: str
+    description: str
+    content: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"title": self.title, "description": self.description, "content": self.content}
+
+
+@dataclass(frozen=True)
+class Record:
+    task_id: str
+    query: str
+    status: str
+    items: tuple[MemoryItem, ...]
+
+
+def read_bank(tree: Mapping[str, str]) -> list[Record]:
+    records = []
+    for line in tree.get(BANK, "").splitlines():
+        if line.strip():
+            row = json.loads(line)
+            items = tuple(MemoryItem(str(i["title"]), str(i["description"]), str(i["content"]))
+                          for i in row["memory_items"])
+            records.append(Record(str(row["task_id"]), str(row["query"]), str(row["status"]), items))
+    return records
+
+
+def parse_judge(raw: str) -> str | None:
+    """`success` or `failure` from the last `Status:` line; None when there is none (the caller: failure)."""
+    found = _STATUS.findall(raw)
+    return found[-1].lower() if found else None
+
+
+def parse_items(raw: str, max_items: int) -> tuple[list[MemoryItem] | None, str]:
+    """The memory items in Title/Description/Content markdown, the first `max_items` of them.
+    (None, reason) when there is no item or any item lacks a non-empty field."""
+    starts = [m.end() for m in _ITEM.finditer(raw)]
+    if not starts:
+        return None, "no '# Memory Item' block in the induction output"
+    ends = [m.start() for m in _ITEM.finditer(raw)][1:] + [len(raw)]
+    items = []
+    for n, (a, b) in enumerate(zip(starts, ends, strict=True), 1):
+        block = raw[a:b]
+        marks = list(_FIELD.finditer(block))
+        fields: dict[str, str] = {}
+        for k, m in enumerate(marks):
+            stop = marks[k + 1].start() if k + 1 < len(marks) else len(block)
+            fields.setdefault(m.group(1).lower(), " ".join(block[m.end():stop].split()))
+        missing = [f for f in ("title", "description", "content") if not fields.get(f)]
+        if missing:
+            return None, f"memory item {n} lacks {', '.join(missing)}"
+        items.append(MemoryItem(fields["title"], fields["description"], fields["content"]))
+    return items[:max_items], ""
+
+
+class ReasoningBank(Method):
+    name = "reasoning_bank"
+    roles = ("solver", "judge", "inducer")
+    defaults = {"top_n": 1, "max_items": 3, "temperature": 1.0, "max_tokens": 1024, "judge_max_tokens": 512}
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        for key in ("top_n", "max_items", "max_tokens", "judge_max_tokens"):
+            if int(self.params[key]) < 1:
+                raise ValueError(f"methods.{self.name}.params.{key}: must be at least 1")
+
+    def retrieve(self, tree: Mapping[str, str], query: str) -> tuple[list[Record], list[tuple[int, float]]]:
+        """All records and the (index, score) of the top-n most similar earlier QUERIES (not memory text)."""
+        records = read_bank(tree)
+        pool = [Pair(r.query, "") for r in records]
+        return records, retrieve(pool, query, int(self.params["top_n"]))
+
+    def context(self, tree: Mapping[str, str], task: TaskView) -> str:
+        records, hits = self.retrieve(tree, task.prompt)
+        items = [item for i, _ in hits for item in records[i].items]
+        return render_prompt("rb_context.md", items=items) if items else ""
+
+    def practice(self, ctx: PracticeContext, task: TaskView) -> Manifest | None:
+        if ctx.attempt_limit is not None and ctx.attempt_limit < 1:
+            return None
+        records, hits = self.retrieve(ctx.harness.tree(), task.prompt)
+        ctx.log("rb_retrieval", {
+            "task_id": task.id, "retriever": RETRIEVER, "pool": len(records),
+            "retrieved": [{"task_id": records[i].task_id, "score": round(s, 6)} for i, s in hits],
+        })
+        attempt = ctx.solve(task)  # the solver sees the retrieved items through context()
+        if attempt.error:
+            return None
+        output = attempt.text.strip()
+        status = self._judge(ctx, task.prompt, output)
+        if status is None:
+            return None
+        items = self._induce(ctx, status, task.prompt, output)
+        if items is None:
+            return None
+        # the grader's verdict is recorded for analysis only; no prompt of this method ever shows it
+        truth = ctx.feedback(task, attempt).passed
+        row = {"task_id": task.id, "query": task.prompt, "trajectory": output, "status": status,
+               "memory_items": [i.to_json() for i in items], "grader_passed": bool(truth)}
+        ctx.harness.append(BANK, json.dumps(row) + "\n")
+        return Manifest(intent=f"append {len(items)} memory item(s) induced from a judged {status}",
+                        evidence=f"{task.id}: judge said {status}")
+
+    def _judge(self, ctx: PracticeContext, query: str, output: str) -> str | None:
+        """The judge's verdict; anything but a clear success/failure counts as failure (strict, as released)."""
+        judge = ctx.model("judge")
+        params = replace(judge.default_params, max_tokens=int(self.params["judge_max_tokens"]))
+        try:
+            out = judge.complete([Message("user", render_prompt("rb_judge.md", query=query, output=output))], params)
+        except ModelCallError:
+            return None
+        status = parse_judge(out.text)
+        if status is None:
+            ctx.reject("judge", out.text, "no 'Status: success|failure' line; counted as failure")
+            return "failure"
+        return status
+
+    def _induce(self, ctx: PracticeContext, status: str, query: str, output: str) -> list[MemoryItem] | None:
+        prompt = render_prompt(PROMPTS[status], query=query, output=output)
+        if ctx.update_note:
+            prompt = f"{ctx.update_note.strip()}\n\n{prompt}"
+        inducer = ctx.model("inducer")
+        params = replace(inducer.default_params, temperature=float(self.params["temperature"]),
+                         max_tokens=int(self.params["max_tokens"]))
+        try:
+            out = inducer.complete([Message("user", prompt)], params)
+        except ModelCallError:
+            return None
+        if out.finish_reason == "length":
+            ctx.reject("memory_items", out.text, f"induction cut off at max_tokens={self.params['max_tokens']}")
+            return None
+        items, why = parse_items(out.text, int(self.params["max_items"]))
+        if items is None:
+            ctx.reject("memory_items", out.text, why)
+            return None
+        found = len(_ITEM.findall(out.text))
+        if found > len(items):
+            ctx.log("rb_items_truncated", {"found": found, "kept": len(items)})
+        return items
