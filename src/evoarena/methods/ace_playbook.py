@@ -3,10 +3,11 @@ bullets, apply ADD operations and reflector tags, and pull JSON out of model out
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
+
+from evoarena.methods.jsonparse import first_json, whole_and_fenced
 
 SECTIONS = (
     "strategies & insights",
@@ -152,14 +153,5 @@ def _balanced_objects(text: str) -> list[str]:
 
 def extract_json(text: str) -> dict[str, Any] | None:
     """The released order: whole text, then ```json blocks, then balanced-brace spans. None when none parse."""
-    candidates = [text.strip()]
-    candidates += re.findall(r"```(?:json)?\s*(.*?)```", text, flags=re.S)
-    candidates += _balanced_objects(text)
-    for cand in candidates:
-        try:
-            value = json.loads(cand)
-        except (json.JSONDecodeError, ValueError):
-            continue
-        if isinstance(value, dict):
-            return value
-    return None
+    value: dict[str, Any] | None = first_json([*whole_and_fenced(text), *_balanced_objects(text)], dict)
+    return value

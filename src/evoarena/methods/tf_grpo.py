@@ -16,6 +16,7 @@ from typing import Any
 from evoarena.benchmarks.base import TaskView
 from evoarena.harness import HarnessWorkspace, Manifest
 from evoarena.methods.base import Method, harness_toml, render_prompt
+from evoarena.methods.jsonparse import first_json, whole_and_fenced
 from evoarena.models import GenParams, Message, ModelCallError
 from evoarena.protocol.context import PracticeContext
 
@@ -46,20 +47,14 @@ def render_library(exps: list[str]) -> str:
 
 def extract_ops(text: str) -> list[Any] | None:
     """A JSON list of operations (a single object counts as a list of one). None when nothing parses."""
-    candidates = [text.strip(), *re.findall(r"```(?:json)?\s*(.*?)```", text, flags=re.S)]
+    candidates = whole_and_fenced(text)
     for open_, close in (("[", "]"), ("{", "}")):
         if open_ in text and close in text:
             candidates.append(text[text.index(open_) : text.rindex(close) + 1])
-    for cand in candidates:
-        try:
-            value = json.loads(cand)
-        except (json.JSONDecodeError, ValueError):
-            continue
-        if isinstance(value, dict):
-            return [value]
-        if isinstance(value, list):
-            return value
-    return None
+    value = first_json(candidates, (dict, list))
+    if value is None:
+        return None
+    return [value] if isinstance(value, dict) else list(value)
 
 
 def check_op(op: Any, allowed: tuple[str, ...], n: int, max_words: int) -> tuple[dict[str, Any] | None, str]:

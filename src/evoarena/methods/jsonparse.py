@@ -1,0 +1,27 @@
+"""Lenient-but-strict JSON extraction from model output: try candidate spans in order, adopt the first that parses
+to the wanted type, otherwise None (the caller rejects and records the output)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from typing import Any
+
+_FENCED = re.compile(r"```(?:json)?\s*(.*?)```", re.S)
+
+
+def whole_and_fenced(text: str) -> list[str]:
+    """The whole text, then every ```json (or bare ```) block."""
+    return [text.strip(), *_FENCED.findall(text)]
+
+
+def first_json(candidates: Iterable[str], want: type | tuple[type, ...]) -> Any | None:
+    for cand in candidates:
+        try:
+            value = json.loads(cand)
+        except (json.JSONDecodeError, ValueError):
+            continue
+        if isinstance(value, want):
+            return value
+    return None
