@@ -15,6 +15,7 @@ from evoarena.protocol.cell import CellPlan, CellRunner, Progress
 from evoarena.protocol.curriculum import CurriculumCellRunner
 from evoarena.protocol.evaluate import Evaluator
 from evoarena.protocol.splits import split_tasks
+from evoarena.sandbox import isolation_level
 from evoarena.spec import ExperimentSpec, MethodSpec
 from evoarena.store import RunStore, now_iso
 
@@ -52,14 +53,6 @@ def plan_cells(spec: ExperimentSpec) -> list[CellPlan]:
     return plans
 
 
-def _isolation() -> str:
-    try:
-        from evoarena.sandbox import isolation_level
-    except ImportError:  # pragma: no cover - the sandbox package is part of evoarena
-        return "unknown"
-    return isolation_level()
-
-
 def run_experiment(
     spec: ExperimentSpec,
     run_dir: Path,
@@ -83,7 +76,7 @@ def run_experiment(
     store.upsert_run(
         id=spec_hash[:16], name=spec.name, spec_json=spec.model_dump_json(), spec_hash=spec_hash,
         code_version=code_version(), evidence=spec.derived_evidence(), test_hash=locked.hash,
-        isolation=_isolation(), status="running",
+        isolation=isolation_level(), status="running",
         started_at=existing["started_at"] if existing else now_iso(), finished_at=None,
     )
     store.record_tasks([(t.id, t.split, t.source_id, t.payload_hash()) for t in tasks])

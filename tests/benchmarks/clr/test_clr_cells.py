@@ -30,8 +30,7 @@ def setup() -> dict[str, Any]:
     lib = shipped_library()
     domains = {d.id: d for d in parse_domains(shipped_domains_text(), lib)}
     chain = build_release(0)["chains"][0]
-    slots = [Slot(**{**s, "members": tuple(s["members"]), "test_nonmembers": tuple(s["test_nonmembers"]),
-                     "aliases": tuple(s["aliases"]), "competitors": tuple(s["competitors"])}) for s in chain["slots"]]
+    slots = [Slot.from_json(s) for s in chain["slots"]]
     domain = domains[chain["domain"]]
     return {"lib": lib, "domain": domain, "slots": slots, "cells": CellFactory(lib, domain, slots, f"{chain['id']}:0")}
 

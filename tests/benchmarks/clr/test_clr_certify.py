@@ -116,7 +116,7 @@ def release(lib: Library) -> dict[str, Any]:
 
 @pytest.fixture()
 def slot(release: dict[str, Any], lib: Library) -> Slot:
-    s = cert.slot_from_json(release["chains"][0]["slots"][0])
+    s = Slot.from_json(release["chains"][0]["slots"][0])
     TRUTH[(s.label, s.example)] = lib.rosters[s.class_id]
     return s
 

@@ -39,11 +39,6 @@ def class_name_note(slots: list[Slot]) -> str:
 _CODE = re.compile(r"```(?:python|py)?\s*\n(.*?)```", re.S)
 
 
-def slots_of(chain: dict[str, Any]) -> list[Slot]:
-    tuples = ("members", "test_nonmembers", "aliases", "competitors")
-    return [Slot(**{**s, **{k: tuple(s[k]) for k in tuples}}) for s in chain["slots"]]
-
-
 class ClrBenchmark(Benchmark):
     """Params: `release` (path to a release JSON; default: build from `seed`), `seed` (0), `chains` (how many of
     the release's chains to use, in order; default all), `layers` (4), `rewarded` (rewarded practice, False),
@@ -73,7 +68,7 @@ class ClrBenchmark(Benchmark):
         self.layers = int(params.get("layers", 4))
         self.rewarded = bool(params.get("rewarded", False))
         self.class_names_in_task = bool(params.get("class_names_in_task", False))  # the solver-side reference
-        self._chains = {c["id"]: (self.domains[c["domain"]], slots_of(c)) for c in chains}
+        self._chains = {c["id"]: (self.domains[c["domain"]], [Slot.from_json(x) for x in c["slots"]]) for c in chains}
         self._factories = {
             cid: CellFactory(self.lib, d, s, f"{cid}:{self.release['seed']}") for cid, (d, s) in self._chains.items()
         }

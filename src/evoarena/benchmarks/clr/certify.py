@@ -254,11 +254,6 @@ def certify_slot(slot: Slot, roster: Roster, model: RoleModel, config: CertifyCo
     return SlotCertificate(slot.class_id, slot.label, slot.example, tuple(results))
 
 
-def slot_from_json(d: dict[str, Any]) -> Slot:
-    tuples = ("aliases", "members", "test_nonmembers", "competitors")
-    return Slot(**{**d, **{k: tuple(d[k]) for k in tuples}})
-
-
 def redraw_slot(
     lib: Library, slots: Sequence[Slot], index: int, seed: str, exclude: set[str], used_elsewhere: set[str]
 ) -> Slot | None:
@@ -304,7 +299,7 @@ def certify_release(
     used = {s["class_id"] for ch in out["chains"] for s in ch["slots"]}
     per_slot: list[dict[str, Any]] = []
     for chain in out["chains"]:
-        slots = [slot_from_json(s) for s in chain["slots"]]
+        slots = [Slot.from_json(s) for s in chain["slots"]]
         for i, slot in enumerate(slots):
             certs = [certify_slot(slot, lib.rosters[slot.class_id], model, config)]
             tried = {slot.class_id}
