@@ -87,20 +87,26 @@ def _print_results(results: dict[str, Any]) -> None:
             str(test.get("n_errors", 0)),
         )
     out.print(table)
-    roles = Table(title="model calls by role (cached calls included and shown)")
+    by_role = results.get("calls", {}).get("by_role", {})
+    out.print(_role_table("model calls by role (cached calls included and shown)", sorted(by_role.items())))
+
+
+def _role_table(title: str, rows: list[tuple[str, dict[str, Any]]]) -> Table:
+    """Calls, cached calls, errors, tokens and cost per role (from results.json or straight from the ledger)."""
+    table = Table(title=title)
     for col in ("role", "calls", "cached", "errors", "input tokens", "output tokens", "cost $"):
-        roles.add_column(col)
-    for role, r in sorted(results.get("calls", {}).get("by_role", {}).items()):
-        roles.add_row(
+        table.add_column(col)
+    for role, r in rows:
+        table.add_row(
             role,
             str(r["calls"]),
             str(r["cached_calls"]),
             str(r["errors"]),
             str(r["input_tokens"]),
             str(r["output_tokens"]),
-            f"{r['cost_usd']:.4f}",
+            f"{r['cost_usd'] or 0:.4f}",
         )
-    out.print(roles)
+    return table
 
 
 @app.command()
@@ -122,7 +128,7 @@ def show(run_dir: RunDirArg, as_json: JsonOpt = False) -> None:
     store = open_run(run_dir)
     run_row = store.run() or {}
     calls = store.query(
-        "SELECT role, COUNT(*) AS calls, SUM(cached) AS cached, SUM(error IS NOT NULL) AS errors,"
+        "SELECT role, COUNT(*) AS calls, SUM(cached) AS cached_calls, SUM(error IS NOT NULL) AS errors,"
         " SUM(input_tokens) AS input_tokens, SUM(output_tokens) AS output_tokens, SUM(cost_usd) AS cost_usd"
         " FROM calls GROUP BY role ORDER BY role"
     )
@@ -146,20 +152,7 @@ def show(run_dir: RunDirArg, as_json: JsonOpt = False) -> None:
     for c in cells:
         t.add_row(c["cell"], c["status"], (c["selected_version"] or "")[:12], (c["current_version"] or "")[:12])
     out.print(t)
-    t = Table(title="model calls by role")
-    for col in ("role", "calls", "cached", "errors", "in tok", "out tok", "cost $"):
-        t.add_column(col)
-    for r in calls:
-        t.add_row(
-            r["role"],
-            str(r["calls"]),
-            str(r["cached"]),
-            str(r["errors"]),
-            str(r["input_tokens"]),
-            str(r["output_tokens"]),
-            f"{r['cost_usd'] or 0:.4f}",
-        )
-    out.print(t)
+    out.print(_role_table("model calls by role", [(r["role"], r) for r in calls]))
 
 
 @app.command()
