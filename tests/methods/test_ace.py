@@ -131,9 +131,15 @@ class FakeCtx:
         self._reply, self._passes, self._solver_text = reply, passes, solver_text
 
     def solve(self, task: TaskView, *, tree: dict[str, str] | None = None, sample_index: int = 0) -> Attempt:
-        self.attempt_rows.append({})
+        return self._run(tree, "practice")
+
+    def rollout(self, task: TaskView, *, tree: dict[str, str] | None = None, sample_index: int = 0) -> Attempt:
+        return self._run(tree, "rollout")
+
+    def _run(self, tree: dict[str, str] | None, phase: str) -> Attempt:
+        self.attempt_rows.append({"phase": phase})
         self.trees.append(tree)
-        return Attempt(task.id, self._solver_text, "5", number=len(self.attempt_rows))
+        return Attempt("t1", self._solver_text, "5", number=len(self.attempt_rows))
 
     def feedback(self, task: TaskView, attempt: Attempt) -> Feedback:
         ok = self._passes(attempt.number)
@@ -197,11 +203,12 @@ def test_failures_rerun_up_to_max_rounds_with_the_reflection(tmp_path: Path) -> 
     assert len(ctx2.attempt_rows) == 2 and "Ground truth: 7" in ctx2.prompts[0][1]
 
 
-def test_attempt_limit_one_reflects_once_then_curates(tmp_path: Path) -> None:
+def test_attempt_limit_one_submits_once_and_regenerates_as_rollouts(tmp_path: Path) -> None:
     ctx = make_ctx(tmp_path, reply=replies, passes=lambda n: False, attempt_limit=1)
     Ace().practice(ctx, TASK)  # type: ignore[arg-type]
-    assert len(ctx.attempt_rows) == 1 and [r for r, _ in ctx.prompts] == ["reflector", "curator"]
-    assert parse_playbook(ctx.harness.read(PLAYBOOK)).find("com-00001").helpful == 1  # type: ignore[union-attr]
+    assert [r["phase"] for r in ctx.attempt_rows] == ["practice", "rollout", "rollout", "rollout"]
+    assert [r for r, _ in ctx.prompts] == ["reflector"] * 3 + ["curator"]
+    assert parse_playbook(ctx.harness.read(PLAYBOOK)).find("com-00001").helpful == 3  # type: ignore[union-attr]
 
 
 def test_malformed_reflector_output_is_rejected(tmp_path: Path) -> None:

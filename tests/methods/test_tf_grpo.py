@@ -36,9 +36,14 @@ class FakeCtx:
         self.rejected: list[tuple[str, str]] = []
         self.calls: list[str] = []
         self.solves = 0
+        self.rollouts = 0
 
     def solve(self, task: TaskView, *, sample_index: int = 0) -> Any:
         self.solves += 1
+        return SimpleNamespace(error=None, text=f"answer {sample_index}", score=self.rewards[sample_index])
+
+    def rollout(self, task: TaskView, *, sample_index: int = 0) -> Any:
+        self.rollouts += 1
         return SimpleNamespace(error=None, text=f"answer {sample_index}", score=self.rewards[sample_index])
 
     def feedback(self, task: TaskView, attempt: Any) -> Any:
@@ -73,7 +78,7 @@ ADD = [{"option": "add", "experience": "Check the operation before computing."}]
 @pytest.mark.parametrize("rewards", [[1.0] * 5, [0.0] * 5])
 def test_nothing_is_extracted_from_uniform_groups(tmp_path: Path, rewards: list[float]) -> None:
     ctx = step(tmp_path, rewards, ADD, ADD)
-    assert ctx.solves == 5 and ctx.calls == []
+    assert (ctx.solves, ctx.rollouts) == (1, 4) and ctx.calls == []
     assert [k for k, _ in ctx.events] == ["no_mixed_group"]
     assert not ctx.harness.exists(MEMORY)
 
@@ -123,11 +128,11 @@ def test_long_experience_and_bad_json_are_rejected(tmp_path: Path) -> None:
     assert ctx.rejected and not ctx.harness.exists(MEMORY)
 
 
-def test_attempt_limit_caps_the_group(tmp_path: Path) -> None:
-    ctx = FakeCtx(tmp_path / "h", [1.0, 0.0], {}, limit=2)
+def test_one_submitted_attempt_and_the_rest_of_the_group_as_rollouts(tmp_path: Path) -> None:
+    ctx = FakeCtx(tmp_path / "h", [1.0, 0.0, 0.0, 0.0], {}, limit=1)
     ctx.replies = {"critic": json.dumps(ADD), "updater": json.dumps(ADD)}
-    TfGrpo().practice(ctx, TASK)  # type: ignore[arg-type]
-    assert ctx.solves == 2 and ctx.events[0][0] == "tf_grpo_group_capped"
+    TfGrpo(group_size=4).practice(ctx, TASK)  # type: ignore[arg-type]
+    assert (ctx.solves, ctx.rollouts) == (1, 3)
     assert read_library(ctx.harness.tree()) == ["Check the operation before computing."]
 
 

@@ -176,11 +176,9 @@ class Ace(Method):
                     break
                 reflection = data
                 tagged += apply_tags(pb, data.get("bullet_tags"))
-                if ctx.attempt_limit is not None and len(ctx.attempt_rows) >= ctx.attempt_limit:
-                    break  # no attempts left for a re-run: curate with this reflection
                 self._save(ctx, pb, next_id)  # the re-run sees the updated counters
                 tree = {**ctx.harness.tree(), REFLECTION: reflection_text(reflection)}
-                attempt = ctx.solve(task, tree=tree, sample_index=round_ + 1)
+                attempt = ctx.rollout(task, tree=tree, sample_index=round_ + 1)  # re-generation: not submitted
                 if attempt.error:
                     break
                 fb = ctx.feedback(task, attempt)

@@ -2,7 +2,9 @@
 
 State: `memory/evoskill/frontier.json` (at most `frontier_size` programs, each a full set of skill files plus its
 val scores) and `memory/evoskill/history.jsonl` (append-only feedback history). The harness's live skills
-(`skills/<name>/SKILL.md`) are always the best frontier member's. One practice step = one EvoSkill iteration.
+(`skills/<name>/SKILL.md`) are always the best frontier member's. One practice step = one EvoSkill iteration, its
+evaluations run as rollouts; where the protocol counts submitted attempts (the curriculum), the step first submits
+one attempt with the live skills, and that attempt is the parent's score on the step's task.
 """
 
 from __future__ import annotations
@@ -15,9 +17,10 @@ from typing import Any
 from evoarena.benchmarks.base import TaskView
 from evoarena.harness import Manifest
 from evoarena.methods.base import Method, render_prompt
-from evoarena.methods.gepa import mean
+from evoarena.methods.gepa import mean, valset
 from evoarena.models import Message, ModelCallError
 from evoarena.protocol.context import PracticeContext
+from evoarena.protocol.solve import Attempt
 
 FRONTIER = "memory/evoskill/frontier.json"
 HISTORY = "memory/evoskill/history.jsonl"
@@ -46,6 +49,18 @@ def skills_of(tree: Mapping[str, str]) -> dict[str, str]:
         if m:
             out[m.group(1)] = text
     return out
+
+
+Outcome = tuple[float, str, str]
+"""(score, output, feedback) of one attempt."""
+
+
+def scored(ctx: PracticeContext, task: TaskView, attempt: Attempt) -> Outcome:
+    """A provider error scores 0 with no output."""
+    if attempt.error:
+        return 0.0, "", "(no output: provider error)"
+    fb = ctx.feedback(task, attempt)
+    return float(fb.score), attempt.text.strip(), fb.message
 
 
 def best_index(programs: Sequence[Mapping[str, Any]]) -> int:
@@ -131,16 +146,17 @@ class EvoSkill(Method):
         return tree
 
     def _attempt(self, ctx: PracticeContext, task: TaskView, tree: Mapping[str, str]) -> tuple[float, str, str]:
-        """(score, output, feedback); a provider error scores 0."""
-        attempt = ctx.solve(task, tree=tree)
-        if attempt.error:
-            return 0.0, "", "(no output: provider error)"
-        fb = ctx.feedback(task, attempt)
-        return float(fb.score), attempt.text.strip(), fb.message
+        """(score, output, feedback) of one rollout; a provider error scores 0."""
+        return scored(ctx, task, ctx.rollout(task, tree=tree))
 
-    def _val_scores(self, ctx: PracticeContext, skills: Mapping[str, str]) -> list[float]:
-        tree = self._tree(ctx, skills)
-        return [self._attempt(ctx, t, tree)[0] for t in ctx.val]
+    def _score(self, ctx: PracticeContext, program: dict[str, Any], known: Mapping[str, Outcome]) -> None:
+        """Fill `program`'s val scores on instances it has not met (the curriculum's valset grows), then its mean."""
+        tree = self._tree(ctx, program["skills"])
+        live = program["skills"] == skills_of(ctx.harness.tree())
+        for t in valset(ctx):
+            if t.id not in program["scores"]:
+                program["scores"][t.id] = (known[t.id] if live and t.id in known else self._attempt(ctx, t, tree))[0]
+        program["score"] = mean([program["scores"][t.id] for t in valset(ctx)])
 
     def _set_live(self, ctx: PracticeContext, skills: Mapping[str, str]) -> None:
         for name in skills_of(ctx.harness.tree()):
@@ -159,33 +175,34 @@ class EvoSkill(Method):
 
     def practice(self, ctx: PracticeContext, task: TaskView) -> Manifest | None:
         p = self.params
+        known: dict[str, Outcome] = {}
+        if ctx.attempt_limit is not None:  # the protocol counts submissions: submit once with the live skills
+            known[task.id] = scored(ctx, task, ctx.solve(task))
         state = read_frontier(ctx.harness.tree())
-        train = [t for t in ctx.train if t.id != task.id]
-        extra = min(int(p["extra_samples"]), len(train))
-        needed = (0 if state else len(ctx.val)) + 1 + extra + len(ctx.val)
-        if ctx.attempt_limit is not None and ctx.attempt_limit < needed:
-            ctx.log("evoskill_skip", {"reason": f"attempt_limit={ctx.attempt_limit} < {needed} needed"})
-            return None
         if state is not None and int(state.get("no_improve", 0)) >= int(p["patience"]):
             ctx.log("evoskill_skip", {"reason": f"stopped: {p['patience']} iterations without improvement"})
             return None
         seeded = state is None
         if state is None:
-            skills = skills_of(ctx.harness.tree())
-            scores = self._val_scores(ctx, skills)
-            state = {"programs": [{"id": "p0", "parent": None, "skills": skills, "scores": scores,
-                                   "score": mean(scores)}], "next_id": 1, "no_improve": 0}
-            ctx.harness.write(FRONTIER, dump(state))
-            ctx.log("evoskill_seed", {"val_mean": mean(scores)})
+            state = {"programs": [{"id": "p0", "parent": None, "skills": skills_of(ctx.harness.tree()),
+                                   "scores": {}, "score": 0.0}], "next_id": 1, "no_improve": 0}
+        programs: list[dict[str, Any]] = state["programs"]
+        for program in programs:
+            self._score(ctx, program, known)
+        ctx.harness.write(FRONTIER, dump(state))
+        if seeded:
+            ctx.log("evoskill_seed", {"val_mean": programs[0]["score"]})
         seed_manifest = Manifest(intent="seed the EvoSkill frontier with the initial harness",
                                  evidence="val scores of the seed") if seeded else None
-        programs: list[dict[str, Any]] = state["programs"]
         parent = programs[best_index(programs)]
         ptree = self._tree(ctx, parent["skills"])
+        reuse = known if parent["skills"] == skills_of(ctx.harness.tree()) else {}
+        train = [t for t in ctx.train if t.id != task.id]
+        extra = min(int(p["extra_samples"]), len(train))
 
         failures = []
         for t in [task, *ctx.rng.sample(train, extra)]:
-            score, output, feedback = self._attempt(ctx, t, ptree)
+            score, output, feedback = reuse[t.id] if t.id in reuse else self._attempt(ctx, t, ptree)
             if score < float(p["failure_threshold"]):
                 try:
                     truth = ctx.label(t)
@@ -224,10 +241,9 @@ class EvoSkill(Method):
             ctx.reject("skill", raw, why)
             return seed_manifest
 
-        child_skills = {**parent["skills"], name: skill}
-        scores = self._val_scores(ctx, child_skills)
-        child = {"id": f"p{state['next_id']}", "parent": parent["id"], "skills": child_skills, "scores": scores,
-                 "score": mean(scores)}
+        child = {"id": f"p{state['next_id']}", "parent": parent["id"], "skills": {**parent["skills"], name: skill},
+                 "scores": {}, "score": 0.0}
+        self._score(ctx, child, {})
         state["next_id"] = int(state["next_id"]) + 1
         best_before = max(q["score"] for q in programs)
         added = admit(programs, child, int(p["frontier_size"]))

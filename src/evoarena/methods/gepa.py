@@ -1,8 +1,9 @@
 """`gepa` (Agrawal et al., 2025): reflective prompt evolution with a per-instance Pareto candidate pool.
 
-State: `memory/gepa/pool.json` (every accepted candidate: id, parent, component texts, per-val-instance scores).
+State: `memory/gepa/pool.json` (every accepted candidate: id, parent, component texts, {val task id: score}).
 The harness's `system.md` is always the pool's best candidate by mean val score. One practice step = one GEPA
-iteration. Differences from the released code are in docs/methods/gepa.md.
+iteration, its evaluations run as rollouts; where the protocol counts submitted attempts (the curriculum), the
+step first submits one attempt with the live harness. Differences from the released code: docs/methods/gepa.md.
 """
 
 from __future__ import annotations
@@ -12,11 +13,12 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from evoarena.benchmarks.base import TaskView
+from evoarena.benchmarks.base import Feedback, TaskView
 from evoarena.harness import Manifest
 from evoarena.methods.base import Method, render_prompt
 from evoarena.models import Message, ModelCallError
 from evoarena.protocol.context import PracticeContext
+from evoarena.protocol.solve import Attempt
 
 POOL = "memory/gepa/pool.json"
 COMPONENTS = ("system.md",)
@@ -36,13 +38,10 @@ def mean(xs: Sequence[float]) -> float:
     return sum(xs) / len(xs) if xs else 0.0
 
 
-def best_index(candidates: Sequence[Mapping[str, Any]]) -> int:
-    """The candidate with the highest mean val score; ties go to the earliest."""
-    best = 0
-    for i, c in enumerate(candidates):
-        if mean(c["scores"]) > mean(candidates[best]["scores"]):
-            best = i
-    return best
+def best_of(scores: Mapping[str, Sequence[float]]) -> str:
+    """The id with the highest mean score; ties go to the earliest."""
+    ids = list(scores)
+    return max(ids, key=lambda i: (mean(scores[i]), -ids.index(i)))
 
 
 def pareto_weights(scores: Mapping[str, Sequence[float]]) -> dict[str, int]:
@@ -94,6 +93,17 @@ def parse_instruction(raw: str) -> tuple[str | None, str]:
     return body + "\n", ""
 
 
+def valset(ctx: PracticeContext) -> tuple[TaskView, ...]:
+    """GEPA's validation set: the val split, or the train tasks when there is none (as released: `valset`
+    defaults to the trainset). Under the curriculum protocol that is the episode's stages so far, so it grows."""
+    return ctx.val or ctx.train
+
+
+def aligned(candidates: Sequence[Mapping[str, Any]], ids: Sequence[str]) -> dict[str, list[float]]:
+    """{candidate id: its scores on `ids`, in order} for Pareto sampling."""
+    return {c["id"]: [float(c["scores"][i]) for i in ids] for c in candidates}
+
+
 class Gepa(Method):
     name = "gepa"
     roles = ("solver", "proposer")
@@ -114,60 +124,79 @@ class Gepa(Method):
         return tree
 
     def _evaluate(
-        self, ctx: PracticeContext, components: Mapping[str, str], tasks: Sequence[TaskView]
+        self, ctx: PracticeContext, components: Mapping[str, str], tasks: Sequence[TaskView],
+        known: Mapping[str, tuple[Attempt, Feedback]] | None = None,
     ) -> tuple[list[float], list[dict[str, str]]]:
-        """Scores on `tasks` (a provider error scores 0) and the reflective examples."""
+        """Scores on `tasks` by rollouts (a provider error scores 0) and the reflective examples. `known` holds
+        results already in hand for these components (the step's submitted attempt), reused as GEPA's cache."""
         tree = self._tree(ctx, components)
         scores: list[float] = []
         examples: list[dict[str, str]] = []
         for task in tasks:
-            attempt = ctx.solve(task, tree=tree)
-            if attempt.error:
-                scores.append(0.0)
-                examples.append({"inputs": task.prompt, "outputs": "", "feedback": "(no output: provider error)"})
-                continue
-            fb = ctx.feedback(task, attempt)
+            if known and task.id in known:
+                attempt, fb = known[task.id]
+            else:
+                attempt = ctx.rollout(task, tree=tree)
+                if attempt.error:
+                    scores.append(0.0)
+                    examples.append({"inputs": task.prompt, "outputs": "", "feedback": "(no output: provider error)"})
+                    continue
+                fb = ctx.feedback(task, attempt)
             scores.append(float(fb.score))
             examples.append({"inputs": task.prompt, "outputs": attempt.text.strip(), "feedback": fb.message})
         return scores, examples
 
-    def _seed(self, ctx: PracticeContext) -> dict[str, Any]:
-        components = {c: ctx.harness.read(c, "") for c in COMPONENTS}
-        scores, _ = self._evaluate(ctx, components, ctx.val)
-        seed = {"id": "c0", "parent": None, "components": components, "scores": scores, "next_component": 0}
-        pool = {"val_ids": [t.id for t in ctx.val], "candidates": [seed]}
-        ctx.harness.write(POOL, dump_pool(pool))
-        ctx.log("gepa_seed", {"val_mean": mean(scores)})
-        return pool
-
-    def _steps_needed(self, ctx: PracticeContext, seeded: bool) -> int:
-        return (0 if seeded else len(ctx.val)) + 2 * self.minibatch_size + len(ctx.val)
+    def _fill_scores(self, ctx: PracticeContext, candidates: list[dict[str, Any]], known: Mapping[str, Any]) -> None:
+        """Score every candidate on val instances it has not met yet (the curriculum's valset grows)."""
+        live = {c: ctx.harness.read(c, "") for c in COMPONENTS}
+        for cand in candidates:
+            missing = [t for t in valset(ctx) if t.id not in cand["scores"]]
+            if missing:
+                scores, _ = self._evaluate(ctx, cand["components"], missing,
+                                           known if cand["components"] == live else None)
+                cand["scores"].update({t.id: s for t, s in zip(missing, scores, strict=True)})
 
     def practice(self, ctx: PracticeContext, task: TaskView) -> Manifest | None:
+        known: dict[str, tuple[Attempt, Feedback]] = {}
+        if ctx.attempt_limit is not None:  # the protocol counts submissions: submit once with the live harness
+            attempt = ctx.solve(task)
+            if not attempt.error:
+                known[task.id] = (attempt, ctx.feedback(task, attempt))
         pool = read_pool(ctx.harness.tree())
-        if ctx.attempt_limit is not None and ctx.attempt_limit < self._steps_needed(ctx, pool is not None):
-            ctx.log("gepa_skip", {"reason": f"attempt_limit={ctx.attempt_limit} is too small for one iteration"})
-            return None
         seeded_now = pool is None
         if pool is None:
-            pool = self._seed(ctx)
+            components = {c: ctx.harness.read(c, "") for c in COMPONENTS}
+            pool = {"candidates": [{"id": "c0", "parent": None, "components": components, "scores": {},
+                                    "next_component": 0}]}
         candidates: list[dict[str, Any]] = pool["candidates"]
+        self._fill_scores(ctx, candidates, known)
+        ids = [t.id for t in valset(ctx)]
+        if seeded_now:
+            ctx.log("gepa_seed", {"val_mean": mean(aligned(candidates, ids)["c0"])})
         by_id = {c["id"]: c for c in candidates}
-        parent = by_id[sample_parent({c["id"]: c["scores"] for c in candidates}, ctx.rng)]
-        seed_manifest = (
-            Manifest(intent="seed the GEPA pool with the initial harness", evidence="val scores of the seed")
-            if seeded_now
-            else None
-        )
+        parent = by_id[sample_parent(aligned(candidates, ids), ctx.rng)]
+        outcome = self._iterate(ctx, task, pool, parent, known)
+        ctx.harness.write(POOL, dump_pool(pool))
+        if outcome is not None:
+            return outcome
+        if seeded_now:
+            return Manifest(intent="seed the GEPA pool with the initial harness", evidence="val scores of the seed")
+        return None
 
-        train = list(ctx.train)
-        if not train:
-            return seed_manifest
-        batch = ctx.rng.sample(train, min(self.minibatch_size, len(train)))
-        before, examples = self._evaluate(ctx, parent["components"], batch)
+    def _iterate(
+        self, ctx: PracticeContext, task: TaskView, pool: dict[str, Any], parent: dict[str, Any],
+        known: Mapping[str, tuple[Attempt, Feedback]],
+    ) -> Manifest | None:
+        """One reflective mutation of `parent` on a minibatch led by the step's task; mutates `pool`."""
+        candidates: list[dict[str, Any]] = pool["candidates"]
+        others = [t for t in ctx.train if t.id != task.id]
+        batch = [task, *ctx.rng.sample(others, min(self.minibatch_size - 1, len(others)))]
+        live = {c: ctx.harness.read(c, "") for c in COMPONENTS}
+        before, examples = self._evaluate(ctx, parent["components"], batch,
+                                          known if parent["components"] == live else None)
         if all(s >= PERFECT for s in before):
             ctx.log("gepa_iteration", {"parent": parent["id"], "skipped": "all minibatch scores perfect"})
-            return seed_manifest
+            return None
 
         names = [c for c in COMPONENTS if c in parent["components"]]
         component = names[int(parent.get("next_component", 0)) % len(names)]
@@ -180,15 +209,13 @@ class Gepa(Method):
         try:
             out = proposer.complete([Message("user", prompt)], proposer.default_params)
         except ModelCallError:
-            ctx.harness.write(POOL, dump_pool(pool))
-            return seed_manifest
+            return None
         text, why = parse_instruction(out.text)
         if text is not None and out.finish_reason == "length":
             text, why = None, "proposer output cut off at max_tokens"
         if text is None:
             ctx.reject("instruction", out.text, why)
-            ctx.harness.write(POOL, dump_pool(pool))
-            return seed_manifest
+            return None
 
         child_components = {**parent["components"], component: text}
         after, _ = self._evaluate(ctx, child_components, batch)
@@ -196,15 +223,14 @@ class Gepa(Method):
         ctx.log("gepa_iteration", {"parent": parent["id"], "component": component, "minibatch": [t.id for t in batch],
                                    "before": before, "after": after, "accepted": accepted})
         if not accepted:
-            ctx.harness.write(POOL, dump_pool(pool))
-            return seed_manifest
+            return None
 
-        val_scores, _ = self._evaluate(ctx, child_components, ctx.val)
+        vals = valset(ctx)
+        val_scores, _ = self._evaluate(ctx, child_components, vals)
         child = {"id": f"c{len(candidates)}", "parent": parent["id"], "components": child_components,
-                 "scores": val_scores, "next_component": 0}
+                 "scores": {t.id: s for t, s in zip(vals, val_scores, strict=True)}, "next_component": 0}
         candidates.append(child)
-        ctx.harness.write(POOL, dump_pool(pool))
-        best = candidates[best_index(candidates)]
+        best = {c["id"]: c for c in candidates}[best_of(aligned(candidates, [t.id for t in vals]))]
         for name, body in best["components"].items():
             ctx.harness.write(name, body)
         return Manifest(

@@ -138,14 +138,10 @@ class TfGrpo(Method):
         return out.text
 
     def practice(self, ctx: PracticeContext, task: TaskView) -> Manifest | None:
-        group = int(self.params["group_size"])
-        if ctx.attempt_limit is not None and ctx.attempt_limit < group:
-            ctx.log("tf_grpo_group_capped", {"task_id": task.id, "group_size": group, "used": ctx.attempt_limit})
-            group = ctx.attempt_limit
         exps = read_library(ctx.harness.tree())
         rollouts = []
-        for i in range(group):
-            attempt = ctx.solve(task, sample_index=i)
+        for i in range(int(self.params["group_size"])):  # the first sample is the submitted attempt
+            attempt = ctx.solve(task) if i == 0 else ctx.rollout(task, sample_index=i)
             if attempt.error:
                 continue
             rollouts.append((attempt, ctx.feedback(task, attempt)))

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from evoarena.benchmarks.base import Benchmark, Task
+from evoarena.benchmarks.base import Benchmark, Task, TaskView
 from evoarena.harness import HarnessWorkspace, Manifest, load_tree, save_version, tree_hash
 from evoarena.methods import Method, build_method
 from evoarena.models import CallScope, RoleModel
@@ -158,15 +158,17 @@ class CellRunner:
 
     def _practice_step(
         self, key: str, task: Task, current: str, n: int, checkpoint: bool, *, attempt_limit: int | None = None,
-        first_attempt: int = 1,
+        first_attempt: int = 1, visible: tuple[tuple[TaskView, ...], tuple[TaskView, ...]] | None = None,
     ) -> dict[str, Any]:
+        """One practice unit. `visible` overrides the (train, val) views the method may use in this step."""
         before = load_tree(self.store, current)
         self.ws.replace_all(before)
         note = self.benchmark.update_note(self.plan.method.params.get("update_note"), task)
         ctx = PracticeContext(
             method=self.method, benchmark=self.benchmark, harness=self.ws,
             models=self._models("practice", self.meter), grader=self.grader,
-            train=self.practice_splits.views("train"), val=self.practice_splits.views("val"),
+            train=visible[0] if visible else self.practice_splits.views("train"),
+            val=visible[1] if visible else self.practice_splits.views("val"),
             meter=self.meter, rng=random.Random(f"{self.plan.seed}:{self.plan.cell}:{key}"), step=n,
             version_id=current, update_note=note,
             attempt_limit=attempt_limit, first_attempt=first_attempt,
@@ -185,8 +187,9 @@ class CellRunner:
         if status == "ok" and tree_hash(tree) != current:
             version = save_version(self.store, self.plan.cell, tree, parents=[current], method=self.method.name,
                                    manifest=manifest or Manifest(intent="(method gave no manifest)"), step=key)
+        passed = any(r["passed"] for r in ctx.attempt_rows if r["phase"] == "practice")  # rollouts never pass a stage
         result = {"version": version, "budget": self.meter.state(), "status": status, "checkpoint": checkpoint,
-                  "rejections": ctx.rejections, "passed": any(r["passed"] for r in ctx.attempt_rows)}
+                  "rejections": ctx.rejections, "passed": passed}
         self._finish(key, result, ctx.attempt_rows)
         return result
 

@@ -40,7 +40,8 @@ class _Grader:
 
 class PracticeContext:
     """Handed to `Method.practice` for one step. Every write goes through `harness`; every call through
-    `model(role)`; every attempt through `solve` (counted against the attempt budget)."""
+    `model(role)`; every submitted attempt through `solve`, every internal evaluation through `rollout` (both
+    counted against the cell's budget)."""
 
     def __init__(
         self,
@@ -78,7 +79,7 @@ class PracticeContext:
         self.rejections = 0
         self.attempt_limit = attempt_limit  # attempts allowed in this step (None: as the method likes)
         self._first_attempt = first_attempt  # the stage's attempt number of this step's first solve
-        self._attempts: dict[str, int] = {}
+        self._submitted: dict[str, int] = {}
 
     def model(self, role: str) -> RoleModel:
         if role not in self._models:
@@ -86,20 +87,39 @@ class PracticeContext:
         return self._models[role]
 
     def solve(self, task: TaskView, *, tree: Mapping[str, str] | None = None, sample_index: int = 0) -> Attempt:
-        """One solver attempt with the current harness (or `tree`); counted and recorded."""
-        self._grader.task(task.id)
-        if self.attempt_limit is not None and len(self.attempt_rows) >= self.attempt_limit:
+        """One submitted attempt with the current harness (or `tree`): counted against the step's
+        `attempt_limit` and recorded as a practice row; under the curriculum protocol it decides the stage."""
+        if self.attempt_limit is not None and self.submitted >= self.attempt_limit:
             raise RuntimeError(f"this practice step allows {self.attempt_limit} attempt(s); check ctx.attempt_limit")
+        self._grader.task(task.id)
+        number = self._first_attempt + self._submitted.get(task.id, 0)
+        self._submitted[task.id] = self._submitted.get(task.id, 0) + 1
+        return self._run(task, tree, sample_index, number, "practice")
+
+    def rollout(self, task: TaskView, *, tree: Mapping[str, str] | None = None, sample_index: int = 0) -> Attempt:
+        """One internal evaluation (GEPA's minibatch and val scores, EvoSkill's validation, a GRPO group's other
+        samples, ACE's re-generation): graded like the step's current attempt but never submitted, so it does
+        not use up `attempt_limit` nor decide a stage. It still counts against the cell's budget."""
+        self._grader.task(task.id)
+        number = self._first_attempt + max(self._submitted.get(task.id, 0) - 1, 0)
+        return self._run(task, tree, sample_index, number, "rollout")
+
+    @property
+    def submitted(self) -> int:
+        """Submitted attempts so far in this step."""
+        return sum(self._submitted.values())
+
+    def _run(
+        self, task: TaskView, tree: Mapping[str, str] | None, sample_index: int, number: int, phase: str
+    ) -> Attempt:
         self._meter.before_attempt()
-        number = self._first_attempt + self._attempts.get(task.id, 0)
-        self._attempts[task.id] = self._attempts.get(task.id, 0) + 1
         use_tree = self.harness.tree() if tree is None else tree
         attempt = solve(self._method, self._benchmark, use_tree, task, self.model("solver"), sample_index=sample_index)
         attempt = replace(attempt, number=number)
         fb = None if attempt.error else self._grader.grade(task.id, attempt.answer, number)
         self.attempt_rows.append(
             {
-                "phase": "practice",
+                "phase": phase,
                 "task_id": task.id,
                 "version_id": self._version_id if tree is None else "custom",
                 "answer": attempt.answer,

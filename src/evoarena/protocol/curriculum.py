@@ -1,16 +1,18 @@
 """The curriculum protocol (CLR-Bench): ordered episodes of stages, state carried across an episode's stages.
 
 Per episode (a chain) the harness starts from the method's initial version. Per stage (a layer): up to
-`max_attempts` practice steps of one attempt each — the method updates after every attempt — ending at the
-first pass; then the evaluator grades the stage's test task once with the harness as it stands. No
-validation split, no checkpoint selection. Every step is a unit, so a killed run resumes.
+`max_attempts` practice steps of one submitted attempt each — the method updates after every attempt — ending
+at the first pass; then the evaluator grades the stage's test task once with the harness as it stands. A
+method may also run unsubmitted rollouts (`PracticeContext.rollout`) inside a step. It sees only its own
+episode's stages so far as train tasks (the current one last); there is no validation split and no checkpoint
+selection. Every step is a unit, so a killed run resumes.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from evoarena.benchmarks.base import Task
+from evoarena.benchmarks.base import Task, TaskView
 from evoarena.harness import load_tree
 from evoarena.protocol.cell import CellRunner, _budget_json
 
@@ -43,8 +45,8 @@ class CurriculumCellRunner(CellRunner):
         current = initial
         for episode in episodes:
             current = initial  # a fresh state per episode
-            for task in episode:
-                current = self._stage(task, current)
+            for k, task in enumerate(episode):
+                current = self._stage(task, current, tuple(t.view() for t in episode[: k + 1]))
                 done_stages += 1
                 self.progress(cell, done_stages, total)
         self.store.upsert_cell(
@@ -56,7 +58,7 @@ class CurriculumCellRunner(CellRunner):
         )
         return current
 
-    def _stage(self, task: Task, current: str) -> str:
+    def _stage(self, task: Task, current: str, seen: tuple[TaskView, ...]) -> str:
         attempts = int(self.spec.benchmark.params.get("max_attempts", MAX_ATTEMPTS))
         for n in range(1, attempts + 1):
             key = f"{task.id}/a{n}"
@@ -64,7 +66,8 @@ class CurriculumCellRunner(CellRunner):
             if done is None:
                 if self.meter.exhausted():
                     break
-                done = self._practice_step(key, task, current, n, checkpoint=False, attempt_limit=1, first_attempt=n)
+                done = self._practice_step(key, task, current, n, checkpoint=False, attempt_limit=1, first_attempt=n,
+                                           visible=(seen, ()))
             self.meter.restore(done["budget"])
             current = str(done["version"])
             if done.get("passed") or done["status"] == "budget":
