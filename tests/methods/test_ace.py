@@ -16,7 +16,7 @@ from evoarena.benchmarks.arith.policy import RULES, arith_student
 from evoarena.benchmarks.base import Feedback, TaskView
 from evoarena.harness import HarnessWorkspace, load_tree
 from evoarena.methods import METHODS
-from evoarena.methods.ace import PLAYBOOK, STATE, Ace
+from evoarena.methods.ace import PLAYBOOK, STATE, Ace, cited_ids
 from evoarena.methods.ace_playbook import SECTIONS, extract_json, parse_playbook, render_playbook
 from evoarena.models import GenParams, Message, register_policy
 from evoarena.protocol.runner import run_experiment
@@ -217,6 +217,14 @@ def test_malformed_reflector_output_is_rejected(tmp_path: Path) -> None:
     assert Ace().practice(ctx, TASK) is None  # type: ignore[arg-type]
     assert ctx.rejected == [("ace_reflection", "no JSON object in output")]
     assert ctx.harness.read(PLAYBOOK) == render_playbook(parse_playbook(SEEDED))
+
+
+def test_cited_ids_from_the_closing_line_or_json() -> None:
+    assert cited_ids("5\nBullets used: [com-00002], [oth-00003]") == ["com-00002", "oth-00003"]
+    assert cited_ids('{"bullet_ids": ["str-00001"], "final_answer": 5}') == ["str-00001"]
+    assert cited_ids("5") == []
+    assert "Bullets used:" in Ace().context({PLAYBOOK: SEEDED}, TASK)
+    assert "Bullets used:" not in Ace().context({PLAYBOOK: render_playbook(parse_playbook(""))}, TASK)
 
 
 def test_json_extraction_order() -> None:

@@ -7,6 +7,7 @@ State: `memory/playbook.md` (7 `## SECTION`s of `[slug-00042] helpful=H harmful=
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
@@ -30,11 +31,17 @@ from evoarena.protocol.solve import Attempt
 PLAYBOOK = "memory/playbook.md"
 STATE = "memory/ace_state.json"
 REFLECTION = "memory/ace_reflection.md"  # only in the custom tree of a generator re-run, never in the harness
+_CITED = re.compile(r"^\s*Bullets used:(.*)$", re.MULTILINE | re.IGNORECASE)
+_BULLET_ID = re.compile(r"\b([a-z]+-\d{5})\b")
 REFLECTION_KEYS = ("error_identification", "root_cause_analysis", "correct_approach", "key_insight")
 
 
 def cited_ids(output: str) -> list[str]:
-    """`bullet_ids` from the solver's output when it answered in JSON; otherwise none are cited."""
+    """Bullet ids the solver cited: its closing "Bullets used:" line (asked for by the context, since the arena's
+    solver answers in the benchmark's format), or `bullet_ids` when it answered in ACE's JSON."""
+    line = _CITED.findall(output)
+    if line:
+        return _BULLET_ID.findall(line[-1])
     data = extract_json(output)
     ids = data.get("bullet_ids") if data else None
     return [str(i) for i in ids] if isinstance(ids, list) else []
