@@ -2,12 +2,24 @@
 
 from __future__ import annotations
 
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from evoarena.spec import ExperimentSpec, parse_spec
+
+if TYPE_CHECKING:
+    from evoarena.models.embedded import EmbeddedBackend
 
 
 @pytest.fixture(autouse=True)
@@ -39,3 +51,69 @@ def spec() -> ExperimentSpec:
 @pytest.fixture
 def make_spec() -> Any:
     return small_spec
+
+
+# --- the real embedded model and a real OpenAI-compatible server on 127.0.0.1 (tests marked `embedded`) ----------
+
+
+@pytest.fixture(scope="session")
+def gemma_backend() -> EmbeddedBackend:
+    """Gemma 3 270M in process (llama-cpp-python), loaded once per session."""
+    from evoarena.models.embedded import EmbeddedBackend
+    from evoarena.spec import ModelSpec
+
+    b = EmbeddedBackend(ModelSpec(backend="embedded"))
+    b.load()
+    return b
+
+
+
+
+Served = tuple[str, str]  # (base_url, model name the server reports)
+
+
+def _tail(path: Path) -> str:
+    return path.read_text(errors="replace")[-2000:]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="session")
+def llama_server(gemma_backend: EmbeddedBackend, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """Run `python -m llama_cpp.server` on 127.0.0.1; yield (base_url, served model); always stop it."""
+    port = _free_port()
+    log_path = tmp_path_factory.mktemp("llama_server") / "server.log"
+    cmd = [
+        sys.executable, "-m", "llama_cpp.server",
+        "--model", str(gemma_backend.path),
+        "--host", "127.0.0.1", "--port", str(port),
+        "--n_ctx", "8192",
+    ]  # fmt: skip
+    with log_path.open("wb") as log:
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env={**os.environ})
+    try:
+        base_url = f"http://127.0.0.1:{port}/v1"
+        deadline = time.monotonic() + 120
+        model_name = None
+        while model_name is None:
+            if proc.poll() is not None:
+                pytest.fail(f"llama_cpp.server exited with {proc.returncode}:\n{_tail(log_path)}")
+            if time.monotonic() > deadline:
+                pytest.fail(f"llama_cpp.server did not answer /v1/models in 120 s:\n{_tail(log_path)}")
+            try:
+                with urllib.request.urlopen(f"{base_url}/models", timeout=2) as resp:
+                    model_name = json.load(resp)["data"][0]["id"]
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
+                time.sleep(0.5)
+        yield base_url, model_name
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=15)

@@ -7,16 +7,8 @@ llama-cpp-python nor the GGUF.
 
 from __future__ import annotations
 
-import json
-import os
-import socket
-import subprocess
 import sys
 import threading
-import time
-import urllib.error
-import urllib.request
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -69,10 +61,8 @@ def test_missing_gguf_package_gives_install_command(monkeypatch: pytest.MonkeyPa
 
 
 @pytest.fixture(scope="module")
-def backend() -> EmbeddedBackend:
-    b = EmbeddedBackend(ModelSpec(backend="embedded"))
-    b.load()
-    return b
+def backend(gemma_backend: EmbeddedBackend) -> EmbeddedBackend:
+    return gemma_backend
 
 
 @embedded
@@ -198,61 +188,11 @@ def test_concurrent_calls_are_serialized(backend: EmbeddedBackend) -> None:
     assert [results[i] for i in range(4)] == sequential
 
 
-# --- a real OpenAI-compatible server (llama-cpp-python's) serving the same GGUF ----------------
-
-
-Served = tuple[str, str]  # (base_url, model name the server reports)
-
-
-def _tail(path: Path) -> str:
-    return path.read_text(errors="replace")[-2000:]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@pytest.fixture(scope="module")
-def llama_server(backend: EmbeddedBackend, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    """Run `python -m llama_cpp.server` on 127.0.0.1; yield (base_url, served model); always stop it."""
-    port = _free_port()
-    log_path = tmp_path_factory.mktemp("llama_server") / "server.log"
-    cmd = [
-        sys.executable, "-m", "llama_cpp.server",
-        "--model", str(backend.path),
-        "--host", "127.0.0.1", "--port", str(port),
-        "--n_ctx", "2048",
-    ]  # fmt: skip
-    with log_path.open("wb") as log:
-        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env={**os.environ})
-    try:
-        base_url = f"http://127.0.0.1:{port}/v1"
-        deadline = time.monotonic() + 120
-        model_name = None
-        while model_name is None:
-            if proc.poll() is not None:
-                pytest.fail(f"llama_cpp.server exited with {proc.returncode}:\n{_tail(log_path)}")
-            if time.monotonic() > deadline:
-                pytest.fail(f"llama_cpp.server did not answer /v1/models in 120 s:\n{_tail(log_path)}")
-            try:
-                with urllib.request.urlopen(f"{base_url}/models", timeout=2) as resp:
-                    model_name = json.load(resp)["data"][0]["id"]
-            except (urllib.error.URLError, ConnectionError, TimeoutError):
-                time.sleep(0.5)
-        yield base_url, model_name
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=15)
+# --- a real OpenAI-compatible server (the `llama_server` fixture in tests/conftest.py) ---------------
 
 
 @embedded
-def test_openai_backend_against_real_llama_cpp_server(llama_server: Served) -> None:
+def test_openai_backend_against_real_llama_cpp_server(llama_server: tuple[str, str]) -> None:
     base_url, model_name = llama_server
     b = OpenAIBackend(ModelSpec(backend="openai", model=model_name, base_url=base_url, timeout_s=120))
     try:
