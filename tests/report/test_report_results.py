@@ -82,6 +82,20 @@ def test_errors_excluded_from_accuracy_but_counted() -> None:
     assert t["per_seed"][0]["n_errors"] == 2
 
 
+def test_pass_rate_is_hard_accuracy_next_to_the_mean_score() -> None:
+    scores = [
+        ScoreRecord("skillprox", "scripted", 0, "test", "a", 1.0, passed=True),
+        ScoreRecord("skillprox", "scripted", 0, "test", "b", 0.9, passed=False),
+        ScoreRecord("skillprox", "scripted", 0, "test", "c", 0.5, passed=False),
+        ScoreRecord("skillprox", "scripted", 0, "test", "d", 0.0, error=True, passed=None),
+    ]
+    t = _cell(build_results(make_meta(), scores, [], []), "skillprox")["test"]
+    assert t["mean"] == 0.8 and t["pass_rate"]["mean"] == round(1 / 3, 6)
+    assert t["pass_rate"]["ci_low"] <= t["pass_rate"]["mean"] <= t["pass_rate"]["ci_high"]
+    no_verdicts = [ScoreRecord("frozen", "scripted", 0, "test", "a", 1.0)]
+    assert _cell(build_results(make_meta(), no_verdicts, [], []), "frozen")["test"]["pass_rate"] is None
+
+
 def test_all_errors_gives_null_accuracy() -> None:
     scores = [ScoreRecord("frozen", "scripted", 0, "test", "a", 0.0, error=True)]
     r = build_results(make_meta(), scores, [], [])

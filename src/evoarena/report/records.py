@@ -19,6 +19,7 @@ class ScoreRecord:
     task_id: str
     score: float  # 0..1
     error: bool = False  # provider error: excluded from accuracy, counted separately (never a failure)
+    passed: bool | None = None  # the grader's all-or-nothing verdict ("hard"), when it gives one
 
 
 @dataclass(frozen=True)

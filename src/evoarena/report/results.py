@@ -67,6 +67,13 @@ def _split_summary(records: Sequence[ScoreRecord], condition: str, model: str, s
             }
         )
     seed_means = [s["mean"] for s in per_seed if s["n_tasks"] > 0]
+    verdicts: dict[str, list[float]] = defaultdict(list)
+    for r in records:
+        if not r.error and r.passed is not None:
+            verdicts[r.task_id].append(float(r.passed))
+    pass_rate = None
+    if verdicts:  # "hard" accuracy next to the mean score ("cell" accuracy for partial-credit graders)
+        pass_rate = _ci([mean(verdicts[t]) for t in sorted(verdicts)], condition, model, split, "passed")
     seed_ci = None
     if len(seed_means) >= 2:
         seed_ci = {**_ci(seed_means, condition, model, split, "seeds"), "n_seeds": len(seed_means)}
@@ -78,6 +85,7 @@ def _split_summary(records: Sequence[ScoreRecord], condition: str, model: str, s
         "n_seeds": len(by_seed),
         "per_seed": per_seed,
         "seed_ci": seed_ci,
+        "pass_rate": pass_rate,
     }
 
 
@@ -195,6 +203,7 @@ def build_results(
             "seed_ci": "over per-seed means, when at least 2 seeds have graded tasks",
             "bootstrap_seed": f"crc32 of the cell labels + {SEED_BASE}",
             "errors": "provider errors are excluded from accuracy and counted in n_errors",
+            "pass_rate": "share of tasks the grader passed (all-or-nothing, 'hard'); mean is the mean score",
         },
         "conditions": _conditions(scores, budgets),
         "calls": _calls(calls),
