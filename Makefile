@@ -35,7 +35,8 @@ test: install system-deps lint
 	$(BIN)/python -m pytest
 
 test-embedded: embedded system-deps
-	$(BIN)/python -m pytest -m embedded -o addopts='-q --import-mode=importlib'
+	$(BIN)/pip install -q -e ".[dev,embedded,retrieval]"
+	$(BIN)/python -m pytest -m 'embedded or retrieval' -o addopts='-q --import-mode=importlib'
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache .mypy_cache .ruff_cache

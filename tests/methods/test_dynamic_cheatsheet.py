@@ -17,19 +17,18 @@ from evoarena.methods import METHODS
 from evoarena.methods.dynamic_cheatsheet import (
     EMPTY,
     PAIRS,
-    RETRIEVER,
     SHEET,
     DynamicCheatsheet,
     Pair,
     read_pairs,
     read_sheet,
     retrieve,
-    similarity,
 )
 from evoarena.models import GenParams, Message, register_policy
 from evoarena.models.base import Completion, Usage
 from evoarena.protocol.runner import run_experiment
 from evoarena.protocol.solve import Attempt
+from evoarena.retrieval import RETRIEVER_FILE, LexicalRetriever, RetrieverUnavailable, factory, similarity
 from evoarena.store import RunStore
 
 CURATOR_PROMPTS: list[str] = []
@@ -87,6 +86,7 @@ def rs_curator(messages: Sequence[Message], params: GenParams) -> str:
 
 
 def dc_spec(make_spec: Any, policy: str, **params: Any) -> Any:
+    params.setdefault("retriever", "lexical")  # deterministic, and no model load where the extra is installed
     return make_spec(methods=[{"name": "dynamic_cheatsheet", "params": params}],
                      models={"s": {"backend": "scripted", "model": policy}}, roles={"solver": "s", "curator": "s"})
 
@@ -143,16 +143,35 @@ def test_retrieval_synthesis_retrieves_top_k_and_curates_before_generating(tmp_p
         seen.append(nxt)
     store = RunStore(tmp_path / "run")
     logs = [json.loads(r["payload"]) for r in store.query("SELECT payload FROM events WHERE kind='dc_retrieval'")]
-    assert logs and all(p["retriever"] == RETRIEVER for p in logs)
+    assert logs and all(p["retriever"] == LexicalRetriever.name for p in logs)
     assert [p.input for p in read_pairs(last_practice_tree(tmp_path / "run"))] == seen
 
 
-def test_retrieve_ranks_by_lexical_similarity() -> None:
-    pairs = [Pair("red apples and pears", "1"), Pair("cars and trucks", "2"), Pair("Apples, pears!", "3"),
+def test_retrieve_ranks_pair_inputs_not_outputs() -> None:
+    pairs = [Pair("red apples and pears", "cars"), Pair("cars and trucks", "apples pears"), Pair("Apples, pears!", "x"),
              Pair("pears", "4")]
-    assert [i for i, _ in retrieve(pairs, "apples pears", 3)] == [2, 0, 3]
-    assert retrieve([], "anything", 3) == []
-    assert similarity("", "x") == 0.0
+    assert [i for i, _ in retrieve(LexicalRetriever(), pairs, "apples pears", 3)] == [2, 0, 3]
+    assert retrieve(LexicalRetriever(), [], "anything", 3) == []
+
+
+def test_the_retriever_used_is_recorded_once_per_cell(tmp_path: Path, make_spec: Any,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(factory, "import_error", lambda: "ModuleNotFoundError: no extra here")  # auto → lexical
+    run_experiment(dc_spec(make_spec, "test-dc-rs", variant="retrieval_synthesis", retriever="auto"), tmp_path / "run")
+    store = RunStore(tmp_path / "run")
+    rows = store.query("SELECT cell, payload FROM events WHERE kind='retriever'")
+    assert [json.loads(r["payload"]) for r in rows] == [{"name": LexicalRetriever.name, "requested": "auto"}]
+    assert rows[0]["cell"]
+    first = store.query("SELECT id FROM harness_versions ORDER BY rowid LIMIT 1")[0]["id"]
+    assert load_tree(store, first)[RETRIEVER_FILE] == LexicalRetriever.name + "\n"  # in the initial harness
+    assert last_practice_tree(tmp_path / "run")[RETRIEVER_FILE] == LexicalRetriever.name + "\n"
+
+
+def test_cumulative_neither_resolves_nor_records_a_retriever(tmp_path: Path) -> None:
+    method = DynamicCheatsheet(variant="cumulative", retriever="auto")
+    ws = HarnessWorkspace(tmp_path)
+    method.initialize(ws, "sys", GenParams())
+    assert RETRIEVER_FILE not in ws.tree() and method.retrieval.resolved is None
 
 
 class FakeModel:
@@ -202,7 +221,7 @@ class FakeCtx:
 
 @pytest.mark.parametrize("variant", ["cumulative", "retrieval_synthesis"])
 def test_one_solve_per_step_no_ground_truth_and_note_first(tmp_path: Path, variant: str) -> None:
-    method = DynamicCheatsheet(variant=variant)
+    method = DynamicCheatsheet(variant=variant, retriever="lexical")
     ws = HarnessWorkspace(tmp_path)
     method.initialize(ws, "sys", GenParams())
     assert ws.read(SHEET).strip() == EMPTY
@@ -220,3 +239,12 @@ def test_variant_is_validated() -> None:
         DynamicCheatsheet(variant="bogus")
     with pytest.raises(ValueError, match="unknown"):
         DynamicCheatsheet(topk=3)
+    with pytest.raises(ValueError, match="params.retriever: 'bm25' is not one of auto, embedding, lexical"):
+        DynamicCheatsheet(retriever="bm25")
+
+
+def test_an_explicit_embedding_retriever_without_the_extra_fails_at_construction(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(factory, "import_error", lambda: "ModuleNotFoundError: no extra here")
+    with pytest.raises(RetrieverUnavailable, match=r"evoarena\[retrieval\]"):
+        DynamicCheatsheet(variant="retrieval_synthesis", retriever="embedding")

@@ -13,12 +13,12 @@ from evoarena.benchmarks.arith.policy import arith_student
 from evoarena.benchmarks.base import Feedback, TaskView
 from evoarena.harness import HarnessWorkspace, load_tree
 from evoarena.methods import METHODS
-from evoarena.methods.dynamic_cheatsheet import RETRIEVER, similarity
 from evoarena.methods.reasoning_bank import BANK, ReasoningBank, parse_items, parse_judge, read_bank
 from evoarena.models import GenParams, Message, register_policy
 from evoarena.models.base import Completion, Usage
 from evoarena.protocol.runner import run_experiment
 from evoarena.protocol.solve import Attempt
+from evoarena.retrieval import RETRIEVER_FILE, LexicalRetriever, factory, similarity
 from evoarena.store import RunStore
 
 JUDGE_PROMPTS: list[str] = []
@@ -63,6 +63,7 @@ def rb_malformed(messages: Sequence[Message], params: GenParams) -> str:
 
 
 def rb_spec(make_spec: Any, policy: str, **params: Any) -> Any:
+    params.setdefault("retriever", "lexical")  # deterministic, and no model load where the extra is installed
     return make_spec(methods=[{"name": "reasoning_bank", "params": params}],
                      models={"s": {"backend": "scripted", "model": policy}},
                      roles={"solver": "s", "judge": "s", "inducer": "s"})
@@ -89,7 +90,7 @@ def test_judge_picks_the_prompt_and_items_are_appended_never_merged(tmp_path: Pa
     # retrieval: each step logs the earlier record whose QUERY is most similar to this task's
     store = RunStore(tmp_path / "run")
     logs = [json.loads(r["payload"]) for r in store.query("SELECT payload FROM events WHERE kind='rb_retrieval'")]
-    assert len(logs) == len(bank) and all(p["retriever"] == RETRIEVER for p in logs)
+    assert len(logs) == len(bank) and all(p["retriever"] == LexicalRetriever.name for p in logs)
     for n, log in enumerate(logs):
         earlier = bank[:n]
         best = sorted(range(n), key=lambda i: (-similarity(bank[n].query, earlier[i].query), i))[:1]
@@ -111,12 +112,22 @@ def test_context_shows_all_items_of_the_most_similar_past_query(tmp_path: Path) 
         row = {"task_id": tid, "query": query, "trajectory": "t", "status": "success", "grader_passed": True,
                "memory_items": [{"title": t, "description": "d", "content": "c"} for t in titles]}
         ws.append(BANK, json.dumps(row) + "\n")
-    method = ReasoningBank()
+    method = ReasoningBank(retriever="lexical")
     block = method.context(ws.tree(), TaskView("t", "test", "s", "how many trucks and cars"))
     assert "past experience" in block.lower() and "## Title B1" in block and "A1" not in block
     block = method.context(ws.tree(), TaskView("t", "test", "s", "apples or pears?"))
     assert all(f"## Title A{i}" in block for i in (1, 2, 3)) and "B1" not in block
     assert method.context({}, TaskView("t", "test", "s", "anything")) == ""
+
+
+def test_the_retriever_used_is_recorded_once_per_cell(tmp_path: Path, make_spec: Any,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(factory, "import_error", lambda: "ModuleNotFoundError: no extra here")  # auto → lexical
+    run_experiment(rb_spec(make_spec, "test-rb", retriever="auto"), tmp_path / "run")
+    store = RunStore(tmp_path / "run")
+    rows = store.query("SELECT payload FROM events WHERE kind='retriever'")
+    assert [json.loads(r["payload"]) for r in rows] == [{"name": LexicalRetriever.name, "requested": "auto"}]
+    assert last_practice_tree(tmp_path / "run")[RETRIEVER_FILE] == LexicalRetriever.name + "\n"
 
 
 def test_parsers() -> None:
@@ -180,7 +191,7 @@ class FakeCtx:
 def test_judge_never_sees_the_grader_and_unclear_verdict_is_failure(tmp_path: Path) -> None:
     judge, inducer = FakeModel("Hmm, maybe fine."), FakeModel(items_md("x", "y", "z", "w"))
     ctx = FakeCtx(tmp_path, judge, inducer, note="NOTE: be brief.")
-    manifest = ReasoningBank().practice(ctx, TaskView("t1", "train", "s1", "What is 3 plus 4?"))  # type: ignore[arg-type]
+    manifest = ReasoningBank(retriever="lexical").practice(ctx, TaskView("t1", "train", "s1", "What is 3 plus 4?"))  # type: ignore[arg-type]
     assert manifest is not None and ctx.solves == 1 and ctx.feedback_calls == 1
     assert ("rejected_output", {"what": "judge"}) in ctx.events
     assert "I think it is 7" in judge.prompts[0] and "What is 3 plus 4?" in judge.prompts[0]
@@ -198,3 +209,5 @@ def test_params_are_validated() -> None:
         ReasoningBank(top_n=0)
     with pytest.raises(ValueError, match="unknown"):
         ReasoningBank(top_k=3)
+    with pytest.raises(ValueError, match="params.retriever: 'bm25' is not one of"):
+        ReasoningBank(retriever="bm25")

@@ -1,14 +1,14 @@
 """`dynamic_cheatsheet` (Suzgun et al., 2025): one evolving cheatsheet, rewritten wholesale by a curator.
 
 State: `memory/cheatsheet.md` (the sheet, "(empty)" at first), shown to the solver before every task; for the
-retrieval-synthesis variant also `memory/dc_pairs.jsonl`, the earlier (input, output) pairs to retrieve from.
+retrieval-synthesis variant also `memory/dc_pairs.jsonl`, the earlier (input, output) pairs to retrieve from, and
+`memory/retriever.txt`, the retriever that ranks them (param `retriever`, see docs/retrieval.md).
 Differences from the released code are in docs/methods/dynamic_cheatsheet.md.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -19,16 +19,14 @@ from evoarena.harness import HarnessWorkspace, Manifest
 from evoarena.methods.base import Method, render_prompt
 from evoarena.models import GenParams, Message, ModelCallError
 from evoarena.protocol.context import PracticeContext
+from evoarena.retrieval import Hit, Retriever, RetrieverChoice
 
 SHEET = "memory/cheatsheet.md"
 PAIRS = "memory/dc_pairs.jsonl"
 EMPTY = "(empty)"
 VARIANTS = ("cumulative", "retrieval_synthesis")
-RETRIEVER = "lexical-token-set-cosine"
-"""The only retriever so far; the released code embeds inputs and ranks by embedding cosine."""
 
 _TAG = re.compile(r"<cheatsheet>(.*?)</cheatsheet>", re.DOTALL)
-_WORD = re.compile(r"[a-z0-9]+")
 
 
 @dataclass(frozen=True)
@@ -50,24 +48,10 @@ def read_pairs(tree: Mapping[str, str]) -> list[Pair]:
     return pairs
 
 
-def tokens(text: str) -> frozenset[str]:
-    return frozenset(_WORD.findall(text.lower()))
-
-
-def similarity(a: str, b: str) -> float:
-    """Cosine similarity of the two lowercase word sets (|A∩B| / sqrt(|A|·|B|)); 0 when either is empty."""
-    ta, tb = tokens(a), tokens(b)
-    if not ta or not tb:
-        return 0.0
-    return len(ta & tb) / math.sqrt(len(ta) * len(tb))
-
-
-def retrieve(pairs: list[Pair], query: str, top_k: int) -> list[tuple[int, float]]:
-    """(index, score) of the `top_k` most similar earlier pairs, best first; ties go to the earlier pair.
-    No threshold and no correctness filter, as released."""
-    scored = [(i, similarity(query, p.input)) for i, p in enumerate(pairs)]
-    scored.sort(key=lambda s: (-s[1], s[0]))
-    return scored[: max(top_k, 0)]
+def retrieve(retriever: Retriever, pairs: list[Pair], query: str, top_k: int) -> list[Hit]:
+    """(index, score) of the `top_k` earlier pairs whose input is most similar to `query`, best first; ties go to
+    the earlier pair. No threshold and no correctness filter, as released."""
+    return retriever.rank(query, [p.input for p in pairs], top_k)
 
 
 def parse_sheet(raw: str) -> tuple[str | None, str]:
@@ -84,7 +68,7 @@ def parse_sheet(raw: str) -> tuple[str | None, str]:
 class DynamicCheatsheet(Method):
     name = "dynamic_cheatsheet"
     roles = ("solver", "curator")
-    defaults = {"variant": "cumulative", "top_k": 3, "max_tokens": 2048}
+    defaults = {"variant": "cumulative", "top_k": 3, "max_tokens": 2048, "retriever": "auto"}
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
@@ -96,6 +80,7 @@ class DynamicCheatsheet(Method):
             raise ValueError(f"methods.{self.name}.params.top_k: must be at least 1")
         if int(self.params["max_tokens"]) < 1:
             raise ValueError(f"methods.{self.name}.params.max_tokens: must be at least 1")
+        self.retrieval = RetrieverChoice(str(self.params["retriever"]), f"methods.{self.name}.params.retriever")
 
     @property
     def variant(self) -> str:
@@ -104,6 +89,8 @@ class DynamicCheatsheet(Method):
     def initialize(self, ws: HarnessWorkspace, system_prompt: str, solver_params: GenParams) -> None:
         super().initialize(ws, system_prompt, solver_params)
         ws.write(SHEET, EMPTY + "\n")
+        if self.variant == "retrieval_synthesis":
+            self.retrieval.write_state(ws)
 
     def context(self, tree: Mapping[str, str], task: TaskView) -> str:
         return render_prompt("dc_context.md", sheet=read_sheet(tree))
@@ -133,9 +120,11 @@ class DynamicCheatsheet(Method):
         tree = ctx.harness.tree()
         old = read_sheet(tree)
         pairs = read_pairs(tree)
-        hits = retrieve(pairs, task.prompt, int(self.params["top_k"]))
+        self.retrieval.announce(ctx)
+        retriever = self.retrieval.get()
+        hits = retrieve(retriever, pairs, task.prompt, int(self.params["top_k"]))
         ctx.log("dc_retrieval", {
-            "task_id": task.id, "retriever": RETRIEVER, "pool": len(pairs),
+            "task_id": task.id, "retriever": retriever.name, "pool": len(pairs),
             "retrieved": [{"index": i, "score": round(s, 6)} for i, s in hits],
         })
         changed = []
@@ -154,7 +143,7 @@ class DynamicCheatsheet(Method):
             return None
         return Manifest(
             intent=f"DC-RS: update {' and '.join(changed)}",
-            evidence=f"curated before {task.id} with {len(hits)} retrieved pair(s) ({RETRIEVER})",
+            evidence=f"curated before {task.id} with {len(hits)} retrieved pair(s) ({retriever.name})",
         )
 
     def _curate(self, ctx: PracticeContext, prompt: str) -> str | None:

@@ -2,7 +2,8 @@
 
 State: `memory/reasoning_bank.jsonl`, one JSON line per practised task ({task_id, query, trajectory, status,
 memory_items, grader_passed}); append-only, never merged or deleted. The solver sees all memory items of the
-most similar earlier query. Differences from the released code are in docs/methods/reasoning_bank.md.
+most similar earlier query, ranked by the retriever named in `memory/retriever.txt` (param `retriever`, see
+docs/retrieval.md). Differences from the released code are in docs/methods/reasoning_bank.md.
 """
 
 from __future__ import annotations
@@ -14,14 +15,17 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from evoarena.benchmarks.base import TaskView
-from evoarena.harness import Manifest
+from evoarena.harness import HarnessWorkspace, Manifest
 from evoarena.methods.base import Method, render_prompt
-from evoarena.methods.dynamic_cheatsheet import RETRIEVER, Pair, retrieve
-from evoarena.models import Message, ModelCallError
+from evoarena.models import GenParams, Message, ModelCallError
 from evoarena.protocol.context import PracticeContext
+from evoarena.retrieval import Hit, RetrieverChoice
 
 BANK = "memory/reasoning_bank.jsonl"
 PROMPTS = {"success": "rb_induce_success.md", "failure": "rb_induce_failure.md"}
+QUERY_INSTRUCTION = ("Given the earlier task queries, analyse the intent of the current query and select the "
+                     "earlier queries whose experience could help solve it.")
+"""Wraps the current query (not the stored ones) for embedding, as the released retrieval does; our wording."""
 
 _STATUS = re.compile(r"^\W*status\W*:\W*(success|failure)\W*$", re.IGNORECASE | re.MULTILINE)
 _ITEM = re.compile(r"^#[ \t]*Memory Item\b[^\n]*$", re.IGNORECASE | re.MULTILINE)
@@ -88,19 +92,27 @@ def parse_items(raw: str, max_items: int) -> tuple[list[MemoryItem] | None, str]
 class ReasoningBank(Method):
     name = "reasoning_bank"
     roles = ("solver", "judge", "inducer")
-    defaults = {"top_n": 1, "max_items": 3, "temperature": 1.0, "max_tokens": 1024, "judge_max_tokens": 512}
+    defaults = {"top_n": 1, "max_items": 3, "temperature": 1.0, "max_tokens": 1024, "judge_max_tokens": 512,
+                "retriever": "auto"}
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
         for key in ("top_n", "max_items", "max_tokens", "judge_max_tokens"):
             if int(self.params[key]) < 1:
                 raise ValueError(f"methods.{self.name}.params.{key}: must be at least 1")
+        self.retrieval = RetrieverChoice(str(self.params["retriever"]), f"methods.{self.name}.params.retriever")
 
-    def retrieve(self, tree: Mapping[str, str], query: str) -> tuple[list[Record], list[tuple[int, float]]]:
-        """All records and the (index, score) of the top-n most similar earlier QUERIES (not memory text)."""
+    def initialize(self, ws: HarnessWorkspace, system_prompt: str, solver_params: GenParams) -> None:
+        super().initialize(ws, system_prompt, solver_params)
+        self.retrieval.write_state(ws)
+
+    def retrieve(self, tree: Mapping[str, str], query: str) -> tuple[list[Record], list[Hit]]:
+        """All records and the (index, score) of the top-n most similar earlier QUERIES (not memory text);
+        the current query is instruction-wrapped for an embedding retriever."""
         records = read_bank(tree)
-        pool = [Pair(r.query, "") for r in records]
-        return records, retrieve(pool, query, int(self.params["top_n"]))
+        hits = self.retrieval.get().rank(query, [r.query for r in records], int(self.params["top_n"]),
+                                         instruction=QUERY_INSTRUCTION)
+        return records, hits
 
     def context(self, tree: Mapping[str, str], task: TaskView) -> str:
         records, hits = self.retrieve(tree, task.prompt)
@@ -110,9 +122,10 @@ class ReasoningBank(Method):
     def practice(self, ctx: PracticeContext, task: TaskView) -> Manifest | None:
         if ctx.attempt_limit is not None and ctx.attempt_limit < 1:
             return None
+        self.retrieval.announce(ctx)
         records, hits = self.retrieve(ctx.harness.tree(), task.prompt)
         ctx.log("rb_retrieval", {
-            "task_id": task.id, "retriever": RETRIEVER, "pool": len(records),
+            "task_id": task.id, "retriever": self.retrieval.get().name, "pool": len(records),
             "retrieved": [{"task_id": records[i].task_id, "score": round(s, 6)} for i, s in hits],
         })
         attempt = ctx.solve(task)  # the solver sees the retrieved items through context()
