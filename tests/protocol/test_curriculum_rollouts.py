@@ -91,3 +91,13 @@ def test_tf_grpo_group_is_one_submission_and_three_rollouts(tmp_path: Path) -> N
         per_unit[r["unit_key"]] = per_unit.get(r["unit_key"], 0) + 1
     assert set(per_unit.values()) == {4}
     assert "tf_grpo_group_capped" not in kinds(store)
+
+
+def test_calls_and_events_carry_their_unit_key(tmp_path: Path) -> None:
+    store = run(tmp_path, {"name": "gepa"}, ("solver", "proposer"))
+    units = {r["key"] for r in store.query("SELECT key FROM units")}
+    calls = store.query("SELECT unit, phase FROM calls")
+    assert calls and all(c["unit"] in units for c in calls)
+    assert {c["unit"].split("/")[0] for c in calls if c["phase"] == "test"} == {"test"}
+    events = store.query("SELECT unit FROM events WHERE kind LIKE 'gepa_%'")
+    assert events and all(e["unit"] in units for e in events)

@@ -47,6 +47,7 @@ class CallScope:
     cell: str | None = None
     phase: str | None = None
     meter: Meter | None = None
+    unit: str | None = None  # the cell's unit key (practice step, test), so calls map to chains and layers
 
 
 class RoleModel:
@@ -144,6 +145,7 @@ class RoleModel:
         self.store.record_call(
             cell=self.scope.cell,
             phase=self.scope.phase,
+            unit=self.scope.unit,
             role=self.role,
             model=self.model_name,
             backend=self.backend.backend_name,

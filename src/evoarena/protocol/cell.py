@@ -68,8 +68,8 @@ class CellRunner:
         self.grader = _Grader({t.id: t for t in practice.train + practice.val}, benchmark.grade)
 
     # -- helpers --------------------------------------------------------------------------------
-    def _models(self, phase: str, meter: BudgetMeter | None) -> dict[str, RoleModel]:
-        scope = CallScope(cell=self.plan.cell, phase=phase, meter=meter)
+    def _models(self, phase: str, meter: BudgetMeter | None, unit: str | None = None) -> dict[str, RoleModel]:
+        scope = CallScope(cell=self.plan.cell, phase=phase, meter=meter, unit=unit)
         return {role: m.scoped(scope) for role, m in self.base_models.items()}
 
     def _last_call_id(self) -> int:
@@ -166,13 +166,13 @@ class CellRunner:
         note = self.benchmark.update_note(self.plan.method.params.get("update_note"), task)
         ctx = PracticeContext(
             method=self.method, benchmark=self.benchmark, harness=self.ws,
-            models=self._models("practice", self.meter), grader=self.grader,
+            models=self._models("practice", self.meter, key), grader=self.grader,
             train=visible[0] if visible else self.practice_splits.views("train"),
             val=visible[1] if visible else self.practice_splits.views("val"),
             meter=self.meter, rng=random.Random(f"{self.plan.seed}:{self.plan.cell}:{key}"), step=n,
             version_id=current, update_note=note,
             attempt_limit=attempt_limit, first_attempt=first_attempt,
-            on_event=functools.partial(_store_event, self.store, self.plan.cell),  # no handle to the runner
+            on_event=functools.partial(_store_event, self.store, self.plan.cell, key),  # no handle to the runner
         )
         status, version = "ok", current
         since = self._last_call_id()
@@ -207,7 +207,7 @@ class CellRunner:
                 since = self._last_call_id()
                 rows = evaluate_tree(
                     self.method, self.benchmark, load_tree(self.store, vid), self.practice_splits.val,
-                    self._models("select", self.meter)["solver"], phase="select", version_id=vid,
+                    self._models("select", self.meter, key)["solver"], phase="select", version_id=vid,
                     workers=self.spec.protocol.workers,
                 )
                 self._check_provider_errors(key, since)
@@ -224,15 +224,15 @@ class CellRunner:
             return
         since = self._last_call_id()
         rows = self.evaluator.grade_test(
-            self.method, load_tree(self.store, selected), self._models("test", None)["solver"],
+            self.method, load_tree(self.store, selected), self._models("test", None, key)["solver"],
             version_id=selected, workers=self.spec.protocol.workers,
         )
         self._check_provider_errors(key, since)
         self._finish(key, {"mean": mean_score(rows)}, rows)
 
 
-def _store_event(store: RunStore, cell: str, kind: str, payload: dict[str, Any]) -> None:
-    store.event(kind, payload, cell=cell)
+def _store_event(store: RunStore, cell: str, unit: str, kind: str, payload: dict[str, Any]) -> None:
+    store.event(kind, payload, cell=cell, unit=unit)
 
 
 def _budget_json(spec: ExperimentSpec, meter: BudgetMeter) -> str:

@@ -85,7 +85,7 @@ class CurriculumCellRunner(CellRunner):
         rows = self.evaluator.grade_ids(
             self.method,
             tree,
-            self._models("test", None)["solver"],
+            self._models("test", None, key)["solver"],
             [test_id],
             version_id=version,
             workers=1,

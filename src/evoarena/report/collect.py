@@ -24,13 +24,14 @@ def score_records(store: RunStore) -> list[ScoreRecord]:
             continue
         if selected:
             rows = store.query(
-                "SELECT phase, task_id, score, error FROM attempts WHERE cell=? AND version_id=?"
+                "SELECT phase, task_id, score, passed, error FROM attempts WHERE cell=? AND version_id=?"
                 " AND phase IN ('test', 'select') ORDER BY task_id",
                 [cell, selected],
             )
         else:
             rows = store.query(
-                "SELECT phase, task_id, score, error FROM attempts WHERE cell=? AND phase='test' ORDER BY task_id",
+                "SELECT phase, task_id, score, passed, error FROM attempts WHERE cell=? AND phase='test'"
+                " ORDER BY task_id",
                 [cell],
             )
         for r in rows:
@@ -38,6 +39,7 @@ def score_records(store: RunStore) -> list[ScoreRecord]:
                 condition=c["condition"], model=c["model"], seed=int(c["seed"]),
                 split="test" if r["phase"] == "test" else "val", task_id=r["task_id"],
                 score=float(r["score"] or 0.0), error=r["error"] is not None,
+                passed=None if r["passed"] is None else bool(r["passed"]),
             ))
     return out
 
@@ -107,9 +109,12 @@ def stage_diagnostics(store: RunStore) -> list[dict[str, Any]]:
 def benchmark_views(store: RunStore, meta: RunMeta) -> dict[str, Any]:
     """Benchmark-specific views (today: CLR's), keyed by benchmark name; empty when there are none."""
     if meta.benchmark == "clr":
+        from evoarena.benchmarks.clr.compare_views import compare_views
         from evoarena.benchmarks.clr.views import clr_views
 
-        return {"clr": clr_views(stage_diagnostics(store), meta.evidence)}
+        views = clr_views(stage_diagnostics(store), meta.evidence)
+        views["compare"] = compare_views(store, views["conditions"], meta.evidence)
+        return {"clr": views}
     return {}
 
 

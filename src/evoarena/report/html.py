@@ -9,7 +9,7 @@ from typing import Any
 
 import jinja2
 
-from .plots import MECHANISM_LABEL, accuracy_plot
+from .plots import MECHANISM_LABEL, accuracy_plot, evidence_label
 
 RESULTS_FILE = "results.json"
 REPORT_FILE = "report.html"
@@ -27,6 +27,7 @@ def _env() -> jinja2.Environment:
     env.filters["pct"] = _pct
     env.filters["num"] = _num
     env.filters["usd"] = _usd
+    env.filters["tok"] = _tok
     env.filters["label"] = _label
     env.filters["plain"] = _plain
     return env
@@ -42,6 +43,11 @@ def _num(value: int | float | None) -> str:
     if isinstance(value, float) and not value.is_integer():
         return f"{value:,.3f}"
     return f"{int(value):,}"
+
+
+def _tok(value: float | None) -> str:
+    """A token count (possibly a mean over chains), to the nearest token."""
+    return "\u2013" if value is None else f"{value:,.0f}"
 
 
 def _usd(value: float | None) -> str:
@@ -80,6 +86,7 @@ def render_html(results: dict[str, Any]) -> str:
         evidence=evidence,
         banner_class=banner_class,
         banner_text=banner_text,
+        evidence_caption=evidence_label(evidence),
         plot_png=accuracy_plot(results),
     )
 

@@ -37,6 +37,10 @@ class RunStore:
         schema = resources.files("evoarena.store").joinpath("schema.sql").read_text(encoding="utf-8")
         with self._lock:
             self._conn.executescript(schema)
+            for table in ("calls", "events"):  # stores written before calls/events carried their unit key
+                cols = {r["name"] for r in self._conn.execute(f"PRAGMA table_info({table})")}
+                if "unit" not in cols:
+                    self._conn.execute(f"ALTER TABLE {table} ADD COLUMN unit TEXT")
 
     @classmethod
     def open_existing(cls, run_dir: Path) -> RunStore:
@@ -128,10 +132,11 @@ class RunStore:
         cols = ", ".join(row)
         self.execute(f"INSERT INTO calls ({cols}) VALUES ({', '.join('?' for _ in row)})", list(row.values()))
 
-    def event(self, kind: str, payload: dict[str, Any], cell: str | None = None) -> None:
+    def event(self, kind: str, payload: dict[str, Any], cell: str | None = None, unit: str | None = None) -> None:
+        """`unit`: the cell's unit key the event happened in (a practice step, a test), when there is one."""
         self.execute(
-            "INSERT INTO events (ts, cell, kind, payload) VALUES (?, ?, ?, ?)",
-            [now_iso(), cell, kind, json.dumps(payload, sort_keys=True, default=str)],
+            "INSERT INTO events (ts, cell, kind, payload, unit) VALUES (?, ?, ?, ?, ?)",
+            [now_iso(), cell, kind, json.dumps(payload, sort_keys=True, default=str), unit],
         )
 
     # -- tasks ----------------------------------------------------------------------------------

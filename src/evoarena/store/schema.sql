@@ -81,7 +81,8 @@ CREATE TABLE IF NOT EXISTS calls (
   cached INTEGER NOT NULL,
   retries INTEGER NOT NULL,
   error TEXT,
-  created_at TEXT NOT NULL
+  created_at TEXT NOT NULL,
+  unit TEXT
 );
 CREATE INDEX IF NOT EXISTS calls_cell ON calls (cell, role);
 CREATE TABLE IF NOT EXISTS events (
@@ -89,5 +90,6 @@ CREATE TABLE IF NOT EXISTS events (
   ts TEXT NOT NULL,
   cell TEXT,
   kind TEXT NOT NULL,
-  payload TEXT NOT NULL
+  payload TEXT NOT NULL,
+  unit TEXT
 );

@@ -1,5 +1,7 @@
 """The paper's views of a CLR run, computed from the per-stage diagnostics the curriculum runner stores:
-accuracy per layer against the frozen ladder, single-cell accuracy, and inc / inc_u / exc."""
+accuracy per layer against the frozen ladder, single-cell accuracy, inc / inc_u / exc, and the string-match
+content of the final per-layer states. The cross-condition views (inc_u vs exc with self -> lesson arrows,
+tokens, gates) are in compare_views.py."""
 
 from __future__ import annotations
 
@@ -17,6 +19,18 @@ FROZEN_LADDER = {1: 0.8, 2: 0.6, 3: 0.4, 4: 0.2}
 
 def _rate(hits: int, n: int) -> float | None:
     return round(hits / n, 6) if n else None
+
+
+def _state_shares(states: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Shares of final states (string match, metrics.state_diagnostics) holding the revealed member m0, naming
+    the class (name or alias) and holding its full name (the paper's §7.3 figures)."""
+    n = len(states)
+    return {
+        "n": n,
+        "revealed_member_share": _rate(sum(st["revealed_member"] for st in states), n),
+        "names_class_share": _rate(sum(st["names_class"] for st in states), n),
+        "full_class_name_share": _rate(sum(st["full_class_name"] for st in states), n),
+    }
 
 
 def clr_views(stages: Sequence[dict[str, Any]], evidence: str) -> dict[str, Any]:
@@ -47,42 +61,17 @@ def clr_views(stages: Sequence[dict[str, Any]], evidence: str) -> dict[str, Any]
             "inc": agg["inc"],
             "inc_u": agg["inc_u"],
             "exc": agg["exc"],
-            "states": {
-                "n": len(own),
-                "revealed_member_share": _rate(sum(st["revealed_member"] for st in own), len(own)),
-                "names_class_share": _rate(sum(st["names_class"] for st in own), len(own)),
-                "full_class_name_share": _rate(sum(st["full_class_name"] for st in own), len(own)),
+            "states": _state_shares(own),
+            "states_by_layer": {
+                str(k): _state_shares([st for st in own if st["layer"] == k])
+                for k in sorted({st["layer"] for st in own})
             },
         }
     return {
         "frozen_ladder": {str(k): v for k, v in FROZEN_LADDER.items()},
         "conditions": per_condition,
         "plot": _layer_plot(per_condition, evidence) if per_condition else None,
-        "scatter": _scatter(per_condition, evidence) if per_condition else None,
     }
-
-
-def _scatter(per_condition: dict[str, Any], evidence: str) -> str:
-    """Generalisation (inc_u: unseen members excluded) against specificity (exc: non-members kept), as the
-    paper's Fig. 4: the top-right corner is a learned class; bottom-right an exception list; top-left an
-    over-general rule."""
-    fig = Figure(figsize=(5.5, 5.0))
-    ax = fig.add_subplot(1, 1, 1)
-    for cond, v in per_condition.items():
-        x, y = v["inc_u"]["rate"], v["exc"]["rate"]
-        if x is not None and y is not None:
-            ax.scatter([x], [y], s=50)
-            ax.annotate(cond, (x, y), textcoords="offset points", xytext=(5, 5), fontsize=8)
-    ax.set_xlim(-0.05, 1.05)
-    ax.set_ylim(-0.05, 1.05)
-    ax.set_xlabel("inc_u (unseen members excluded)")
-    ax.set_ylabel("exc (non-members kept)")
-    ax.set_title(
-        f"Generalisation vs specificity\n{evidence_label(evidence)}",
-        fontsize=10,
-        color="#b00020" if evidence == "mechanism" else "black",
-    )
-    return png_base64(fig)
 
 
 def _layer_plot(per_condition: dict[str, Any], evidence: str) -> str:
