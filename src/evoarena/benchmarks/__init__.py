@@ -3,8 +3,9 @@
 from evoarena.benchmarks.arith import ArithBenchmark
 from evoarena.benchmarks.base import Benchmark, Feedback, Parsed, Split, Task, TaskView, TestSplitLocked
 from evoarena.benchmarks.clr.benchmark import ClrBenchmark
+from evoarena.benchmarks.sheets import SheetsBenchmark
 
-BENCHMARKS: dict[str, type[Benchmark]] = {"arith": ArithBenchmark, "clr": ClrBenchmark}
+BENCHMARKS: dict[str, type[Benchmark]] = {"arith": ArithBenchmark, "clr": ClrBenchmark, "sheets": SheetsBenchmark}
 
 
 def build_benchmark(name: str, params: dict[str, object]) -> Benchmark:
@@ -17,6 +18,7 @@ __all__ = [
     "BENCHMARKS",
     "Benchmark",
     "ClrBenchmark",
+    "SheetsBenchmark",
     "Feedback",
     "Parsed",
     "Split",

@@ -1,0 +1,85 @@
+"""What a task family is: instruction templates (invertible, so a scripted policy can read them back), and a
+seeded draw of parameters, target range and three cases with reference values."""
+
+from __future__ import annotations
+
+import random
+import re
+import string
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cache
+
+from evoarena.benchmarks.sheets.core import CELL_LEVEL, Case
+
+
+@dataclass(frozen=True)
+class Template:
+    """An instruction with `{name}` placeholders; `fixed` are parameters this wording implies (a variant)."""
+
+    text: str
+    fixed: dict[str, str] = field(default_factory=dict)
+
+    def names(self) -> list[str]:
+        return [f for _, f, _, _ in string.Formatter().parse(self.text) if f]
+
+    def render(self, params: dict[str, str]) -> str:
+        return self.text.format(**params)
+
+    def program_params(self, params: dict[str, str]) -> dict[str, str]:
+        """The parameters this wording states: what a solver (and the reference program) can know."""
+        return {k: params[k] for k in sorted({*self.names(), *self.fixed})}
+
+    def match(self, text: str) -> dict[str, str] | None:
+        m = _regex(self.text).fullmatch(text.strip())
+        return None if m is None else {**m.groupdict(), **self.fixed}
+
+
+@cache
+def _regex(text: str) -> re.Pattern[str]:
+    parts: list[str] = []
+    seen: set[str] = set()
+    for literal, name, _, _ in string.Formatter().parse(text):
+        parts.append(re.escape(literal))
+        if name:
+            parts.append(f"(?P={name})" if name in seen else f"(?P<{name}>.*?)")
+            seen.add(name)
+    return re.compile("".join(parts), re.S)
+
+
+@dataclass(frozen=True)
+class Draw:
+    """One drawn task of a family, before it gets its id."""
+
+    params: dict[str, str]
+    target: str
+    cases: tuple[Case, ...]
+    instruction_type: str = CELL_LEVEL
+
+
+@dataclass(frozen=True)
+class Family:
+    """A task family: `draw(r)` gives parameters (including variant keys that select templates), the target and
+    the cases; `templates` are its wordings; `solution` names its reference program in `solutions/`."""
+
+    name: str
+    templates: tuple[Template, ...]
+    draw: Callable[[random.Random], Draw]
+    summary: str
+
+    def wording(self, r: random.Random, params: dict[str, str]) -> Template:
+        """A wording whose variant keys agree with the drawn parameters."""
+        fitting = [t for t in self.templates if all(params.get(k) == v for k, v in t.fixed.items())]
+        if not fitting:
+            raise ValueError(f"family {self.name}: no template fits the variant {params}")
+        return r.choice(fitting)
+
+
+def pick(r: random.Random, options: list[str] | tuple[str, ...], *, avoid: set[str] | None = None) -> str:
+    """A seeded choice that avoids values already in use (e.g. a header name taken by another column)."""
+    left = [o for o in options if o not in (avoid or set())]
+    return r.choice(left)
+
+
+def money(r: random.Random, low: float, high: float) -> float:
+    return round(r.uniform(low, high), 2)
