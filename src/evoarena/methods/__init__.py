@@ -10,6 +10,7 @@ from evoarena.methods.gepa import Gepa
 from evoarena.methods.history import History
 from evoarena.methods.reasoning_bank import ReasoningBank
 from evoarena.methods.reflexion import Reflexion
+from evoarena.methods.skillprox import SkillProx
 from evoarena.methods.tf_grpo import TfGrpo
 
 METHODS: dict[str, type[Method]] = {
@@ -25,6 +26,7 @@ METHODS: dict[str, type[Method]] = {
         Gepa,
         EvoSkill,
         ReasoningBank,
+        SkillProx,
     )
 }
 

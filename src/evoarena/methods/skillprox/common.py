@@ -1,0 +1,110 @@
+"""Shared pieces of SkillProx: batch evaluation (H and C from the arena's feedback), model calls, record files."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from evoarena.benchmarks.base import TaskView
+from evoarena.models import Message, ModelCallError
+from evoarena.protocol.context import PracticeContext
+from evoarena.protocol.solve import Attempt
+
+MEMORY = "memory/skillprox"
+STATE = f"{MEMORY}/state.json"
+HISTORY = f"{MEMORY}/history.jsonl"
+ITERATIONS = f"{MEMORY}/iterations.jsonl"
+PROX = f"{MEMORY}/prox.json"
+TOL = 1e-9
+"""Float slack for the gates' `>=` (means of the same number of 0/1 values can differ in the last bit)."""
+
+
+@dataclass(frozen=True)
+class TaskResult:
+    task: TaskView
+    passed: bool  # hard: every cell right (`Feedback.passed`)
+    score: float  # cell accuracy (`Feedback.score`)
+    output: str
+    feedback: str
+
+
+@dataclass(frozen=True)
+class Batch:
+    results: tuple[TaskResult, ...]
+
+    @property
+    def hard(self) -> float:
+        """H: share of tasks with every cell right."""
+        return mean(float(r.passed) for r in self.results)
+
+    @property
+    def cell(self) -> float:
+        """C: mean cell accuracy."""
+        return mean(r.score for r in self.results)
+
+    def row(self) -> dict[str, Any]:
+        return {"H": self.hard, "C": self.cell,
+                "tasks": {r.task.id: {"passed": r.passed, "score": r.score} for r in self.results}}
+
+
+def mean(xs: Iterable[float]) -> float:
+    vals = list(xs)
+    return sum(vals) / len(vals) if vals else 0.0
+
+
+def result_of(ctx: PracticeContext, task: TaskView, attempt: Attempt) -> TaskResult:
+    """A provider error counts as a failure with no output (it is never graded)."""
+    if attempt.error:
+        return TaskResult(task, False, 0.0, "", "(no output: provider error)")
+    fb = ctx.feedback(task, attempt)
+    return TaskResult(task, bool(fb.passed), float(fb.score), attempt.text.strip(), fb.message)
+
+
+def evaluate(ctx: PracticeContext, tree: Mapping[str, str], tasks: Sequence[TaskView],
+             known: Mapping[str, TaskResult] | None = None) -> Batch:
+    """Run `tree` on `tasks` as internal evaluations (`ctx.rollout`); `known` holds results already in hand for
+    this very tree (the step's submitted attempt, the plan's evaluation of X_0)."""
+    out = []
+    for t in tasks:
+        if known is not None and t.id in known:
+            out.append(known[t.id])
+        else:
+            out.append(result_of(ctx, t, ctx.rollout(t, tree=tree)))
+    return Batch(tuple(out))
+
+
+def complete(ctx: PracticeContext, role: str, prompt: str, sample_index: int = 0) -> tuple[str | None, str | None]:
+    """(text, finish reason) of one call in `role` with the update note in front; (None, None) on a provider
+    error (the runner decides what happens to the step)."""
+    if ctx.update_note:
+        prompt = f"{ctx.update_note.strip()}\n\n{prompt}"
+    model = ctx.model(role)
+    try:
+        out = model.complete([Message("user", prompt)], model.default_params, sample_index=sample_index)
+    except ModelCallError:
+        return None, None
+    return out.text, out.finish_reason
+
+
+def clip(text: str, limit: int) -> str:
+    """At most `limit` characters, marking a cut."""
+    return text if len(text) <= limit else text[:limit] + f"\n[... {len(text) - limit} more characters cut]"
+
+
+def dump(obj: Any) -> str:
+    return json.dumps(obj, indent=1, ensure_ascii=False, sort_keys=True) + "\n"
+
+
+def read_json(tree: Mapping[str, str], path: str) -> dict[str, Any] | None:
+    text = tree.get(path)
+    return None if text is None else dict(json.loads(text))
+
+
+def read_jsonl(tree: Mapping[str, str], path: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in tree.get(path, "").splitlines() if line.strip()]
+
+
+def jsonl(obj: Any) -> str:
+    return json.dumps(obj, ensure_ascii=False, sort_keys=True) + "\n"

@@ -1,0 +1,319 @@
+"""SkillProx's forward step, one iteration k on a training batch B_k.
+
+Closed loop: run X_k on B_k; the diagnoser reads every batch trajectory (failures against the batch's successes),
+the last update summaries with their measured outcomes and why the previous candidate of this iteration was
+rejected; a momentum agent folds the per-task diagnoses into the persistent pattern record and this iteration's
+overlay; the patcher writes candidate j from the iteration's starting snapshot X_k; the candidate is re-executed on
+B_k and passes iff hard accuracy H and cell accuracy C both do not drop. A strict H gain ends the search; else up
+to `max_candidates` are tried and the best passing one (H, then C; ties to the earliest) becomes X_{k+1}; if none
+passes, X_k is kept (rollback). Open loop (G1): one candidate, committed without re-execution. Without
+`diagnosis` (G2) the gate and rollback stay but no measured outcome reaches the diagnoser or patcher.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from evoarena.benchmarks.base import TaskView
+from evoarena.methods.base import render_prompt
+from evoarena.methods.skillprox.common import (
+    TOL,
+    Batch,
+    TaskResult,
+    clip,
+    complete,
+    evaluate,
+)
+from evoarena.methods.skillprox.patch import Patch, json_object, parse_patch
+from evoarena.methods.skillprox.skill import (
+    ROOT,
+    Skill,
+    char_stats,
+    render,
+    size,
+    skill_diff,
+    skill_of,
+    struct_problems,
+    with_skill,
+)
+from evoarena.protocol.context import PracticeContext
+
+TEXT_LIMIT = 6000  # characters of a task prompt, output or feedback shown to the diagnoser
+OTHER_LIMIT = 800  # … of another batch task's (the contrast)
+
+
+@dataclass(frozen=True)
+class ForwardConfig:
+    closed: bool  # re-execute and gate candidates (False: open loop, G1)
+    diagnosis: bool  # measured outcomes reach the diagnoser/patcher (closed-loop diagnosis)
+    max_candidates: int
+    history: int  # update summaries shown
+    max_patterns: int  # entries of the momentum pattern record
+
+    @property
+    def feedback(self) -> bool:
+        return self.closed and self.diagnosis
+
+
+@dataclass
+class Candidate:
+    j: int
+    patch: Patch | None = None
+    refused: str = ""  # why the reply was refused before re-execution
+    after: Batch | None = None
+    passed: bool = False
+    outcome: str = ""  # accepted | rejected | not_selected | malformed | committed
+    reason: str = ""
+    diagnoses: list[dict[str, Any]] = field(default_factory=list)
+    overlay: str = ""
+
+    @property
+    def summary(self) -> str:
+        return self.patch.summary if self.patch else ""
+
+
+def _key(b: Batch) -> tuple[float, float]:
+    return round(b.hard, 9), round(b.cell, 9)
+
+
+def gate(before: Batch, after: Batch) -> bool:
+    """Gate_fwd: neither H nor C drops on the same batch."""
+    return after.hard >= before.hard - TOL and after.cell >= before.cell - TOL
+
+
+def verdict(before: Batch, after: Batch) -> str:
+    """What the re-execution measured, in words (the rejection reason the next diagnosis reads)."""
+    drops = [name for name, a, b in (("hard", before.hard, after.hard), ("cell", before.cell, after.cell))
+             if b < a - TOL]
+    a, b = before.row()["tasks"], after.row()["tasks"]
+    broke = [t for t in a if a[t]["passed"] and not b[t]["passed"]]
+    fixed = [t for t in a if not a[t]["passed"] and b[t]["passed"]]
+    text = (f"hard accuracy {before.hard:.2f} -> {after.hard:.2f}, cell accuracy {before.cell:.3f} -> "
+            f"{after.cell:.3f}" + "".join(f"; {d} accuracy dropped" for d in drops))
+    if broke:
+        text += f"; newly failing: {', '.join(broke)}"
+    if fixed:
+        text += f"; newly passing: {', '.join(fixed)}"
+    return text
+
+
+def _task(r: TaskResult, limit: int) -> dict[str, Any]:
+    return {"id": r.task.id, "prompt": clip(r.task.prompt, limit), "output": clip(r.output, limit),
+            "feedback": clip(r.feedback, limit), "passed": r.passed, "score": f"{r.score:.3f}"}
+
+
+def history_lines(entries: Sequence[Mapping[str, Any]], cfg: ForwardConfig) -> list[str]:
+    """The last `cfg.history` update summaries. With closed-loop diagnosis each carries its measured outcome;
+    otherwise only what was written into the skill (accepted or committed updates), as an open loop knows it."""
+    lines = []
+    for e in entries:
+        if cfg.feedback:  # the reason holds the measured H/C (or why the reply was refused)
+            why = f" -- {e['reason']}" if e.get("reason") else ""
+            lines.append(f"iteration {e['iteration']}, candidate {e['candidate']}: {e['outcome'].upper()}: "
+                         f"{e['summary'] or '(no patch)'}{why}")
+        elif e["outcome"] in ("accepted", "committed"):
+            lines.append(f"iteration {e['iteration']}: {e['summary']}")
+    return lines[-cfg.history :] if cfg.history > 0 else []
+
+
+def _strings(obj: Any, keys: Sequence[str]) -> str:
+    """'' if every key holds a non-empty string, else why not."""
+    if not isinstance(obj, dict):
+        return "not a JSON object"
+    bad = [k for k in keys if not isinstance(obj.get(k), str) or not obj[k].strip()]
+    return f"needs non-empty string field(s) {', '.join(bad)}" if bad else ""
+
+
+class ForwardStep:
+    """One forward iteration; `state` (the method's state.json) is updated in place."""
+
+    def __init__(self, ctx: PracticeContext, cfg: ForwardConfig, state: dict[str, Any],
+                 history: Sequence[Mapping[str, Any]]) -> None:
+        self.ctx = ctx
+        self.cfg = cfg
+        self.state = state
+        self.history = history_lines(history, cfg)
+
+    def run(self, k: int, batch: Sequence[TaskView], known: Mapping[str, TaskResult]) -> dict[str, Any]:
+        """Iteration `k` on `batch`; writes the new skill into the harness when one is adopted; returns the record
+        (with `entries` for the history file)."""
+        ctx, counters = self.ctx, self.state["counters"]
+        tree0 = ctx.harness.tree()
+        skill0 = skill_of(tree0)
+        before = evaluate(ctx, tree0, batch, known)
+        rec: dict[str, Any] = {"iteration": k, "batch": [t.id for t in batch], "before": before.row(),
+                               "G_before": size(skill0), "chars_before": char_stats(skill0), "candidates": [],
+                               "entries": []}
+        if all(r.passed for r in before.results):
+            self.state["streak"] = int(self.state["streak"]) + 1
+            rec.update(outcome="all_correct", chosen=None, after=before.row(), G_after=size(skill0),
+                       chars_after=char_stats(skill0))
+            return rec
+        self.state["streak"] = 0
+        counters["update_iterations"] += 1
+        cands: list[Candidate] = []
+        feedback = ""
+        for j in range(1, (self.cfg.max_candidates if self.cfg.closed else 1) + 1):
+            cand = self._candidate(j, skill0, before, feedback)
+            cands.append(cand)
+            counters["candidates"] += 1
+            if cand.patch is not None and self.cfg.closed:
+                cand.after = evaluate(ctx, with_skill(tree0, cand.patch.skill), batch)
+                cand.passed = gate(before, cand.after)
+                cand.reason = verdict(before, cand.after)
+                if cand.passed and cand.after.hard > before.hard + TOL:
+                    break
+            if self.cfg.feedback:
+                feedback = self._feedback(cand)
+        chosen = self._choose(cands)
+        new = chosen.patch.skill if chosen is not None and chosen.patch is not None else skill0
+        if chosen is not None:
+            counters["accepted_iterations"] += 1
+            set_skill(ctx, skill0, new)
+        after: dict[str, Any] | None = before.row()
+        outcome = "rolled_back" if self.cfg.closed else "no_valid_patch"
+        if chosen is not None:  # open loop: committed, not measured
+            outcome, after = ("accepted", chosen.after.row()) if chosen.after else ("committed", None)
+        rec.update(outcome=outcome, chosen=chosen.j if chosen else None, after=after, G_after=size(new),
+                   chars_after=char_stats(new))
+        for c in cands:
+            rec["candidates"].append(self._record(c, skill0))
+            rec["entries"].append({"iteration": k, "candidate": c.j, "summary": c.summary, "outcome": c.outcome,
+                                   "reason": c.reason, "H_before": before.hard, "C_before": before.cell,
+                                   "H_after": c.after.hard if c.after else None,
+                                   "C_after": c.after.cell if c.after else None,
+                                   "writes": c.patch.writes if c.patch else 0})
+        return rec
+
+    # -- one candidate ---------------------------------------------------------------------------
+    def _candidate(self, j: int, skill: Skill, before: Batch, feedback: str) -> Candidate:
+        cand = Candidate(j)
+        cand.diagnoses = self._diagnose(skill, before, feedback, j)
+        if not cand.diagnoses:
+            cand.refused = "no usable diagnosis"
+            return cand
+        patterns, cand.overlay = self._momentum(cand.diagnoses, feedback, j)
+        self.state["patterns"] = patterns
+        prompt = render_prompt("skillprox_patch.md", skill=render(skill), diagnoses=cand.diagnoses,
+                               patterns=patterns, overlay=cand.overlay, history=self.history, feedback=feedback)
+        raw, finish = complete(self.ctx, "patcher", prompt, j - 1)
+        if raw is None:
+            cand.refused = "patcher call failed"
+            return cand
+        parsed = parse_patch(raw, skill)
+        why = parsed if isinstance(parsed, str) else ""
+        if isinstance(parsed, Patch):
+            self.state["counters"]["writes"] += parsed.writes
+            self.state["counters"]["chars_written"] += parsed.chars_written
+            problems = struct_problems(parsed.skill)
+            why = f"breaks the skill structure: {'; '.join(problems)}" if problems else ""
+            if not why and finish == "length":
+                why = "patcher output cut off at max_tokens"
+        if why or not isinstance(parsed, Patch):
+            self.ctx.reject("patch", raw, why)
+            cand.refused = why
+            return cand
+        cand.patch = parsed
+        return cand
+
+    def _diagnose(self, skill: Skill, before: Batch, feedback: str, j: int) -> list[dict[str, Any]]:
+        """One diagnosis per batch trajectory (failures and, as contrast, successes)."""
+        out = []
+        for r in before.results:
+            others = [_task(o, OTHER_LIMIT) for o in before.results if o.task.id != r.task.id]
+            prompt = render_prompt("skillprox_diagnose.md", skill=render(skill), task=_task(r, TEXT_LIMIT),
+                                   others=others, history=self.history, feedback=feedback)
+            raw, finish = complete(self.ctx, "diagnoser", prompt, j - 1)
+            if raw is None:
+                continue
+            self.state["counters"]["diagnoses"] += 1
+            obj = json_object(raw)
+            why = _strings(obj, ("diagnosis", "skill_change"))
+            if not why and finish == "length":
+                why = "diagnoser output cut off at max_tokens"
+            if why:
+                self.ctx.reject("diagnosis", raw, why)
+                continue
+            assert obj is not None
+            text, change = str(obj["diagnosis"]).strip(), str(obj["skill_change"]).strip()
+            self.state["counters"]["diagnosis_chars"] += len(text) + len(change)
+            out.append({"task": r.task.id, "passed": r.passed, "score": f"{r.score:.3f}", "diagnosis": text,
+                        "skill_change": change})
+        return out
+
+    def _momentum(self, diagnoses: list[dict[str, Any]], feedback: str, j: int) -> tuple[list[str], str]:
+        """(updated persistent pattern record, this iteration's overlay); on malformed output the record stays."""
+        patterns = list(self.state.get("patterns", []))
+        prompt = render_prompt("skillprox_momentum.md", patterns=patterns, diagnoses=diagnoses, feedback=feedback,
+                               max_patterns=self.cfg.max_patterns)
+        raw, finish = complete(self.ctx, "diagnoser", prompt, j - 1)
+        if raw is None:
+            return patterns, ""
+        obj = json_object(raw)
+        why = _strings(obj, ("overlay",))
+        new = obj.get("patterns") if isinstance(obj, dict) else None
+        if not why and (not isinstance(new, list) or not all(isinstance(p, str) and p.strip() for p in new)):
+            why = "'patterns' must be a list of non-empty strings"
+        elif not why and isinstance(new, list) and len(new) > self.cfg.max_patterns:
+            why = f"{len(new)} patterns; at most {self.cfg.max_patterns}"
+        if not why and finish == "length":
+            why = "momentum output cut off at max_tokens"
+        if why or not isinstance(obj, dict) or not isinstance(new, list):
+            self.ctx.reject("momentum", raw, why)
+            return patterns, ""
+        return [p.strip() for p in new], str(obj["overlay"]).strip()
+
+    def _feedback(self, cand: Candidate) -> str:
+        """Why candidate j did not end the search, for candidate j + 1's diagnosis and patch."""
+        if cand.patch is None:
+            return f"Candidate {cand.j} was refused before re-execution: {cand.refused}."
+        if not cand.passed:
+            return (f"Candidate {cand.j} ({cand.summary}) was REJECTED and rolled back after re-execution on this "
+                    f"batch: {cand.reason}. Do not repeat that edit direction.")
+        return (f"Candidate {cand.j} ({cand.summary}) passed the gate without a strict hard-accuracy gain "
+                f"({cand.reason}); another candidate is tried.")
+
+    def _choose(self, cands: list[Candidate]) -> Candidate | None:
+        """Mark outcomes; return the adopted candidate (closed: best passing by (H, C), earliest on ties)."""
+        if not self.cfg.closed:
+            for c in cands:
+                c.outcome = "committed" if c.patch else "malformed"
+                c.reason = c.reason or c.refused
+            return next((c for c in cands if c.patch), None)
+        passing = [(c, c.after) for c in cands if c.passed and c.after is not None]
+        chosen = max(passing, key=lambda ca: (_key(ca[1]), -ca[0].j))[0] if passing else None
+        for c in cands:
+            if c.patch is None:
+                c.outcome, c.reason = "malformed", c.refused
+            elif c is chosen:
+                c.outcome = "accepted"
+            elif c.passed:
+                c.outcome = "not_selected"
+                c.reason += f"; candidate {chosen.j if chosen else '?'} was better"
+            else:
+                c.outcome = "rejected"
+        return chosen
+
+    def _record(self, c: Candidate, skill0: Skill) -> dict[str, Any]:
+        rec = {"candidate": c.j, "summary": c.summary, "outcome": c.outcome, "reason": c.reason,
+               "after": c.after.row() if c.after else None, "passed_gate": c.passed, "written": [], "deleted": [],
+               "writes": 0, "chars_written": 0, "G_after": None, "chars_after": None, "diff": "",
+               "diagnoses": c.diagnoses, "overlay": c.overlay}
+        if c.patch is not None:
+            new = c.patch.skill
+            rec.update(written=list(c.patch.written), deleted=list(c.patch.deleted), writes=c.patch.writes,
+                       chars_written=c.patch.chars_written, G_after=size(new), chars_after=char_stats(new),
+                       diff=skill_diff(skill0, new))
+        return rec
+
+
+def set_skill(ctx: PracticeContext, old: Mapping[str, str], new: Mapping[str, str]) -> None:
+    """Make the harness's skill files equal `new` (through the harness write API)."""
+    for path in old:
+        if path not in new:
+            ctx.harness.delete(f"{ROOT}/{path}")
+    for path, text in new.items():
+        if old.get(path) != text:
+            ctx.harness.write(f"{ROOT}/{path}", text)

@@ -1,0 +1,297 @@
+"""`skillprox`: self-evolving agent skills via closed-loop forward updates and a validation-gated Prox step.
+
+State: `memory/skillprox/state.json` (the plan: phase, batch schedule, iteration, all-correct streak, momentum
+pattern record, counters) plus append-only records for the paper's analyses: `history.jsonl` (every candidate
+update with its outcome and measured H/C), `iterations.jsonl` (per iteration: batch, H/C before/after, candidates,
+diagnoses, momentum overlay, unified diffs, characters of SKILL.md vs references) and `prox.json` (unit list with
+utilities, candidate order, shrinker edits and verdicts). The live skill is `skills/skillprox/SKILL.md` and
+`skills/skillprox/references/*.md`.
+
+Protocol mapping (docs/methods/skillprox.md): the first practice step evaluates X_0 on the train tasks and plans
+batches from up to `max_train` initially failing ones, then runs iteration 1; each later step runs one iteration;
+once the forward phase ends (planned iterations or early stop) the next step runs Prox on the val split; later
+steps only log a skip. Every solver run inside the method is a rollout; under the curriculum the step first
+submits one attempt with the live skill, batches are drawn from the episode's stages and V is those stages.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from evoarena.benchmarks.base import TaskView
+from evoarena.harness import HarnessWorkspace, Manifest
+from evoarena.methods.base import Method, render_prompt
+from evoarena.methods.skillprox.common import (
+    HISTORY,
+    ITERATIONS,
+    PROX,
+    STATE,
+    TaskResult,
+    dump,
+    evaluate,
+    jsonl,
+    read_json,
+    read_jsonl,
+    result_of,
+)
+from evoarena.methods.skillprox.forward import ForwardConfig, ForwardStep
+from evoarena.methods.skillprox.prox import ProxConfig, ProxStep
+from evoarena.methods.skillprox.skill import (
+    MAIN,
+    ROOT,
+    active_references,
+    char_stats,
+    size,
+    skill_of,
+    struct_problems,
+)
+from evoarena.models import GenParams
+from evoarena.protocol.context import PracticeContext
+
+INITIAL_SKILL = {
+    MAIN: (
+        "---\nname: skillprox\ndescription: Procedures learned from practice on this kind of task.\n---\n"
+        "# Skill\n\nApply the sections below when they fit the task.\n"
+    )
+}
+_INTS = {"batch_size": 1, "iterations": 0, "max_candidates": 1, "early_stop": 1, "max_train": 1, "history": 0,
+         "val_size": 1, "max_patterns": 1}
+
+
+def schedule(ids: Sequence[str], size: int, iterations: int, rng: random.Random) -> list[list[str]]:
+    """`iterations` batches of `size` from `ids`: passes over a reshuffled copy, each cut into consecutive
+    batches (the last batch of a pass may be smaller). 40 ids, size 4, 10 iterations: one pass, as the paper."""
+    out: list[list[str]] = []
+    while ids and len(out) < iterations:
+        order = list(ids)
+        rng.shuffle(order)
+        out += [order[i : i + size] for i in range(0, len(order), size)]
+    return out[:iterations]
+
+
+def new_state(curriculum: bool) -> dict[str, Any]:
+    return {"phase": "forward", "curriculum": curriculum, "batches": None, "plan": None, "iteration": 0,
+            "streak": 0, "patterns": [], "forward_end": None, "prox": None,
+            "counters": {"diagnoses": 0, "diagnosis_chars": 0, "writes": 0, "chars_written": 0, "candidates": 0,
+                         "update_iterations": 0, "accepted_iterations": 0}}
+
+
+class SkillProx(Method):
+    name = "skillprox"
+    roles = ("solver", "diagnoser", "patcher", "shrinker")
+    defaults = {
+        "forward": "closed",  # closed | open (G1)
+        "diagnosis": True,  # measured outcomes reach the diagnoser (False with closed forward: G2)
+        "prox": True,
+        "batch_size": 4,
+        "iterations": 10,
+        "max_candidates": 3,
+        "early_stop": 4,  # consecutive all-correct batches
+        "max_train": 40,  # initially failing train tasks drawn
+        "history": 6,  # update summaries shown to the diagnoser and patcher
+        "max_patterns": 12,  # momentum pattern record size
+        "val_size": 20,  # |V| for Prox
+        "tau": -0.001,
+        "delta_h": 0.0,
+        "delta_c": 0.02,
+        "rho": 0.10,
+        "initial_skill": None,  # {"SKILL.md": ..., "references/x.md": ...}; None: a front-matter-only SKILL.md
+    }
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        p = self.params
+        where = "methods.skillprox.params"
+        if p["forward"] not in ("closed", "open"):
+            raise ValueError(f"{where}.forward: closed or open, not {p['forward']!r}")
+        for key in ("diagnosis", "prox"):
+            if not isinstance(p[key], bool):
+                raise ValueError(f"{where}.{key}: true or false")
+        for key, low in _INTS.items():
+            if not isinstance(p[key], int) or isinstance(p[key], bool) or p[key] < low:
+                raise ValueError(f"{where}.{key}: an integer >= {low}")
+        for key in ("tau", "delta_h", "delta_c", "rho"):
+            if not isinstance(p[key], (int, float)) or isinstance(p[key], bool):
+                raise ValueError(f"{where}.{key}: a number")
+        skill = p["initial_skill"] if p["initial_skill"] is not None else INITIAL_SKILL
+        if not isinstance(skill, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in skill.items()):
+            raise ValueError(f"{where}.initial_skill: a mapping {{path: text}}")
+        problems = struct_problems(skill)
+        if problems:
+            raise ValueError(f"{where}.initial_skill: {'; '.join(problems)}")
+        self.initial_skill: dict[str, str] = {k: v.rstrip() + "\n" for k, v in skill.items()}
+
+    def initialize(self, ws: HarnessWorkspace, system_prompt: str, solver_params: GenParams) -> None:
+        super().initialize(ws, system_prompt, solver_params)
+        for path, text in self.initial_skill.items():
+            ws.write(f"{ROOT}/{path}", text)
+
+    def context(self, tree: Mapping[str, str], task: TaskView) -> str:
+        """SKILL.md, then every reference it points to (pointer order) under a `Reference: <path>` header: the
+        solver is single-turn, so "on demand" loading means every reachable reference is loaded."""
+        skill = skill_of(tree)
+        if MAIN not in skill:
+            return ""
+        refs = [{"path": p, "text": skill[p].strip()} for p in active_references(skill)]
+        return render_prompt("skillprox_context.md", main=skill[MAIN].strip(), references=refs)
+
+    # -- configuration -----------------------------------------------------------------------------
+    @property
+    def forward_config(self) -> ForwardConfig:
+        p = self.params
+        return ForwardConfig(closed=p["forward"] == "closed", diagnosis=bool(p["diagnosis"]),
+                             max_candidates=int(p["max_candidates"]), history=int(p["history"]),
+                             max_patterns=int(p["max_patterns"]))
+
+    @property
+    def prox_config(self) -> ProxConfig:
+        p = self.params
+        return ProxConfig(tau=float(p["tau"]), delta_h=float(p["delta_h"]), delta_c=float(p["delta_c"]),
+                          rho=float(p["rho"]))
+
+    # -- one practice step ------------------------------------------------------------------------
+    def practice(self, ctx: PracticeContext, task: TaskView) -> Manifest | None:
+        known: dict[str, TaskResult] = {}
+        if ctx.attempt_limit is not None:  # the protocol counts submissions: submit once with the live skill
+            known[task.id] = result_of(ctx, task, ctx.solve(task))
+        state = read_json(ctx.harness.tree(), STATE) or new_state(ctx.attempt_limit is not None)
+        manifests: list[Manifest] = []
+        did = False
+        while not did:
+            if state["phase"] == "forward":
+                if not state["curriculum"] and state["batches"] is None:
+                    known = self._plan(ctx, state)
+                end = self._forward_over(state)
+                if end:
+                    self._end_forward(ctx, state, end)
+                    continue
+                manifests.append(self._iterate(ctx, state, self._batch(ctx, task, state), known))
+                did = True
+                end = self._forward_over(state)
+                if end:
+                    self._end_forward(ctx, state, end)
+            elif state["phase"] == "prox":
+                manifests.append(self._prox(ctx, state))
+                did = True
+            else:
+                ctx.log("skillprox_skip", {"reason": "forward and Prox are done"})
+                break
+        ctx.harness.write(STATE, dump(state))
+        if not manifests:
+            return None
+        return Manifest(intent="; ".join(m.intent for m in manifests),
+                        evidence="; ".join(m.evidence for m in manifests),
+                        expected_fixes=[t for m in manifests for t in m.expected_fixes])
+
+    def _plan(self, ctx: PracticeContext, state: dict[str, Any]) -> dict[str, TaskResult]:
+        """Evaluate X_0 on every train task; keep up to `max_train` initially failing ones; schedule the batches.
+        Returns X_0's results (reused as iteration 1's "before", the same skill on the same tasks)."""
+        p = self.params
+        if int(p["iterations"]) == 0:  # Prox only: no need to know which train tasks fail
+            state["batches"], state["plan"] = [], {"train": len(ctx.train), "failing": None, "selected": []}
+            return {}
+        before = evaluate(ctx, ctx.harness.tree(), ctx.train)
+        failing = [r.task.id for r in before.results if not r.passed]
+        picked = set(ctx.rng.sample(failing, p["max_train"])) if len(failing) > p["max_train"] else set(failing)
+        selected = [i for i in failing if i in picked]
+        state["batches"] = schedule(selected, int(p["batch_size"]), int(p["iterations"]), ctx.rng)
+        state["plan"] = {"train": len(ctx.train), "failing": len(failing), "selected": selected,
+                         "H0": before.hard, "C0": before.cell}
+        ctx.log("skillprox_plan", {**state["plan"], "batches": state["batches"]})
+        return {r.task.id: r for r in before.results}
+
+    def _forward_over(self, state: Mapping[str, Any]) -> str:
+        if int(state["streak"]) >= int(self.params["early_stop"]):
+            return f"early stop: {state['streak']} consecutive all-correct batches"
+        planned = int(self.params["iterations"]) if state["curriculum"] else len(state["batches"])
+        if int(state["iteration"]) >= planned:
+            if not state["curriculum"] and not state["plan"]["selected"] and self.params["iterations"] > 0:
+                return "no initially failing train task"
+            return f"{state['iteration']} iterations done"
+        return ""
+
+    def _batch(self, ctx: PracticeContext, task: TaskView, state: Mapping[str, Any]) -> list[TaskView]:
+        if state["curriculum"]:  # the step's stage first, then others of the episode so far
+            others = [t for t in ctx.train if t.id != task.id]
+            return [task, *ctx.rng.sample(others, min(int(self.params["batch_size"]) - 1, len(others)))]
+        by_id = {t.id: t for t in ctx.train}
+        return [by_id[i] for i in state["batches"][int(state["iteration"])]]
+
+    def _iterate(self, ctx: PracticeContext, state: dict[str, Any], batch: list[TaskView],
+                 known: Mapping[str, TaskResult]) -> Manifest:
+        k = int(state["iteration"]) + 1
+        history = read_jsonl(ctx.harness.tree(), HISTORY)
+        rec = ForwardStep(ctx, self.forward_config, state, history).run(k, batch, known)
+        state["iteration"] = k
+        entries = rec.pop("entries")
+        for e in entries:
+            ctx.harness.append(HISTORY, jsonl(e))
+        rec["patterns"] = list(state["patterns"])
+        ctx.harness.append(ITERATIONS, jsonl(rec))
+        for c in rec["candidates"]:
+            ctx.log("skillprox_candidate", {"iteration": k, **{x: y for x, y in c.items() if x != "diagnoses"},
+                                            "diagnoses": len(c["diagnoses"])})
+        ctx.log("skillprox_iteration", {
+            "iteration": k, "batch": rec["batch"], "outcome": rec["outcome"], "chosen": rec["chosen"],
+            "H_before": rec["before"]["H"], "C_before": rec["before"]["C"],
+            "H_after": rec["after"]["H"] if rec["after"] else None,
+            "C_after": rec["after"]["C"] if rec["after"] else None,
+            "candidates": len(rec["candidates"]), "G_before": rec["G_before"], "G_after": rec["G_after"],
+            "chars_after": rec["chars_after"], "streak": state["streak"],
+            "diagnoses": sum(len(c["diagnoses"]) for c in rec["candidates"]),
+            "writes": sum(c["writes"] for c in rec["candidates"])})
+        before, after = rec["before"], rec["after"]
+        if after:
+            measured = f"batch H {before['H']:.2f} -> {after['H']:.2f}, C {before['C']:.3f} -> {after['C']:.3f}"
+            fixes = [t for t, r in before["tasks"].items() if after["tasks"][t]["passed"] and not r["passed"]]
+        else:
+            measured = f"batch H {before['H']:.2f}, C {before['C']:.3f} (open loop: not re-executed)"
+            fixes = []
+        intent = {
+            "all_correct": f"SkillProx forward {k}: batch all correct, no update",
+            "accepted": f"SkillProx forward {k}: accept candidate {rec['chosen']} of {len(rec['candidates'])}",
+            "committed": f"SkillProx forward {k} (open loop): commit the patch",
+            "rolled_back": f"SkillProx forward {k}: {len(rec['candidates'])} candidate(s) rejected, roll back",
+            "no_valid_patch": f"SkillProx forward {k} (open loop): no well-formed patch to commit",
+        }[rec["outcome"]]
+        return Manifest(intent=intent, evidence=measured, expected_fixes=fixes)
+
+    def _end_forward(self, ctx: PracticeContext, state: dict[str, Any], reason: str) -> None:
+        c = state["counters"]
+        skill = skill_of(ctx.harness.tree())
+
+        def per(num: str, den: str) -> float | None:
+            return c[num] / c[den] if c[den] else None
+
+        state["forward_end"] = {
+            "reason": reason, "iterations": state["iteration"], "update_iterations": c["update_iterations"],
+            "accepted_iterations": c["accepted_iterations"], "candidates": c["candidates"],
+            "diagnoses": c["diagnoses"], "writes": c["writes"],
+            "accepted_share": per("accepted_iterations", "update_iterations"),
+            "candidates_per_update_iteration": per("candidates", "update_iterations"),
+            "writes_per_diagnosis": per("writes", "diagnoses"),
+            "chars_written_per_diagnosis": per("chars_written", "diagnoses"),
+            "diagnosis_chars_per_diagnosis": per("diagnosis_chars", "diagnoses"),
+            "G": size(skill), "chars": char_stats(skill),
+        }
+        ctx.log("skillprox_forward_end", state["forward_end"])
+        state["phase"] = "prox" if self.params["prox"] else "done"
+
+    def _prox(self, ctx: PracticeContext, state: dict[str, Any]) -> Manifest:
+        pool = list(ctx.val or ctx.train)  # the curriculum has no val split: the episode's stages so far
+        n = int(self.params["val_size"])
+        if len(pool) > n:
+            picked = set(ctx.rng.sample([t.id for t in pool], n))
+            pool = [t for t in pool if t.id in picked]
+        record = ProxStep(ctx, self.prox_config).run(pool)
+        ctx.harness.write(PROX, dump(record))
+        s = record["summary"]
+        state["prox"] = {k: v for k, v in s.items() if k != "diff"}
+        state["phase"] = "done"
+        return Manifest(
+            intent=f"SkillProx Prox: {s['accepted']} of {s['evaluated']} evaluated shrink edit(s) accepted "
+                   f"({s['units']} units, {s['candidates']} candidates)",
+            evidence=f"G {s['G_f']} -> {s['G_final']} ({s['compression']:.1%}); val H {s['baseline']['H']:.3f} -> "
+                     f"{s['final']['H']:.3f}, C {s['baseline']['C']:.3f} -> {s['final']['C']:.3f}")
