@@ -78,6 +78,9 @@ class MethodSpec(_Strict):
 class ProtocolSpec(_Strict):
     epochs: int = 1
     select_every: int = 0  # evaluate a checkpoint on val every N practice steps (0 = end of each epoch)
+    # "best": the checkpoint with the best val mean is graded on test; "last": the last version is (methods that
+    # deploy their final state, e.g. SkillProx's X*), and no checkpoint is graded on val
+    select: Literal["best", "last"] = "best"
     workers: int = 2  # concurrent evaluations (val/test)
     # "stop": a unit with a provider error (after retries) is not kept and the run stops, to be resumed;
     # "record": keep the error rows (excluded from accuracy, counted in n_errors) and go on.

@@ -60,3 +60,21 @@ def test_versions_are_kept_with_lineage(tmp_path: Path, spec: Any) -> None:
     ids = [r["id"] for r in rows]
     for r in rows[1:]:
         assert json.loads(r["parent_ids"])[0] in ids
+
+
+def test_select_last_grades_the_last_version_without_val_selection(tmp_path: Path, make_spec: Any) -> None:
+    spec = make_spec(methods=[{"name": "reflexion"}], protocol={"select": "last"})
+    run_experiment(spec, tmp_path / "run")
+    store = RunStore(tmp_path / "run")
+    cell = store.cells()[0]
+    assert cell["selected_version"] == cell["current_version"]
+    assert not store.query("SELECT key FROM units WHERE key LIKE 'select/%'")
+    assert store.query("SELECT COUNT(*) AS n FROM attempts WHERE phase='select'")[0]["n"] == 0
+
+
+def test_a_redone_unit_keeps_no_events_of_its_cut_off_run(tmp_path: Path) -> None:
+    store = RunStore(tmp_path / "run")
+    store.event("gepa_iteration", {"n": 1}, cell="c", unit="practice/e0/0000/t1")
+    store.event("gepa_iteration", {"n": 2}, cell="c", unit="practice/e0/0001/t2")
+    store.drop_unit_events("c", "practice/e0/0001/t2")
+    assert [r["unit"] for r in store.query("SELECT unit FROM events")] == ["practice/e0/0000/t1"]

@@ -161,6 +161,7 @@ class CellRunner:
         first_attempt: int = 1, visible: tuple[tuple[TaskView, ...], tuple[TaskView, ...]] | None = None,
     ) -> dict[str, Any]:
         """One practice unit. `visible` overrides the (train, val) views the method may use in this step."""
+        self.store.drop_unit_events(self.plan.cell, key)
         before = load_tree(self.store, current)
         self.ws.replace_all(before)
         note = self.benchmark.update_note(self.plan.method.params.get("update_note"), task)
@@ -194,7 +195,7 @@ class CellRunner:
         return result
 
     def _select(self, candidates: list[str]) -> str:
-        if not self.practice_splits.val:
+        if not self.practice_splits.val or self.spec.protocol.select == "last":
             return candidates[-1]
         scores: dict[str, float] = {}
         self.meter.enforce = False  # selection spends from the budget but finishes the checkpoint it started

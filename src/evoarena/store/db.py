@@ -139,6 +139,10 @@ class RunStore:
             [now_iso(), cell, kind, json.dumps(payload, sort_keys=True, default=str), unit],
         )
 
+    def drop_unit_events(self, cell: str, unit: str) -> None:
+        """Forget the events of a unit about to be redone: a unit cut off by a crash keeps none of its rows."""
+        self.execute("DELETE FROM events WHERE cell=? AND unit=?", [cell, unit])
+
     # -- tasks ----------------------------------------------------------------------------------
     def record_tasks(self, rows: Sequence[tuple[str, str, str, str]]) -> None:
         with self.transaction() as conn:
