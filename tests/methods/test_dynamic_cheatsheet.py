@@ -212,6 +212,9 @@ class FakeCtx:
     def feedback(self, task: TaskView, attempt: Attempt) -> Any:
         raise AssertionError("Dynamic Cheatsheet uses no ground truth")
 
+    def observation(self, task: TaskView, attempt: Attempt) -> str | None:
+        return "RAN: 3 inputs, 1 total differs"  # what executing the answer shows (no verdict)
+
     def reject(self, what: str, raw: str, reason: str) -> None:
         self.events.append(("rejected_output", {"what": what}))
 
@@ -230,6 +233,10 @@ def test_one_solve_per_step_no_ground_truth_and_note_first(tmp_path: Path, varia
     manifest = method.practice(ctx, TaskView("t1", "train", "s1", "What is 3 plus 4?"))  # type: ignore[arg-type]
     assert manifest is not None and ctx.solves == 1
     assert curator.prompts[0].startswith("NOTE: be brief.\n\n# Cheatsheet curator")
+    if variant == "cumulative":  # the curator sees the generator's output with its execution output
+        assert "I think it is 7\n\nExecution output:\nRAN: 3 inputs" in curator.prompts[0]
+    else:  # the pair kept for later retrieval holds both
+        assert "Execution output:\nRAN: 3 inputs" in read_pairs(ctx.harness.tree())[0].output
     assert read_sheet(ctx.harness.tree()) == "new sheet"
     assert "new sheet" in method.context(ctx.harness.tree(), TaskView("t2", "test", "s2", "?"))
 

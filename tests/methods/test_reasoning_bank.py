@@ -163,6 +163,7 @@ class FakeCtx:
         self.update_note = note
         self.solves = 0
         self.feedback_calls = 0
+        self.observed: str | None = None  # a benchmark that only grades answers shows no execution output
         self.events: list[tuple[str, dict[str, Any]]] = []
 
     def model(self, role: str) -> FakeModel:
@@ -181,11 +182,23 @@ class FakeCtx:
         assert all(m.prompts for m in self.models.values()), "the verdict is read only after judge and induction"
         return Feedback(passed=True, score=1.0, message="GRADER-SECRET")
 
+    def observation(self, task: TaskView, attempt: Attempt) -> str | None:
+        return self.observed
+
     def reject(self, what: str, raw: str, reason: str) -> None:
         self.events.append(("rejected_output", {"what": what}))
 
     def log(self, kind: str, payload: dict[str, Any]) -> None:
         self.events.append((kind, payload))
+
+
+def test_execution_output_is_part_of_the_trajectory_the_judge_sees(tmp_path: Path) -> None:
+    judge, inducer = FakeModel('Status: "failure"'), FakeModel(items_md("x"))
+    ctx = FakeCtx(tmp_path, judge, inducer)
+    ctx.observed = "RAN: total for A is 3, the example expects 2"
+    ReasoningBank(retriever="lexical").practice(ctx, TaskView("t1", "train", "s1", "Q?"))  # type: ignore[arg-type]
+    assert "Execution output:\nRAN: total for A is 3" in judge.prompts[0]
+    assert "RAN: total" in inducer.prompts[0] and all("GRADER-SECRET" not in p for p in judge.prompts)
 
 
 def test_judge_never_sees_the_grader_and_unclear_verdict_is_failure(tmp_path: Path) -> None:

@@ -101,6 +101,12 @@ class Benchmark(ABC):
         (CLR's lesson and its ablations) and stage-dependent ones; plain text passes through."""
         return note
 
+    def observation(self, feedback: Feedback) -> str | None:
+        """What an agent sees when its answer is executed (a program's run on the practice inputs), for methods
+        that show their update roles the execution output (Dynamic Cheatsheet, ReasoningBank). None where
+        answers are only graded, so the grader's verdict never reaches those roles."""
+        return None
+
     def diagnose(self, task: Task, answer: str | None, state: str = "") -> dict[str, Any] | None:
         """Optional extra analysis of a graded test answer and of the method's state (the harness text) that
         wrote it (CLR's value-level and state diagnostics); None if none."""

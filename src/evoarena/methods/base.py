@@ -16,6 +16,7 @@ from evoarena.models import GenParams, Message
 
 if TYPE_CHECKING:
     from evoarena.protocol.context import PracticeContext
+    from evoarena.protocol.solve import Attempt
 
 
 @cache
@@ -33,6 +34,14 @@ def _env() -> jinja2.Environment:
 def render_prompt(name: str, **values: Any) -> str:
     """Render a prompt template file from `methods/prompts/`."""
     return _env().get_template(name).render(**values)
+
+
+def generator_output(ctx: PracticeContext, task: TaskView, attempt: Attempt) -> str:
+    """The generator's full output as the curator sees it: its text, plus the execution output where the benchmark
+    runs the answer (as released DC appends the output of the code it executes); never a correctness verdict."""
+    observed = ctx.observation(task, attempt)
+    text = attempt.text.strip()
+    return f"{text}\n\nExecution output:\n{observed.strip()}" if observed else text
 
 
 def harness_toml(params: GenParams) -> str:

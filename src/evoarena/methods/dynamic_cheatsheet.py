@@ -16,7 +16,7 @@ from typing import Any
 
 from evoarena.benchmarks.base import TaskView
 from evoarena.harness import HarnessWorkspace, Manifest
-from evoarena.methods.base import Method, render_prompt
+from evoarena.methods.base import Method, generator_output, render_prompt
 from evoarena.models import GenParams, Message, ModelCallError
 from evoarena.protocol.context import PracticeContext
 from evoarena.retrieval import Hit, Retriever, RetrieverChoice
@@ -108,7 +108,8 @@ class DynamicCheatsheet(Method):
         attempt = ctx.solve(task)
         if attempt.error:
             return None
-        prompt = render_prompt("dc_curate_cumulative.md", question=task.prompt, output=attempt.text.strip(), sheet=old)
+        output = generator_output(ctx, task, attempt)
+        prompt = render_prompt("dc_curate_cumulative.md", question=task.prompt, output=output, sheet=old)
         new = self._curate(ctx, prompt)
         if new is None or new == old:
             return None
@@ -136,7 +137,8 @@ class DynamicCheatsheet(Method):
         if ctx.attempt_limit is None or ctx.attempt_limit >= 1:
             attempt = ctx.solve(task)  # generation sees the freshly curated sheet
             if not attempt.error:
-                row = json.dumps({"task_id": task.id, "input": task.prompt, "output": attempt.text.strip()})
+                row = json.dumps({"task_id": task.id, "input": task.prompt,
+                                  "output": generator_output(ctx, task, attempt)})
                 ctx.harness.append(PAIRS, row + "\n")
                 changed.append("pairs")
         if not changed:

@@ -16,7 +16,7 @@ from typing import Any
 
 from evoarena.benchmarks.base import TaskView
 from evoarena.harness import HarnessWorkspace, Manifest
-from evoarena.methods.base import Method, render_prompt
+from evoarena.methods.base import Method, generator_output, render_prompt
 from evoarena.models import GenParams, Message, ModelCallError
 from evoarena.protocol.context import PracticeContext
 from evoarena.retrieval import Hit, RetrieverChoice
@@ -131,7 +131,7 @@ class ReasoningBank(Method):
         attempt = ctx.solve(task)  # the solver sees the retrieved items through context()
         if attempt.error:
             return None
-        output = attempt.text.strip()
+        output = generator_output(ctx, task, attempt)  # the trajectory, with what executing the answer showed
         status = self._judge(ctx, task.prompt, output)
         if status is None:
             return None

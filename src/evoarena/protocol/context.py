@@ -139,6 +139,13 @@ class PracticeContext:
             raise RuntimeError(f"attempt on {task.id} had a provider error; it cannot be graded")
         return self._grader.grade(task.id, attempt.answer, attempt.number)
 
+    def observation(self, task: TaskView, attempt: Attempt) -> str | None:
+        """The execution output of a train/val attempt (`Benchmark.observation`); None where answers are only
+        graded or the attempt had a provider error."""
+        if attempt.error:
+            return None
+        return self._benchmark.observation(self._grader.grade(task.id, attempt.answer, attempt.number))
+
     def label(self, task: TaskView) -> str:
         """The reference answer of a train task (as DSPy's labeled demos use). Val and test are refused."""
         t = self._grader.task(task.id)

@@ -140,6 +140,11 @@ class ClrBenchmark(Benchmark):
         )
         return Feedback(right / len(cells), right == len(cells), f"{right} of {len(cells)} cells correct")
 
+    def observation(self, feedback: Feedback) -> str | None:
+        """The practice program's run on the public example and the hidden inputs: the paper's explicit feedback
+        is what running the program shows, so methods that pass execution output to their update step see it."""
+        return feedback.message
+
     def diagnose(self, task: Task, answer: str | None, state: str = "") -> dict[str, Any] | None:
         """Per test cell: kind and correctness; per pool value of every active rule: excluded / kept / error."""
         if task.split != "test":
