@@ -73,6 +73,12 @@ class Evaluator:
         return evaluate_tree(method, self._benchmark, tree, [by_id[i] for i in ids], solver, phase="test",
                              version_id=version_id, workers=workers)
 
+    def state_shown(self, method: Method, tree: Mapping[str, str], task_id: str) -> str:
+        """The method's state as the solver saw it on this test task: the system prompt and the method's context
+        block (a playbook, a sheet, retrieved memory items), not bookkeeping such as retrieval keys."""
+        task = next(t for t in self._tasks if t.id == task_id)
+        return f"{tree.get('system.md', '').strip()}\n\n{method.context(tree, task.view()).strip()}".strip()
+
     def diagnose(self, task_id: str, answer: str | None, state: str = "") -> dict[str, Any] | None:
         """The benchmark's optional diagnostics of a graded test answer and the state that wrote it."""
         return self._benchmark.diagnose(next(t for t in self._tasks if t.id == task_id), answer, state)

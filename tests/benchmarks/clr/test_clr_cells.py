@@ -120,3 +120,17 @@ def test_practice_feedback_reveals_m0_and_n_p_and_nothing_unseen(setup: dict[str
     rewarded = grade_practice(lib, domain, slots, factory, 1, memorised, attempt=2, rewarded=True)
     assert not rewarded.passed and s.members[1] in rewarded.revealed
     assert not grade_practice(lib, domain, slots, factory, 1, None, attempt=1).passed
+
+
+def test_an_identical_program_on_identical_inputs_is_run_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    from evoarena.benchmarks.clr import program as prog
+
+    calls = []
+    real = prog.run_python
+    monkeypatch.setattr(prog, "run_python", lambda *a, **k: calls.append(1) or real(*a, **k))
+    source = "def solve(records):\n    return {'x': len(records) + 7919}\n"
+    first = run_program(source, [[{"a": 1}], []])
+    assert run_program(source, [[{"a": 1}], []]) == first and len(calls) == 1
+    assert first.totals == [{"x": 7920}, {"x": 7919}]
+    run_program(source, [[]])  # other inputs: a new run
+    assert len(calls) == 2

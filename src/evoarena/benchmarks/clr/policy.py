@@ -4,9 +4,10 @@
 `clr-student`:
 
 As solver it writes a program that excludes each rule's example plus every value its prompt states "belongs
-to" that rule's label (from reflections or history): an exception list, never a class. As reflector it
-keeps the feedback's positive membership sentences. It therefore reproduces the paper's central failure:
-practice passes once the revealed member is listed, while the test stays on the frozen ladder.
+to" that rule's label (from whatever state the method shows it): an exception list, never a class. In every
+update role of every method (`role_policies.py`) it records the feedback's revealed members as such
+statements, in the role's own format. It therefore reproduces the paper's central failure: practice passes
+once the revealed member is listed, while the test stays on the frozen ladder.
 """
 
 from __future__ import annotations
@@ -14,25 +15,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from evoarena.benchmarks.clr.membership import RULE, stated_members
+from evoarena.benchmarks.clr.role_policies import answer_role
 from evoarena.models.base import GenParams, Message
 from evoarena.models.scripted import register_policy
 
-_RULE = re.compile(
-    r"A record is in (?P<label>.+?) when its (?P<field>\w+) belongs to (?P=label); "
-    r"for example, (?P<example>.+?) belongs to (?P=label)\."
-)
 _ENTITY = re.compile(r"returns a dict mapping each (?P<entity>.+?) to the number")
-_BELONGS = re.compile(r"(?P<value>[^.;:\n]+?) belongs to (?P<label>[A-Za-z ]+ [A-Z]\d)(?:,| wherever|;|\.)")
-
-
-def _stated_members(text: str) -> list[tuple[str, str]]:
-    """(value, label) for every "X belongs to <label>" statement that is not a rule's own definition."""
-    out = []
-    for m in _BELONGS.finditer(text):
-        value = m.group("value").strip().lstrip("- ").strip()
-        if " when its " not in value and not value.startswith("for example"):
-            out.append((value, m.group("label")))
-    return out
 
 
 def exclusion_program(entity: str, excluded: dict[str, set[str]]) -> str:
@@ -52,11 +40,12 @@ def exclusion_program(entity: str, excluded: dict[str, set[str]]) -> str:
 
 @register_policy("clr-student")
 def clr_student(messages: Sequence[Message], params: GenParams) -> str:
+    """The exception-lister: an update role's reply when the prompt is one (`role_policies`), else the solver."""
     text = "\n".join(m.content for m in messages)
-    if text.rstrip().endswith("Reflection:"):
-        kept = [f"{value} belongs to {label}." for value, label in _stated_members(text)]
-        return " ".join(dict.fromkeys(kept)) or "Nothing new was revealed."
-    rules = list(_RULE.finditer(text))
+    reply = answer_role("\n".join(m.content for m in messages if m.role == "user"))
+    if reply is not None:
+        return reply
+    rules = list(RULE.finditer(text))
     entity = _ENTITY.search(text)
     if not rules or entity is None:
         return "I cannot find the task."
@@ -64,7 +53,7 @@ def clr_student(messages: Sequence[Message], params: GenParams) -> str:
     excluded: dict[str, set[str]] = {}
     for m in rules:
         excluded.setdefault(m.group("field"), set()).add(m.group("example"))
-    for value, label in _stated_members(text):
+    for value, label in stated_members(text):
         if label in field_of:
             excluded[field_of[label]].add(value)
     return f"```python\n{exclusion_program(entity.group('entity'), excluded)}```\n"
@@ -72,7 +61,7 @@ def clr_student(messages: Sequence[Message], params: GenParams) -> str:
 
 def _rules_and_entity(text: str) -> tuple[list[re.Match[str]], str | None]:
     ent = _ENTITY.search(text)
-    return list(_RULE.finditer(text)), ent.group("entity") if ent else None
+    return list(RULE.finditer(text)), ent.group("entity") if ent else None
 
 
 def _described(text: str) -> list[str]:

@@ -1,0 +1,351 @@
+"""The scripted exception-lister in every method's update roles (evidence: mechanism): each role's reply to its own
+rendered template, fed real CLR feedback, passes that method's parser and carries the revealed members; the
+solver then excludes them from whatever state the method shows it."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from evoarena.benchmarks.clr.benchmark import ClrBenchmark
+from evoarena.benchmarks.clr.membership import Member, member_line, revealed_members, stated_members
+from evoarena.benchmarks.clr.policy import clr_student
+from evoarena.benchmarks.clr.role_policies import ROLE_POLICIES, recognise, with_members
+from evoarena.methods import render_prompt
+from evoarena.methods.ace_playbook import Playbook, apply_operations, extract_json, render_playbook
+from evoarena.methods.dynamic_cheatsheet import parse_sheet
+from evoarena.methods.evoskill import parse_proposal, parse_skill
+from evoarena.methods.gepa import parse_instruction
+from evoarena.methods.reasoning_bank import parse_items, parse_judge
+from evoarena.methods.reflexion import clean_reflection
+from evoarena.methods.tf_grpo import CRITIQUE_OPS, UPDATE_OPS, apply_ops, check_op, extract_ops, render_library
+from evoarena.models import GenParams, Message
+
+
+@dataclass(frozen=True)
+class Case:
+    """Layer 2 of the first chain, attempted with an empty state: its task, program and feedback."""
+
+    system: str
+    task: str
+    program: str
+    feedback: str
+    members: tuple[Member, ...]  # the revealed member m0 of each active rule
+
+
+@cache
+def case() -> Case:
+    bench = ClrBenchmark(chains=1)
+    task = next(t for t in bench.build() if t.id.endswith("/L2/practice"))
+    program = solve(task.prompt, bench.system_prompt())
+    fb = bench.grade(task, bench.parse(program).answer, attempt=1)
+    slots = bench.release["chains"][0]["slots"][:2]
+    members = tuple((s["members"][0], s["label"]) for s in slots)
+    assert not fb.passed and all(v in fb.message for v, _ in members)
+    return Case(bench.system_prompt(), task.prompt, program, fb.message, members)
+
+
+def executed(c: Case, feedback: str | None = None) -> str:
+    """The solver's output as DC's curator and ReasoningBank see it (`methods.base.generator_output`): the text plus
+    what running the program on the practice inputs showed."""
+    return f"{c.program.strip()}\n\nExecution output:\n{c.feedback if feedback is None else feedback}"
+
+
+def ask(prompt: str) -> str:
+    """clr-student as a role model: one user message, as every method sends it."""
+    return clr_student([Message("user", prompt)], GenParams())
+
+
+def solve(task: str, system: str = "", context: str = "") -> str:
+    user = f"{context.strip()}\n\n{task}" if context.strip() else task
+    return clr_student([Message("system", system), Message("user", user)], GenParams())
+
+
+def assert_lists_members(text: str, members: tuple[Member, ...]) -> None:
+    for m in members:
+        assert member_line(m) in text
+
+
+def assert_solver_excludes(context: str, members: tuple[Member, ...], system: str = "") -> None:
+    """The exception-lister's solver, shown `context` as state, puts every member on its exclusion list."""
+    program = solve(case().task, system, context)
+    for value, _ in members:
+        assert repr(value) in program.split("def solve")[0]
+
+
+# -- membership statements -------------------------------------------------------------------------------------------
+
+
+def test_values_are_resolved_whatever_surrounds_them() -> None:
+    text = (
+        '"key_insight": "CWE-79: Cross-site Scripting belongs to control list X7."\n'
+        "[com-00001] helpful=0 harmful=0 :: Washington, D.C. belongs to sales region F7.\n"
+        "## Content Thai Airways International belongs to review queue A4. Lufthansa belongs to review queue A4.\n"
+        "A record is in review queue A4 when its airline belongs to review queue A4; for example, "
+        "British Airways belongs to review queue A4.\n"
+        "British Airways belongs to review queue A4 wherever it appears; records with this value are not counted.\n"
+        "Qantas does not belong to review queue A4, unlike British Airways; records with this value are counted.\n"
+    )
+    stated = stated_members(text)
+    assert stated[:4] == [("CWE-79: Cross-site Scripting", "control list X7"), ("Washington, D.C.", "sales region F7"),
+                          ("Thai Airways International", "review queue A4"), ("Lufthansa", "review queue A4")]
+    assert ("British Airways", "review queue A4") in stated  # the moved example: the solver excludes it anyway
+    assert ("British Airways", "review queue A4") not in revealed_members(text) and len(revealed_members(text)) == 4
+
+
+def test_the_solver_excludes_stated_members_and_nothing_else() -> None:
+    c = case()
+    assert_solver_excludes(c.feedback, c.members)
+    assert "does not belong" in c.feedback
+    bare = solve(c.task, c.system)
+    assert all(repr(v) not in bare for v, _ in c.members)
+
+
+# -- recognition -----------------------------------------------------------------------------------------------------
+
+
+def rendered_templates() -> dict[tuple[str, str], str]:
+    """Every update template, rendered with realistic CLR values (the update note in front, as methods put it)."""
+    c = case()
+    bench = ClrBenchmark(chains=1)
+    lesson = bench.update_note("clr:lesson", next(t for t in bench.build() if t.split == "train"))
+    ex = [{"inputs": c.task, "outputs": c.program, "feedback": c.feedback}]
+    failures = [{"task": c.task, "output": c.program, "feedback": c.feedback, "score": "0", "ground_truth": "",
+                 "id": "x"}]
+    prompts = {
+        ("reflexion", "reflector"): render_prompt("reflexion_reflect.md", question=c.task, output=c.program,
+                                                  feedback=c.feedback),
+        ("ace", "reflector"): render_prompt("ace_reflect.md", question=c.task, output=c.program, answer=c.program,
+                                            ground_truth=None, feedback=c.feedback, cited="(none)"),
+        ("ace", "curator"): ace_curate_prompt("{}", render_playbook(Playbook())),
+        ("dynamic_cheatsheet", "curator"): render_prompt("dc_curate_cumulative.md", question=c.task,
+                                                         output=executed(c), sheet="(empty)"),
+        ("gepa", "proposer"): render_prompt("gepa_reflect.md", instruction=c.system.strip(), examples=ex),
+        ("tf_grpo", "summarizer"): render_prompt("tfgrpo_summarize.md", question=c.task, experiences="(empty)",
+                                                 output=c.program, reward=0.0, feedback=c.feedback),
+        ("tf_grpo", "critic"): render_prompt("tfgrpo_critique.md", question=c.task, experiences="(empty)",
+                                             summaries="Rollout 1 (reward 0): x", max_words=32),
+        ("tf_grpo", "updater"): render_prompt("tfgrpo_update.md", experiences="(empty)", main=False, max_words=32,
+                                              proposed=json.dumps({"option": "add", "experience": "x"})),
+        ("reasoning_bank", "judge"): render_prompt("rb_judge.md", query=c.task, output=executed(c)),
+        ("reasoning_bank", "inducer"): render_prompt("rb_induce_failure.md", query=c.task, output=executed(c)),
+        ("evoskill", "proposer"): render_prompt("evoskill_propose.md", skills=[], history=[], failures=failures),
+        ("evoskill", "skill_writer"): render_prompt("evoskill_write.md", action="create", target_skill="s",
+                                                    proposed_skill="p", justification="j", existing=""),
+    }
+    return {k: f"{lesson}\n\n{p}" for k, p in prompts.items()}
+
+
+def ace_curate_prompt(reflection: str, playbook: str) -> str:
+    return render_prompt("ace_curate.md", token_budget=80000, step=1, total=8, stats="{}", reflection=reflection,
+                         playbook=playbook, question=case().task, sections="common mistakes, others")
+
+
+def test_every_update_template_is_recognised_as_its_own_role_and_the_solver_as_none() -> None:
+    prompts = rendered_templates()
+    assert set(prompts) == {(p.method, p.role) for p in ROLE_POLICIES}
+    for key, prompt in prompts.items():
+        assert sum(" ".join(p.phrase.split()) in " ".join(prompt.split()) for p in ROLE_POLICIES) == 1, key
+        policy = recognise(prompt)
+        assert policy is not None and (policy.method, policy.role) == key
+        reply = ask(prompt)
+        assert recognise(reply) is None, key  # a state built from replies never looks like an update prompt
+    assert recognise(case().task) is None
+
+
+# -- one test per method ---------------------------------------------------------------------------------------------
+
+
+def test_reflexion_reflection() -> None:
+    c = case()
+    reflection, why = clean_reflection(ask(rendered_templates()[("reflexion", "reflector")]), 600)
+    assert reflection is not None, why
+    assert_lists_members(reflection, c.members)
+    assert_solver_excludes(render_prompt("reflexion_context.md", reflections=[reflection]), c.members)
+
+
+def test_ace_reflector_and_curator_add_each_member_once() -> None:
+    c = case()
+    reflection = extract_json(ask(rendered_templates()[("ace", "reflector")]))
+    assert reflection is not None and isinstance(reflection["bullet_tags"], list)
+    assert_lists_members(reflection["key_insight"], c.members)
+    pb = Playbook()
+    data = extract_json(ask(ace_curate_prompt(json.dumps(reflection, indent=1), render_playbook(pb))))
+    assert data is not None
+    added, _ = apply_operations(pb, data["operations"], 1)
+    assert len(added) == len(c.members)
+    assert_lists_members(render_playbook(pb), c.members)
+    again = extract_json(ask(ace_curate_prompt(json.dumps(reflection, indent=1), render_playbook(pb))))
+    assert again == {"reasoning": "0 new confirmed member(s).", "operations": []}
+    context = render_prompt("ace_context.md", bullets=True, playbook=render_playbook(pb), reflection="")
+    assert_solver_excludes(context, c.members)
+
+
+def test_ace_reflector_tags_the_bullets_it_was_shown() -> None:
+    c = case()
+    prompt = render_prompt("ace_reflect.md", question=c.task, output=c.program, answer=c.program, ground_truth=None,
+                           feedback="All practice inputs passed.",
+                           cited="[com-00001] helpful=0 harmful=0 :: Lufthansa belongs to review queue A4.")
+    data = extract_json(ask(prompt))
+    assert data is not None and data["bullet_tags"] == [{"id": "com-00001", "tag": "helpful"}]
+
+
+def test_dynamic_cheatsheet_rewrites_the_whole_sheet_keeping_the_old_one() -> None:
+    c = case()
+    sheet, why = parse_sheet(ask(rendered_templates()[("dynamic_cheatsheet", "curator")]))
+    assert sheet is not None, why
+    assert_lists_members(sheet, c.members)
+    assert_solver_excludes(render_prompt("dc_context.md", sheet=sheet), c.members)
+    old = with_members("Count records per entity.", c.members[:1])
+    new, why = parse_sheet(ask(render_prompt("dc_curate_cumulative.md", question=c.task, output=executed(c),
+                                             sheet=old)))
+    assert new is not None and new.startswith(old) and new.count(member_line(c.members[0])) == 1, why
+    assert_lists_members(new, c.members)
+    # nothing revealed (a pass, or no execution output): the sheet comes back as it was
+    passed = render_prompt("dc_curate_cumulative.md", question=c.task, sheet=old,
+                           output=executed(c, "All practice inputs passed."))
+    assert parse_sheet(ask(passed))[0] == old
+    bare = render_prompt("dc_curate_cumulative.md", question=c.task, output=c.program, sheet="(empty)")
+    assert parse_sheet(ask(bare))[0] == "(empty)"
+    # the retrieval-synthesis variant reads the members from the earlier outputs it is shown
+    pairs = [{"input": c.task, "output": executed(c)}]
+    rs, why = parse_sheet(ask(render_prompt("dc_curate_rs.md", sheet=old, pairs=pairs, question=c.task)))
+    assert rs == new, why
+
+
+def test_gepa_keeps_the_instruction_and_appends_the_members() -> None:
+    c = case()
+    instruction, why = parse_instruction(ask(rendered_templates()[("gepa", "proposer")]))
+    assert instruction is not None, why
+    assert instruction.startswith(c.system.strip())
+    assert_lists_members(instruction, c.members)
+    assert_solver_excludes("", c.members, system=instruction)
+    examples = [{"inputs": c.task, "outputs": c.program, "feedback": c.feedback}]
+    again, _ = parse_instruction(ask(render_prompt("gepa_reflect.md", instruction=instruction.strip(),
+                                                   examples=examples)))
+    assert again == instruction  # nothing new: the same instruction
+
+
+@pytest.mark.parametrize("variant", ["original", "main"])
+def test_tf_grpo_summary_critique_and_update(variant: str) -> None:
+    c = case()
+    summary = ask(rendered_templates()[("tf_grpo", "summarizer")])
+    assert_lists_members(summary, c.members)
+    summaries = f"Rollout 1 (reward 0): {' '.join(summary.split())}\nRollout 2 (reward 1): No member was revealed."
+    critique = render_prompt("tfgrpo_critique.md", question=c.task, experiences="(empty)", summaries=summaries,
+                             max_words=32)
+    ops = extract_ops(ask(critique))
+    assert ops is not None and len(ops) == 1
+    op, why = check_op(ops[0], CRITIQUE_OPS, 0, 32)
+    assert op is not None and op["option"] == "add", why
+    assert_lists_members(op["experience"], c.members)
+    update = render_prompt("tfgrpo_update.md", experiences="(empty)", proposed=json.dumps(ops[0]),
+                           main=variant == "main", max_words=32)
+    raw = extract_ops(ask(update))
+    assert raw is not None
+    checked = [check_op(o, UPDATE_OPS[variant], 0, 32)[0] for o in raw]
+    assert all(checked)
+    library = apply_ops([], [o for o in checked if o is not None])
+    assert_lists_members(" ".join(library), c.members)
+    assert_solver_excludes(render_prompt("tfgrpo_context.md", experiences=render_library(library)), c.members)
+    # nothing new in the summaries: one no-op modify of G0
+    critique = render_prompt("tfgrpo_critique.md", question=c.task, experiences=render_library(library),
+                             summaries=summaries, max_words=32)
+    ops = extract_ops(ask(critique))
+    assert ops is not None and check_op(ops[0], CRITIQUE_OPS, 1, 32)[0] == {
+        "option": "modify", "ids": ["G0"], "experience": library[0]}
+
+
+def test_tf_grpo_experience_respects_the_word_limit() -> None:
+    c = case()
+    summaries = f"Rollout 1 (reward 0): {' '.join(ask(rendered_templates()[('tf_grpo', 'summarizer')]).split())}"
+    critique = render_prompt("tfgrpo_critique.md", question=c.task, experiences="(empty)", summaries=summaries,
+                             max_words=8)
+    ops = extract_ops(ask(critique))
+    assert ops is not None and check_op(ops[0], CRITIQUE_OPS, 0, 8)[0] is not None
+
+
+def test_reasoning_bank_judge_and_items() -> None:
+    c = case()
+    assert parse_judge(ask(rendered_templates()[("reasoning_bank", "judge")])) == "failure"
+    passed = render_prompt("rb_judge.md", query=c.task, output=executed(c, "All practice inputs passed."))
+    assert parse_judge(ask(passed)) == "success"
+    items, why = parse_items(ask(rendered_templates()[("reasoning_bank", "inducer")]), 3)
+    assert items is not None and len(items) == 2, why
+    assert_lists_members(items[1].content, c.members)
+    assert_solver_excludes(render_prompt("rb_context.md", items=items), c.members)
+    bare, why = parse_items(ask(render_prompt("rb_induce_success.md", query=c.task, output=c.program)), 3)
+    assert bare is not None and len(bare) == 1, why  # nothing shown, nothing listed: the strategy item only
+
+
+def test_evoskill_proposes_and_writes_a_skill_then_edits_it() -> None:
+    c = case()
+    prop, why = parse_proposal(ask(rendered_templates()[("evoskill", "proposer")]), {})
+    assert prop is not None and prop["action"] == "create", why
+    assert_lists_members(prop["proposed_skill"], c.members)
+    name = prop["target_skill"]
+    skill, why = parse_skill(ask(render_prompt("evoskill_write.md", existing="", **prop)), name)
+    assert skill is not None, why
+    assert_lists_members(skill, c.members)
+    skills = [{"name": name, "body": skill.strip()}]
+    assert_solver_excludes(render_prompt("evoskill_context.md", skills=skills), c.members)
+    failures = [{"task": c.task, "output": c.program, "feedback": c.feedback, "score": "0", "ground_truth": "",
+                 "id": "x"}]
+    again, why = parse_proposal(ask(render_prompt("evoskill_propose.md", skills=skills, history=[],
+                                                  failures=failures)), {name: skill})
+    assert again is not None and again["action"] == "edit", why
+    edited, why = parse_skill(ask(render_prompt("evoskill_write.md", existing=skill, **again)), name)
+    assert edited is not None and all(edited.count(member_line(m)) == 1 for m in c.members), why
+
+
+# -- a run -----------------------------------------------------------------------------------------------------------
+
+
+def test_ace_and_dc_list_the_revealed_members_without_rejections(tmp_path: Path) -> None:
+    from evoarena.harness import load_tree
+    from evoarena.protocol.runner import run_experiment
+    from evoarena.spec import parse_spec
+    from evoarena.store import RunStore
+
+    roles = {r: "s" for r in ("solver", "reflector", "curator")}
+    spec = parse_spec({
+        "name": "clr-roles",
+        "benchmark": {"name": "clr", "params": {"chains": 1, "layers": 2}},
+        "methods": [{"name": "ace", "label": "ace-self"}, {"name": "dynamic_cheatsheet",
+                                                           "label": "dynamic_cheatsheet-self"}],
+        "models": {"s": {"backend": "scripted", "model": "clr-student", "max_retries": 0}},
+        "roles": roles,
+    })
+    run_experiment(spec, tmp_path / "run")
+    store = RunStore(tmp_path / "run")
+    assert not store.query("SELECT id FROM events WHERE kind='rejected_output'")
+    final = {r["condition"]: load_tree(store, r["current_version"])
+             for r in store.query("SELECT condition, current_version FROM cells")}
+    c = case()
+    assert_lists_members(final["ace-self"]["memory/playbook.md"], c.members)
+    assert_lists_members(final["dynamic_cheatsheet-self"]["memory/cheatsheet.md"], c.members)
+    passed = {r["cell"].split("__")[0]: r["n"] for r in store.query(
+        "SELECT cell, SUM(passed) AS n FROM attempts WHERE phase='practice' GROUP BY cell")}
+    assert passed["ace-self"] == passed["dynamic_cheatsheet-self"] == 2  # a listed member passes each layer
+
+
+def test_the_methods_recipe_maps_every_role_and_pairs_self_with_lesson() -> None:
+    from evoarena.methods import METHODS
+    from evoarena.spec import load_spec
+
+    spec = load_spec(Path(__file__).resolve().parents[3] / "recipes" / "clr-methods.yaml")
+    for m in spec.methods:
+        assert set(METHODS[m.name].roles) <= set(spec.roles), m.condition
+    assert {p.role for p in ROLE_POLICIES} <= set(spec.roles)
+    notes = {m.condition: m.params.get("update_note") for m in spec.methods}
+    for name, note in notes.items():
+        if name.endswith("-self"):
+            assert note is None and notes[name.removesuffix("-self") + "-lesson"] == "clr:lesson"
+    assert {"frozen", "history", "history-lesson"} <= set(notes)
+    assert {spec.models[m].model for m in spec.with_model("scripted").roles.values()} == {"clr-student"}
+    embedded = spec.with_model("embedded")
+    assert {embedded.models[m].backend for m in embedded.roles.values()} == {"embedded"}
