@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from evoarena.store import RunStore
 
@@ -20,7 +21,8 @@ RunDirArg = Annotated[Path, typer.Argument(help="A run directory (holds run.sqli
 
 
 def fail(message: str, code: int = 2) -> None:
-    err.print(f"[bold red]error:[/] {message}")
+    """One line on stderr (never wrapped, so it greps), then exit with `code`."""
+    err.print(f"[bold red]error:[/] {escape(message)}", soft_wrap=True)
     raise typer.Exit(code)
 
 
