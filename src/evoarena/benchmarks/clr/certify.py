@@ -17,16 +17,15 @@ import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
-from functools import cache
 from importlib import resources
 from typing import Any
 
-import jinja2
 from pydantic import BaseModel, ConfigDict
 
 from evoarena.benchmarks.clr.chains import Slot, draw_slot
 from evoarena.benchmarks.clr.grading import membership_sentence
 from evoarena.benchmarks.clr.library import Library, Roster
+from evoarena.benchmarks.prompts import prompt_template
 from evoarena.models import GenParams, Message, RoleModel
 
 PROBES = ("known", "hidden", "learnable", "solvable")
@@ -163,12 +162,6 @@ def names_class(text: str, roster: Roster) -> bool:
     return False
 
 
-@cache
-def _env() -> jinja2.Environment:
-    loader = jinja2.PackageLoader("evoarena.benchmarks.clr", "prompts")
-    return jinja2.Environment(loader=loader, undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
-
-
 def probe_values(slot: Slot) -> list[tuple[str, str]]:
     """The pool (three members, the practice and the test non-members) with descriptions, in a seeded order."""
     out = sorted((v, slot.descriptions[v]) for v in slot.pool())
@@ -179,7 +172,8 @@ def probe_values(slot: Slot) -> list[tuple[str, str]]:
 def render_probe(probe: str, slot: Slot, rotation: int) -> str:
     m0 = slot.members[rotation]
     feedback = [membership_sentence(slot, m0, True), membership_sentence(slot, slot.practice_nonmember, False)]
-    template = _env().get_template(f"probe_{probe}.md")  # a name outside PROBES is TemplateNotFound
+    # a name outside PROBES is TemplateNotFound
+    template = prompt_template("evoarena.benchmarks.clr", f"probe_{probe}.md")
     return template.render(
         lesson=lesson_text(),
         label=slot.label,

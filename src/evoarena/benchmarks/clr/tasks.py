@@ -3,25 +3,13 @@
 from __future__ import annotations
 
 import random
-from functools import cache
-
-import jinja2
 
 from evoarena.benchmarks.clr.chains import Slot
 from evoarena.benchmarks.clr.domains import Domain
+from evoarena.benchmarks.prompts import prompt_template
 
 PRACTICE_QUESTION = "Your program is checked on the public example and on hidden variants of it by the largest total."
 TEST_QUESTION = "Your program is checked once, on hidden inputs, by the sum of the totals."
-
-
-@cache
-def _template() -> jinja2.Template:
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("evoarena.benchmarks.clr", "prompts"),
-        undefined=jinja2.StrictUndefined,
-        keep_trailing_newline=True,
-    )
-    return env.get_template("task.md")
 
 
 def described_values(slots: list[Slot], seed: str) -> list[tuple[str, str]]:
@@ -36,7 +24,7 @@ def described_values(slots: list[Slot], seed: str) -> list[tuple[str, str]]:
 def task_text(domain: Domain, slots: list[Slot], *, practice: bool, seed: str, class_names: str | None = None) -> str:
     plural = f"{domain.record}s"
     view = [{"label": s.label, "field": s.field, "example": s.example, "record_plural": plural} for s in slots]
-    return _template().render(
+    return prompt_template("evoarena.benchmarks.clr", "task.md").render(
         domain=domain,
         slots=view,
         descriptions=described_values(slots, seed),

@@ -4,26 +4,13 @@ shows the first rows), instruction type, target range and the required program f
 from __future__ import annotations
 
 import datetime
-from functools import cache
 from typing import Any
 
-import jinja2
-
+from evoarena.benchmarks.prompts import prompt_template
 from evoarena.benchmarks.sheets.core import Sheets, SheetTask, col_letter
 
 MAX_COLS = 14
 MAX_WIDTH = 28
-
-
-@cache
-def _template() -> jinja2.Template:
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("evoarena.benchmarks.sheets", "prompts"),
-        undefined=jinja2.StrictUndefined,
-        keep_trailing_newline=True,
-        autoescape=False,
-    )
-    return env.get_template("task.md")
 
 
 def show_value(value: Any) -> str:
@@ -71,7 +58,7 @@ def task_text(task: SheetTask, first_case: Sheets, preview_rows: int) -> str:
     for name, grid in first_case.items():
         table, size, more, shown = preview_table(grid, preview_rows)
         sheets.append({"name": name, "table": table, "size": size, "more": more, "shown": shown})
-    return _template().render(
+    return prompt_template("evoarena.benchmarks.sheets", "task.md").render(
         instruction=task.instruction.strip(),
         sheets=sheets,
         n_cases=len(task.cases),

@@ -6,11 +6,13 @@ from __future__ import annotations
 import random
 import re
 import string
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
+from typing import Any
 
-from evoarena.benchmarks.sheets.core import CELL_LEVEL, Case
+from evoarena.benchmarks.sheets.core import CELL_LEVEL, Case, cell_key, quote_sheet
+from evoarena.benchmarks.sheets.layout import Placed, TableLayout
 
 
 @dataclass(frozen=True)
@@ -83,3 +85,25 @@ def pick(r: random.Random, options: list[str] | tuple[str, ...], *, avoid: set[s
 
 def money(r: random.Random, low: float, high: float) -> float:
     return round(r.uniform(low, high), 2)
+
+
+def column_cells(sheet: str, placed: Placed, header: str, values: Sequence[Any]) -> dict[str, Any]:
+    """The expected cells of column `header` of a table placed on `sheet`: `values` (one per record) on the
+    records' rows, None on the blank rows between them."""
+    col = placed.letter(header)
+    cells: dict[str, Any] = {
+        cell_key(sheet, f"{col}{row}"): None for row in range(placed.header_row + 1, placed.last_row + 1)
+    }
+    for row, value in zip(placed.rows, values, strict=True):
+        cells[cell_key(sheet, f"{col}{row}")] = value
+    return cells
+
+
+def column_draw(
+    params: dict[str, str], layout: TableLayout, sheet: str, header: str, n_records: int, cases: Iterable[Case]
+) -> Draw:
+    """A cell-level draw whose target is column `header` of the table `layout` places on `sheet`: from the row
+    below the header down to the table's last row for `n_records` records (blank rows included)."""
+    col = layout.letter(header)
+    target = f"{quote_sheet(sheet)}!{col}{layout.first_row()}:{col}{layout.last_row(n_records)}"
+    return Draw(params, target, tuple(cases))

@@ -7,7 +7,7 @@ import random
 from typing import Any
 
 from evoarena.benchmarks.sheets.core import CELL_LEVEL, SHEET_LEVEL, Case, Sheets, cell_key, col_letter, quote_sheet
-from evoarena.benchmarks.sheets.families.base import Draw, Family, Template, money, pick
+from evoarena.benchmarks.sheets.families.base import Draw, Family, Template, column_cells, column_draw, money, pick
 from evoarena.benchmarks.sheets.families.lookups import CATEGORIES, MAIN_SHEETS
 from evoarena.benchmarks.sheets.layout import FIRST, LAST, TableLayout, put
 
@@ -51,6 +51,11 @@ def _typed(r: random.Random, d: datetime.date, day_first: bool) -> Any:
     return r.choice(["", "", " "]) + text + r.choice(["", "", " "])
 
 
+def _written(d: datetime.date, as_date: str, fmt: str) -> Any:
+    """The cleaned date: a real date, or text in the asked format."""
+    return datetime.datetime(d.year, d.month, d.day) if as_date == "1" else d.strftime(FORMATS[fmt])
+
+
 def draw_date_clean(r: random.Random) -> Draw:
     sheet = pick(r, MAIN_SHEETS)
     date = pick(r, ["Date", "Order Date", "Start Date", "Invoice Date", "Due"])
@@ -71,17 +76,9 @@ def draw_date_clean(r: random.Random) -> Draw:
         typed = [r.choice(NOT_DATES) if i in bad else _typed(r, d, day_first) for i, d in enumerate(days)]
         labels = [f"{label[:3].upper()}{r.randint(1000, 9999)}" for _ in range(n_rows)]
         grid, placed = layout.render(r, {label: labels, date: typed, out: [None] * n_rows})
-        col = placed.letter(out)
-        expected: dict[str, Any] = {
-            cell_key(sheet, f"{col}{row}"): None for row in range(placed.header_row + 1, placed.last_row + 1)
-        }
-        for i, (row, d) in enumerate(zip(placed.rows, days, strict=True)):
-            value: Any = datetime.datetime(d.year, d.month, d.day) if as_date == "1" else d.strftime(FORMATS[fmt])
-            expected[cell_key(sheet, f"{col}{row}")] = params["invalid"] if i in bad else value
-        cases.append(Case(expected, input_sheets={sheet: grid}))
-    col = layout.letter(out)
-    target = f"{quote_sheet(sheet)}!{col}{layout.first_row()}:{col}{layout.last_row(n_rows)}"
-    return Draw(params, target, tuple(cases))
+        written = [params["invalid"] if i in bad else _written(d, as_date, fmt) for i, d in enumerate(days)]
+        cases.append(Case(column_cells(sheet, placed, out, written), input_sheets={sheet: grid}))
+    return column_draw(params, layout, sheet, out, n_rows, cases)
 
 
 # ---------------------------------------------------------------- messy text
@@ -140,14 +137,8 @@ def draw_text_clean(r: random.Random) -> Draw:
     for _ in range(3):
         pairs = [_text_item(r, mode) for _ in range(n_rows)]
         grid, placed = layout.render(r, {src: [a for a, _ in pairs], out: [None] * n_rows})
-        col = placed.letter(out)
-        expected = {cell_key(sheet, f"{col}{row}"): None for row in range(placed.header_row + 1, placed.last_row + 1)}
-        for row, (_, clean) in zip(placed.rows, pairs, strict=True):
-            expected[cell_key(sheet, f"{col}{row}")] = clean
-        cases.append(Case(expected, input_sheets={sheet: grid}))
-    col = layout.letter(out)
-    target = f"{quote_sheet(sheet)}!{col}{layout.first_row()}:{col}{layout.last_row(n_rows)}"
-    return Draw(params, target, tuple(cases))
+        cases.append(Case(column_cells(sheet, placed, out, [clean for _, clean in pairs]), input_sheets={sheet: grid}))
+    return column_draw(params, layout, sheet, out, n_rows, cases)
 
 
 # ---------------------------------------------------------------- duplicates

@@ -6,7 +6,7 @@ import random
 from typing import Any
 
 from evoarena.benchmarks.sheets.core import Case, Sheets, cell_key, col_letter, quote_sheet
-from evoarena.benchmarks.sheets.families.base import Draw, Family, Template, money, pick
+from evoarena.benchmarks.sheets.families.base import Draw, Family, Template, column_cells, column_draw, money, pick
 from evoarena.benchmarks.sheets.layout import FIRST, LAST, TableLayout, put
 
 MAIN_SHEETS = ["Orders", "Sales", "Invoices", "Sheet1", "Data", "Transactions", "Input"]
@@ -103,14 +103,9 @@ def draw_lookup(r: random.Random) -> Draw:
             r, {key: shown, other: [r.randint(1, 40) for _ in wanted], out: [None] * n_rows}
         )
         sheets[lookup_sheet], _ = lk_layout.render(r, {lk_key: list(table), lk_val: list(table.values())})
-        col = placed.letter(out)
-        expected = {cell_key(main, f"{col}{row}"): None for row in range(placed.header_row + 1, placed.last_row + 1)}
-        for row, k in zip(placed.rows, wanted, strict=True):
-            expected[cell_key(main, f"{col}{row}")] = table.get(k, params["missing"])
-        cases.append(Case(expected, input_sheets=sheets))
-    col = main_layout.letter(out)
-    target = f"{quote_sheet(main)}!{col}{main_layout.first_row()}:{col}{main_layout.last_row(n_rows)}"
-    return Draw(params, target, tuple(cases))
+        found = [table.get(k, params["missing"]) for k in wanted]
+        cases.append(Case(column_cells(main, placed, out, found), input_sheets=sheets))
+    return column_draw(params, main_layout, main, out, n_rows, cases)
 
 
 # ---------------------------------------------------------------- conditional aggregation (SUMIF, COUNTIFS, …)

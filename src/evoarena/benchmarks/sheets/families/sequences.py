@@ -7,8 +7,8 @@ import datetime
 import random
 from typing import Any
 
-from evoarena.benchmarks.sheets.core import Case, cell_key, quote_sheet
-from evoarena.benchmarks.sheets.families.base import Draw, Family, Template, money, pick
+from evoarena.benchmarks.sheets.core import Case
+from evoarena.benchmarks.sheets.families.base import Draw, Family, Template, column_cells, column_draw, money, pick
 from evoarena.benchmarks.sheets.families.lookups import CATEGORIES, MAIN_SHEETS
 from evoarena.benchmarks.sheets.layout import FIRST, LAST, TableLayout
 
@@ -78,12 +78,8 @@ def draw_fill_down(r: random.Random) -> Draw:
                 truth.append(None)
         extra = [None if i in empty else r.randint(1, 40) for i in range(len(groups))]
         grid, placed = layout.render(r, {group: groups, item: items, other: extra}, empty=frozenset(empty))
-        col = placed.letter(group)
-        expected = {cell_key(sheet, f"{col}{row}"): v for row, v in zip(placed.rows, truth, strict=True)}
-        cases.append(Case(expected, input_sheets={sheet: grid}))
-    col = layout.letter(group)
-    target = f"{quote_sheet(sheet)}!{col}{layout.first_row()}:{col}{layout.last_row(n_items + seps)}"
-    return Draw(params, target, tuple(cases))
+        cases.append(Case(column_cells(sheet, placed, group, truth), input_sheets={sheet: grid}))
+    return column_draw(params, layout, sheet, group, n_items + seps, cases)
 
 
 # ---------------------------------------------------------------- sequential scan with a moving reference value
@@ -179,17 +175,12 @@ def draw_seq_scan(r: random.Random) -> Draw:
         step = r.choice([1, 7])
         dates = [start + datetime.timedelta(days=step * i) for i in range(n_rows)]
         grid, placed = layout.render(r, {date: dates, value: values, out: [None] * n_rows})
-        col = placed.letter(out)
         flags = scan_flags(values, pct, above)
         first = next(i for i, v in enumerate(values) if v is not None)
-        expected: dict[str, Any] = {}
-        for i, (row, flag) in enumerate(zip(placed.rows, flags, strict=True)):
-            label = yes if flag else (params["no"] or None) if (flag is False or i == first) else None
-            expected[cell_key(sheet, f"{col}{row}")] = label
-        cases.append(Case(expected, input_sheets={sheet: grid}))
-    col = layout.letter(out)
-    target = f"{quote_sheet(sheet)}!{col}{layout.first_row()}:{col}{layout.last_row(n_rows)}"
-    return Draw(params, target, tuple(cases))
+        labels = [yes if flag else (params["no"] or None) if (flag is False or i == first) else None
+                  for i, flag in enumerate(flags)]  # fmt: skip
+        cases.append(Case(column_cells(sheet, placed, out, labels), input_sheets={sheet: grid}))
+    return column_draw(params, layout, sheet, out, n_rows, cases)
 
 
 # ---------------------------------------------------------------- running totals (restarting per group)
@@ -225,19 +216,16 @@ def draw_running_total(r: random.Random) -> Draw:
         shown: list[Any] = [f"{a:.2f}" if mixed and a is not None and r.random() < 0.25 else a for a in amounts]
         dates = [f"2024-{1 + i // 28:02d}-{1 + i % 28:02d}" for i in range(n_rows)]
         grid, placed = layout.render(r, {group: groups, "Date": dates, amount: shown, out: [None] * n_rows})
-        col = placed.letter(out)
-        expected: dict[str, Any] = {}
+        totals: list[float] = []
         total, previous = 0.0, None
-        for row, g, a in zip(placed.rows, groups, amounts, strict=True):
+        for g, a in zip(groups, amounts, strict=True):
             if reset == "1" and g != previous:
                 total = 0.0
             total += a or 0.0
             previous = g
-            expected[cell_key(sheet, f"{col}{row}")] = round(total, 2)
-        cases.append(Case(expected, input_sheets={sheet: grid}))
-    col = layout.letter(out)
-    target = f"{quote_sheet(sheet)}!{col}{layout.first_row()}:{col}{layout.last_row(n_rows)}"
-    return Draw(params, target, tuple(cases))
+            totals.append(round(total, 2))
+        cases.append(Case(column_cells(sheet, placed, out, totals), input_sheets={sheet: grid}))
+    return column_draw(params, layout, sheet, out, n_rows, cases)
 
 
 FAMILIES = (
