@@ -118,11 +118,24 @@ def benchmark_views(store: RunStore, meta: RunMeta) -> dict[str, Any]:
     return {}
 
 
+def method_views(store: RunStore, meta: RunMeta, conditions: list[dict[str, Any]]) -> dict[str, Any]:
+    """Method-specific views (today: SkillProx's), keyed by method name; empty when no cell ran such a method."""
+    methods = {c["method"] for c in store.cells()}
+    out: dict[str, Any] = {}
+    if "skillprox" in methods:
+        from evoarena.methods.skillprox.views import skillprox_views
+
+        view = skillprox_views(store, conditions, meta.evidence)
+        if view:
+            out["skillprox"] = view
+    return out
+
+
 def rebuild_report(store: RunStore) -> dict[str, Any]:
     """Recompute results.json and report.html from the store alone."""
     meta = run_meta(store)
     results = build_results(meta, score_records(store), call_records(store), cell_budgets(store))
-    views = benchmark_views(store, meta)
+    views = {**benchmark_views(store, meta), **method_views(store, meta, results["conditions"])}
     if views:
         results["views"] = views
     write_report(store.run_dir, results)

@@ -30,6 +30,7 @@ def _env() -> jinja2.Environment:
     env.filters["tok"] = _tok
     env.filters["label"] = _label
     env.filters["plain"] = _plain
+    env.filters["signed"] = _signed
     return env
 
 
@@ -56,6 +57,11 @@ def _usd(value: float | None) -> str:
 
 def _label(value: str | None) -> str:
     return "(none)" if value is None else str(value)
+
+
+def _signed(value: float | None) -> str:
+    """A utility or difference with its sign (4 decimals)."""
+    return "\u2013" if value is None else f"{value:+.4f}"
 
 
 def _plain(value: object) -> str:

@@ -5,7 +5,8 @@ reference program, except in the sequential-scan family, where it makes the seed
 never moves the reference value, unless the text before the task (system prompt, reflections, skills…)
 already says to update the reference. As reflector (or any other non-solver role) it states that rule when
 the text it reads is about a sequential-scan task whose feedback shows wrong cells. It cannot read
-SpreadsheetBench's own instructions and then copies the input unchanged.
+SpreadsheetBench's own instructions and then copies the input unchanged. SkillProx's update prompts and the
+rules its skills may state are handled in `skill_policy`.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Sequence
 
 from evoarena.benchmarks.sheets.families import match_instruction
 from evoarena.benchmarks.sheets.reference import render_program
+from evoarena.benchmarks.sheets.skill_policy import follow_skill, skillprox_reply
 from evoarena.models.base import GenParams, Message
 from evoarena.models.scripted import register_policy
 
@@ -45,12 +47,15 @@ def student_program(task: str, context: str) -> str | None:
     program = render_program(family.name, template.program_params(params), _section(task, "Target range"))
     if family.name == "seq_scan" and LESSON not in context.lower():
         program = program.replace(MISTAKE, "")
-    return program
+    return follow_skill(family.name, program, context)
 
 
 @register_policy("sheets-student")
 def sheets_student(messages: Sequence[Message], params: GenParams) -> str:
     text = "\n\n".join(m.content for m in messages)
+    reply = skillprox_reply(text)  # SkillProx's diagnoser, momentum agent, patcher and shrinker
+    if reply is not None:
+        return reply
     at = text.rfind(MARKER)
     if at < 0:
         return "I do not see a spreadsheet task."
