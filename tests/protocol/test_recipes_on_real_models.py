@@ -27,6 +27,7 @@ def narrowed(spec: ExperimentSpec) -> ExperimentSpec:
                                    "benchmark": spec.benchmark.model_copy(update={"params": params})})
 
 
+@pytest.mark.timeout(900)  # ~4 min (embedded) and ~6 min (server) on 2 quiet cores: the recipe's max_tokens stand
 @pytest.mark.parametrize("target", ["embedded", "openai"])
 def test_clr_methods_recipe_runs_unchanged_on_a_real_model(target: str, tmp_path: Path,
                                                            request: pytest.FixtureRequest) -> None:
