@@ -144,6 +144,11 @@ def test_locality_allows_the_target_and_one_receiver() -> None:
                "SKILL.md": merged["SKILL.md"].replace("Recalc.", "Recalc.\n- [Checks](references/checks.md)")}
     assert locality_problems(SKILL, demoted, target) == []
     assert any("still there" in p for p in locality_problems(SKILL, SKILL, target))
+    # removing the last section leaves the one before it at the end of the file: its lost blank line is no edit
+    into_dates = plain["SKILL.md"].replace("Normalise dates first.", "Normalise dates first. Recalc.")
+    assert locality_problems(SKILL, {**plain, "SKILL.md": into_dates.rstrip() + "\n"}, target) == []
+    assert any("at most one" in p for p in locality_problems(SKILL, {**two, "SKILL.md": two["SKILL.md"].rstrip()},
+                                                             target))
     # an L3 target cannot be "demoted" into a new reference
     moved = {**ablate(SKILL, "L3:references/lookups.md"), "references/lk.md": "INDEX/MATCH.\n"}
     moved["SKILL.md"] = moved["SKILL.md"].replace("Use exact matches.", "Use exact matches. [lk](references/lk.md)")

@@ -87,6 +87,12 @@ def parse_patch(raw: str, current: Mapping[str, str], extra: tuple[str, ...] = (
     return Patch(skill, summary.strip(), tuple(written), tuple(deleted), values)
 
 
+def _layout_free(text: str | None) -> str | None:
+    """A unit's text without trailing spaces and blank lines, which carry no content (a unit that now ends the
+    file loses its blank separator line)."""
+    return None if text is None else "\n".join(line.rstrip() for line in text.rstrip().splitlines())
+
+
 def locality_problems(before: Mapping[str, str], after: Mapping[str, str], target: str) -> list[str]:
     """The shrinker may touch only its target and at most one receiving unit (the preamble counts as one). The
     target must be gone; compared with plain removal (`ablate`), at most one other existing unit may differ, and
@@ -96,7 +102,7 @@ def locality_problems(before: Mapping[str, str], after: Mapping[str, str], targe
     problems = []
     if target in new:
         problems.append(f"the target {target} is still there")
-    changed = sorted(u for u in base if u != target and new.get(u) != base[u])
+    changed = sorted(u for u in base if u != target and _layout_free(new.get(u)) != _layout_free(base[u]))
     added = sorted(u for u in new if u not in base and u != target)
     if len(changed) > 1:
         problems.append(f"touches {len(changed)} units besides the target ({', '.join(changed)}); at most one")
