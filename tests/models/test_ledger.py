@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Sequence
@@ -128,3 +129,22 @@ def test_concurrency_limit_per_endpoint(tmp_path: Path) -> None:
     for t in threads:
         t.join()
     assert backend.calls == 8 and backend.max_active <= 2
+
+
+class SeedEcho(FlakyBackend):
+    """Answers with the seed it was called with."""
+
+    def complete(self, messages: Sequence[Message], params: GenParams) -> Completion:
+        return Completion(text=f"seed {params.seed}", usage=Usage(1, 2))
+
+
+def test_each_sample_of_a_seeded_call_draws_with_its_own_seed(tmp_path: Path) -> None:
+    model, store = make(tmp_path, SeedEcho())
+    msgs = [Message("user", "q")]
+    seeded = GenParams(temperature=0.7, seed=3)
+    texts = [model.complete(msgs, seeded, sample_index=i).text for i in range(4)]
+    assert texts[0] == "seed 3" and len(set(texts)) == 4  # sample 0 keeps the run's seed
+    assert model.complete(msgs, seeded, sample_index=2).text == texts[2]  # reproducible (and cached)
+    recorded = [json.loads(r["params"])["seed"] for r in store.query("SELECT params FROM calls ORDER BY id")]
+    assert [f"seed {s}" for s in recorded[:4]] == texts  # the ledger holds the seed actually used
+    assert model.complete(msgs, GenParams(temperature=0.7), sample_index=1).text == "seed None"  # unseeded stays so

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 import time
@@ -27,6 +28,15 @@ class Meter(Protocol):
     def before_call(self) -> None: ...
 
     def after_call(self, tokens: int) -> None: ...
+
+
+def sample_seed(seed: int, sample_index: int) -> int:
+    """The seed of sample `sample_index` of a seeded call: sample 0 keeps the run's seed, every other sample gets its
+    own, so a group of samples (TF-GRPO's rollouts, best-of-n) is not n copies of one draw on a seeded backend."""
+    if sample_index == 0:
+        return seed
+    digest = hashlib.sha256(f"{seed}:{sample_index}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") % 2**31
 
 
 _limits: dict[str, threading.Semaphore] = {}
@@ -92,6 +102,8 @@ class RoleModel:
         params = params or self.default_params
         if params.seed is None and self.default_params.seed is not None:
             params = replace(params, seed=self.default_params.seed)
+        if sample_index and params.seed is not None:
+            params = replace(params, seed=sample_seed(params.seed, sample_index))
         key = cache_key(self.backend.model_id, params, messages, sample_index)
         if self.scope.meter is not None:
             self.scope.meter.before_call()
