@@ -4,6 +4,7 @@ solver then excludes them from whatever state the method shows it."""
 
 from __future__ import annotations
 
+import ast
 import json
 from dataclasses import dataclass
 from functools import cache
@@ -12,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from evoarena.benchmarks.clr.benchmark import ClrBenchmark
-from evoarena.benchmarks.clr.membership import Member, member_line, revealed_members, stated_members
-from evoarena.benchmarks.clr.policy import clr_student
+from evoarena.benchmarks.clr.membership import RULE, Member, member_line, revealed_members, stated_members
+from evoarena.benchmarks.clr.policy import attribute, clr_student
 from evoarena.benchmarks.clr.role_policies import ROLE_POLICIES, recognise, with_members
 from evoarena.methods import render_prompt
 from evoarena.methods.ace_playbook import Playbook, apply_operations, extract_json, render_playbook
@@ -63,6 +64,28 @@ def ask(prompt: str) -> str:
 def solve(task: str, system: str = "", context: str = "") -> str:
     user = f"{context.strip()}\n\n{task}" if context.strip() else task
     return clr_student([Message("system", system), Message("user", user)], GenParams())
+
+
+def excluded_by(program: str) -> dict[str, set[str]]:
+    literal = next(line for line in program.splitlines() if line.startswith("EXCLUDED = "))
+    return {f: set(v) for f, v in ast.literal_eval(literal.removeprefix("EXCLUDED = ")).items()}
+
+
+def test_a_sampled_lister_sometimes_adds_one_look_alike_guess() -> None:
+    c = case()
+    msgs = [Message("system", c.system), Message("user", c.task)]
+    assert clr_student(msgs, GenParams(temperature=0.0, seed=5)) == c.program  # greedy: the plain lister
+    base = excluded_by(c.program)
+    examples = {m.group("field"): attribute(m.group("example")) for m in RULE.finditer(c.task)}
+    guesses = []
+    for seed in range(40):
+        program = clr_student(msgs, GenParams(temperature=0.7, seed=seed))
+        assert program == clr_student(msgs, GenParams(temperature=0.7, seed=seed))  # seeded: reproducible
+        extra = [(f, v) for f, vals in excluded_by(program).items() for v in vals - base.get(f, set())]
+        assert len(extra) <= 1 and all(set(vals) >= base[f] for f, vals in excluded_by(program).items())
+        guesses += extra
+    assert 5 <= len(guesses) <= 35  # about half the draws guess
+    assert all(attribute(v) == examples[f] for f, v in guesses)  # a look-alike of that rule's example
 
 
 def assert_lists_members(text: str, members: tuple[Member, ...]) -> None:
@@ -349,3 +372,30 @@ def test_the_methods_recipe_maps_every_role_and_pairs_self_with_lesson() -> None
     assert {spec.models[m].model for m in spec.with_model("scripted").roles.values()} == {"clr-student"}
     embedded = spec.with_model("embedded")
     assert {embedded.models[m].backend for m in embedded.roles.values()} == {"embedded"}
+
+
+def test_tf_grpo_learns_from_a_mixed_group_of_sampled_listers(tmp_path: Path) -> None:
+    """At TF-GRPO's temperature 0.7 each rollout draws with its own seed, so the lister's guesses differ and the first
+    chain's layer-1 group is mixed (one rollout guessed the hidden member): the semantic advantage runs for real."""
+    from evoarena.harness import load_tree
+    from evoarena.protocol.runner import run_experiment
+    from evoarena.spec import parse_spec
+    from evoarena.store import RunStore
+
+    spec = parse_spec({
+        "name": "clr-tf-grpo",
+        "benchmark": {"name": "clr", "params": {"chains": 1, "layers": 1}},
+        "methods": [{"name": "tf_grpo", "label": "tf_grpo-self", "params": {"group_size": 4}}],
+        "models": {"s": {"backend": "scripted", "model": "clr-student", "max_retries": 0}},
+        "roles": {r: "s" for r in ("solver", "summarizer", "critic", "updater")},
+    })
+    run_experiment(spec, tmp_path / "run")
+    store = RunStore(tmp_path / "run")
+    assert not store.query("SELECT id FROM events WHERE kind='rejected_output'")
+    seeds = {json.loads(r["params"])["seed"] for r in store.query("SELECT params FROM calls WHERE role='solver'")}
+    assert len(seeds) == 4  # one per sample index
+    updates = [json.loads(r["payload"]) for r in store.query("SELECT payload FROM events WHERE kind='tf_grpo_update'")]
+    assert updates and all(0 < u["mean_reward"] < 1 for u in updates)
+    (cell,) = store.query("SELECT current_version FROM cells")
+    library = load_tree(store, cell["current_version"])["memory/experiences.json"]
+    assert any(op["experience"] in library for op in updates[0]["ops"])

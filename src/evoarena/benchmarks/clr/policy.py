@@ -7,13 +7,17 @@ As solver it writes a program that excludes each rule's example plus every value
 to" that rule's label (from whatever state the method shows it): an exception list, never a class. In every
 update role of every method (`role_policies.py`) it records the feedback's revealed members as such
 statements, in the role's own format. It therefore reproduces the paper's central failure: practice passes
-once the revealed member is listed, while the test stays on the frozen ladder.
+once the revealed member is listed, while the test stays on the frozen ladder. Sampled (temperature > 0, seeded)
+it sometimes adds one random guess (`sampled_guess`), so a group of its samples can have mixed outcomes.
 """
 
 from __future__ import annotations
 
+import hashlib
+import random
 import re
 from collections.abc import Sequence
+from functools import cache
 
 from evoarena.benchmarks.clr.membership import RULE, stated_members
 from evoarena.benchmarks.clr.role_policies import answer_role
@@ -56,7 +60,39 @@ def clr_student(messages: Sequence[Message], params: GenParams) -> str:
     for value, label in stated_members(text):
         if label in field_of:
             excluded[field_of[label]].add(value)
+    guess = sampled_guess(text, rules, excluded, params)
+    if guess is not None:
+        excluded[guess[0]].add(guess[1])
     return f"```python\n{exclusion_program(entity.group('entity'), excluded)}```\n"
+
+
+def sampled_guess(text: str, rules: list[re.Match[str]], excluded: dict[str, set[str]],
+                  params: GenParams) -> tuple[str, str] | None:
+    """What sampling adds to the lister: at temperature > 0 with a seed, half of the draws also exclude one
+    look-alike of a random rule's example (a described value whose description opens like the example's, as the
+    attribute over-generaliser reads it) — a guess that sometimes names a hidden member, so a group of samples can
+    have mixed outcomes, and sometimes a non-member. At temperature 0 the lister is deterministic."""
+    if params.temperature <= 0 or params.seed is None or not rules:
+        return None
+    rng = random.Random(hashlib.sha256(f"{params.seed}\n{text}".encode()).digest())
+    if rng.random() >= 0.5:
+        return None
+    rule = rng.choice(rules)
+    field, kind = rule.group("field"), attribute(rule.group("example"))
+    candidates = sorted(v for v in set(_described(text)) - excluded[field] if attribute(v) == kind)
+    return (field, rng.choice(candidates)) if candidates else None
+
+
+def attribute(value: str) -> str:
+    """The first word of a value's description in the shipped library ('Airline', 'European', …)."""
+    return _descriptions().get(value, "").split(" ")[0]
+
+
+@cache
+def _descriptions() -> dict[str, str]:
+    from evoarena.benchmarks.clr.library import shipped_library
+
+    return {v: d for u in shipped_library().universes.values() for v, d in u.values.items()}
 
 
 def _rules_and_entity(text: str) -> tuple[list[re.Match[str]], str | None]:
@@ -103,18 +139,14 @@ def clr_class_knower(messages: Sequence[Message], params: GenParams) -> str:
 def clr_attribute_overgeneraliser(messages: Sequence[Message], params: GenParams) -> str:
     """Excludes every described value whose description opens like the example's (e.g. 'Airline of …',
     'European country …'): an attribute rule instead of the class, so it drops look-alike non-members."""
-    from evoarena.benchmarks.clr.library import shipped_library
-
     text = "\n".join(m.content for m in messages)
     rules, entity = _rules_and_entity(text)
     if not rules or entity is None:
         return "I cannot find the task."
-    descriptions = {v: d for u in shipped_library().universes.values() for v, d in u.values.items()}
     described = _described(text)
     excluded: dict[str, set[str]] = {}
     for m in rules:
         example = m.group("example")
-        attribute = descriptions.get(example, "").split(" ")[0]
-        same = {v for v in described if descriptions.get(v, "").split(" ")[0] == attribute}
+        same = {v for v in described if attribute(v) == attribute(example)}
         excluded.setdefault(m.group("field"), set()).update(same | {example})
     return f"```python\n{exclusion_program(entity, excluded)}```\n"
