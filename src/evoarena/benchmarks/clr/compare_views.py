@@ -9,9 +9,10 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from matplotlib import colormaps
 from matplotlib.figure import Figure
 
 from evoarena.benchmarks.clr.compare_data import CellData, Pair, read_cells, run_pairs
@@ -80,14 +81,23 @@ def pair_rows(pairs: Sequence[Pair], per_condition: Mapping[str, Any]) -> list[d
     return rows
 
 
+def pair_colours(conditions: Iterable[str],
+                 pairs: Sequence[Mapping[str, Any]]) -> tuple[dict[str, str], dict[str, Any]]:
+    """({lesson condition: its self condition}, {self-or-unpaired condition: colour}): a pair shares one colour;
+    ten colours while they suffice, twenty beyond."""
+    family: dict[str, str] = {p["lesson"]: p["self"] for p in pairs}
+    heads = list(dict.fromkeys(family.get(c, c) for c in conditions))
+    palette = [f"C{i}" for i in range(10)] if len(heads) <= 10 else [colormaps["tab20"](i) for i in range(20)]
+    return family, {f: palette[i % len(palette)] for i, f in enumerate(heads)}
+
+
 def scatter_plot(per_condition: Mapping[str, Any], pairs: Sequence[Mapping[str, Any]], evidence: str) -> str:
     """Generalisation (inc_u: unseen members excluded) against specificity (exc: non-members kept), as the
     paper's Fig. 4: top right is a learned class, bottom right an exception list, top left an over-general rule.
     An arrow runs from a method's self point to its lesson point (a triangle, in the self point's colour)."""
     fig = Figure(figsize=(6.0, 5.2))
     ax = fig.add_subplot(1, 1, 1)
-    family = {p["lesson"]: p["self"] for p in pairs}  # a lesson point takes its self point's colour
-    colours = {f: f"C{i % 10}" for i, f in enumerate(dict.fromkeys(family.get(c, c) for c in per_condition))}
+    family, colours = pair_colours(per_condition, pairs)
     at: dict[tuple[float, float], list[str]] = defaultdict(list)  # conditions on the same point share one label
     for cond, v in per_condition.items():
         x, y = v["inc_u"]["rate"], v["exc"]["rate"]
@@ -118,10 +128,17 @@ def scatter_plot(per_condition: Mapping[str, Any], pairs: Sequence[Mapping[str, 
     return png_base64(fig)
 
 
-def tokens_plot(tokens: Mapping[str, Any], evidence: str) -> str:
-    """Grouped bars: input and output practice tokens per chain, per layer, one bar per condition."""
+def tokens_plot(tokens: Mapping[str, Any], pairs: Sequence[Mapping[str, Any]], evidence: str) -> str:
+    """Grouped bars: input and output practice tokens per chain, per layer, one bar per condition; a lesson bar
+    stands next to its self bar, in its colour, hatched."""
     fig = Figure(figsize=(9.0, 4.0))
-    conds = list(tokens)
+    family, colours = pair_colours(tokens, pairs)
+    order = list(colours)
+
+    def place(cond: str) -> tuple[int, bool]:
+        return order.index(family.get(cond, cond)), cond in family
+
+    conds = sorted(tokens, key=place)
     layers = sorted({int(k) for t in tokens.values() for k in t["layers"]})
     width = 0.8 / max(1, len(conds))
     for i, (what, label) in enumerate((("input_tokens", "input"), ("output_tokens", "output"))):
@@ -130,7 +147,9 @@ def tokens_plot(tokens: Mapping[str, Any], evidence: str) -> str:
         for j, cond in enumerate(conds):
             ys = [tokens[cond]["layers"].get(str(k), {}).get(what) or 0.0 for k in layers]
             values += [y for y in ys if y > 0]
-            ax.bar([k - 0.4 + width * (j + 0.5) for k in layers], ys, width=width * 0.9, label=cond)
+            ax.bar([k - 0.4 + width * (j + 0.5) for k in layers], ys, width=width * 0.9, label=cond,
+                   color=colours[family.get(cond, cond)], hatch="////" if cond in family else None,
+                   edgecolor="white", linewidth=0)
         if values and max(values) / min(values) > 50:
             ax.set_yscale("log")
         ax.set_xticks(layers)
@@ -154,6 +173,6 @@ def compare_views(store: RunStore, per_condition: Mapping[str, Any], evidence: s
         "pairs": pairs,
         "scatter": scatter_plot(per_condition, pairs, evidence) if per_condition else None,
         "tokens": tokens,
-        "tokens_plot": tokens_plot(tokens, evidence) if tokens else None,
+        "tokens_plot": tokens_plot(tokens, pairs, evidence) if tokens else None,
         "gates": gate_stats(store, cells),
     }
