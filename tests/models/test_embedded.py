@@ -121,6 +121,21 @@ def test_seeded_sampling_is_reproducible(backend: EmbeddedBackend) -> None:
 
 
 @embedded
+def test_the_samples_of_a_seeded_call_are_different_draws(backend: EmbeddedBackend, tmp_path: Path) -> None:
+    """Through the ledger (as a TF-GRPO group calls it): same messages, same seeded params, sample indexes 0..3."""
+    from evoarena.models import ResponseCache, RoleModel
+    from evoarena.store import RunStore
+
+    spec = ModelSpec(backend="embedded")
+    model = RoleModel(role="solver", model_name="gemma", backend=backend, spec=spec, store=RunStore(tmp_path / "r"),
+                      cache=ResponseCache(tmp_path / "cache.sqlite"))
+    p = GenParams(temperature=1.0, max_tokens=24, seed=7)
+    texts = [model.complete(STORY, p, sample_index=i).text for i in range(4)]
+    assert texts[0] == backend.complete(STORY, p).text  # sample 0 is the run's seed
+    assert len(set(texts)) > 1
+
+
+@embedded
 def test_any_int_seed_is_reproducible(backend: EmbeddedBackend) -> None:
     for seed in (-1, 2**32 - 1, 2**40 + 3):
         p = GenParams(temperature=1.0, max_tokens=12, seed=seed)
