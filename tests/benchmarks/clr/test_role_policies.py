@@ -9,13 +9,14 @@ import json
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from evoarena.benchmarks.clr.benchmark import ClrBenchmark
 from evoarena.benchmarks.clr.membership import RULE, Member, member_line, revealed_members, stated_members
 from evoarena.benchmarks.clr.policy import attribute, clr_student
-from evoarena.benchmarks.clr.role_policies import ROLE_POLICIES, recognise, with_members
+from evoarena.benchmarks.clr.role_policies import CALLED_AS, ROLE_POLICIES, recognise, with_members
 from evoarena.methods import render_prompt
 from evoarena.methods.ace_playbook import Playbook, apply_operations, extract_json, render_playbook
 from evoarena.methods.dynamic_cheatsheet import parse_sheet
@@ -159,8 +160,37 @@ def rendered_templates() -> dict[tuple[str, str], str]:
         ("evoskill", "proposer"): render_prompt("evoskill_propose.md", skills=[], history=[], failures=failures),
         ("evoskill", "skill_writer"): render_prompt("evoskill_write.md", action="create", target_skill="s",
                                                     proposed_skill="p", justification="j", existing=""),
+        **skillprox_templates(c),
     }
     return {k: f"{lesson}\n\n{p}" for k, p in prompts.items()}
+
+
+def skillprox_templates(c: Case, skill: dict[str, str] | None = None,
+                        diagnoses: list[dict[str, str]] | None = None) -> dict[tuple[str, str], str]:
+    """SkillProx's four update prompts on `skill` (default: the method's initial one) and the layer-2 trajectory."""
+    from evoarena.methods.skillprox.method import INITIAL_SKILL
+    from evoarena.methods.skillprox.prox import overlaps
+    from evoarena.methods.skillprox.skill import render, units
+
+    skill = skill or {"SKILL.md": INITIAL_SKILL["SKILL.md"] + "\n## Counting\nCount every record once.\n"}
+    task = {"id": "t/L2/practice", "prompt": c.task, "output": c.program, "feedback": c.feedback, "passed": False,
+            "score": "0.500"}
+    diagnoses = diagnoses or [{"task": "t/L2/practice", "passed": False, "score": "0.500", "diagnosis": "d",
+                               "skill_change": "c"}]
+    shown = render(skill)
+    target = units(skill)[-1]
+    return {
+        ("skillprox", "diagnoser"): render_prompt("skillprox_diagnose.md", skill=shown, task=task, others=[],
+                                                  history=[], feedback=""),
+        ("skillprox", "momentum"): render_prompt("skillprox_momentum.md", patterns=[], diagnoses=diagnoses,
+                                                 feedback="", max_patterns=12),
+        ("skillprox", "patcher"): render_prompt("skillprox_patch.md", skill=shown, diagnoses=diagnoses, patterns=[],
+                                                overlay="", history=[], feedback=""),
+        ("skillprox", "shrinker"): render_prompt(
+            "skillprox_shrink.md", skill=shown, target=target, u_cell="-0.0100", u_hard="+0.0000",
+            overlaps=overlaps(target, units(skill))[:3], H="1.000", C="1.000", delta_h=0.0,
+            delta_c=0.02),
+    }
 
 
 def ace_curate_prompt(reflection: str, playbook: str) -> str:
@@ -363,7 +393,7 @@ def test_the_methods_recipe_maps_every_role_and_pairs_self_with_lesson() -> None
     spec = load_spec(Path(__file__).resolve().parents[3] / "recipes" / "clr-methods.yaml")
     for m in spec.methods:
         assert set(METHODS[m.name].roles) <= set(spec.roles), m.condition
-    assert {p.role for p in ROLE_POLICIES} <= set(spec.roles)
+    assert {CALLED_AS.get(p.role, p.role) for p in ROLE_POLICIES} <= set(spec.roles)
     notes = {m.condition: m.params.get("update_note") for m in spec.methods}
     for name, note in notes.items():
         if name.endswith("-self"):
@@ -399,3 +429,36 @@ def test_tf_grpo_learns_from_a_mixed_group_of_sampled_listers(tmp_path: Path) ->
     (cell,) = store.query("SELECT current_version FROM cells")
     library = load_tree(store, cell["current_version"])["memory/experiences.json"]
     assert any(op["experience"] in library for op in updates[0]["ops"])
+
+
+def test_skillprox_diagnoser_patcher_and_shrinker_list_then_remove_members() -> None:
+    from evoarena.methods.skillprox.method import INITIAL_SKILL, SkillProx
+    from evoarena.methods.skillprox.patch import Patch, locality_problems, parse_patch
+    from evoarena.methods.skillprox.skill import struct_problems, units, with_skill
+
+    c = case()
+    diagnosis = json.loads(ask(skillprox_templates(c)[("skillprox", "diagnoser")]))
+    assert_lists_members(diagnosis["skill_change"], c.members)
+    diagnoses = [{"task": "t/L2/practice", "passed": False, "score": "0.500", **diagnosis}]
+    momentum = json.loads(ask(skillprox_templates(c, diagnoses=diagnoses)[("skillprox", "momentum")]))
+    assert momentum["patterns"] and all(member_line(m) in momentum["overlay"] for m in c.members)
+    prompts = skillprox_templates(c, diagnoses=diagnoses)
+    patch = parse_patch(ask(prompts[("skillprox", "patcher")]), dict(INITIAL_SKILL))
+    assert isinstance(patch, Patch) and not struct_problems(patch.skill)
+    assert_lists_members(patch.skill["SKILL.md"], c.members)
+    context = SkillProx().context(with_skill({}, patch.skill), case_view())
+    assert_solver_excludes(context, c.members)
+    again = parse_patch(ask(skillprox_templates(c, patch.skill, diagnoses)[("skillprox", "patcher")]), patch.skill)
+    assert again == "the patch changes nothing"  # members already listed are not listed twice; a no-op is refused
+    target = units(patch.skill)[-1]
+    shrink = parse_patch(ask(skillprox_templates(c, patch.skill)[("skillprox", "shrinker")]), patch.skill,
+                         extra=("action", "receiver"))
+    assert isinstance(shrink, Patch) and shrink.extra["action"] == "delete"
+    assert not struct_problems(shrink.skill) and not locality_problems(patch.skill, shrink.skill, target.uid)
+    assert not any(member_line(m) in shrink.skill["SKILL.md"] for m in c.members)
+
+
+def case_view() -> Any:
+    from evoarena.benchmarks.base import TaskView
+
+    return TaskView("t/L2/practice", "train", "t", case().task)

@@ -219,7 +219,61 @@ def evoskill_skill(text: str) -> str:
     )
 
 
+# -- SkillProx ------------------------------------------------------------------------------------------------------
+
+MEMBERS_SECTION = "## Confirmed members"
+
+
+def _skill_files(text: str, end: str) -> dict[str, str]:
+    """The skill files a SkillProx prompt renders (`=== path ===` blocks) between '# Current skill' and `end`."""
+    parts = re.split(r"^=== (.+?) ===\n", section(text, "# Current skill\n", end), flags=re.M)
+    return {parts[i]: parts[i + 1].strip() + "\n" for i in range(1, len(parts), 2)}
+
+
+def skillprox_diagnosis(text: str) -> str:
+    """The diagnoser's JSON: the members the diagnosed trajectory's feedback revealed become the skill change."""
+    members = revealed_members(section(text, "# The trajectory to diagnose", "# The other trajectories"))
+    change = _sentences(members) or "Keep the confirmed members listed."
+    return json.dumps({"diagnosis": f"The program counted {len(members)} confirmed member(s) it should exclude.",
+                       "skill_change": change}, ensure_ascii=False)
+
+
+def skillprox_momentum(text: str) -> str:
+    """The momentum agent's JSON: one persistent pattern, and an overlay naming the members to add."""
+    members = revealed_members(section(text, "# This iteration's per-task diagnoses", "Update the record"))
+    return json.dumps({"patterns": ["The program counts records whose value the feedback confirmed as a member."],
+                       "overlay": _sentences(members) or "Keep the confirmed members."}, ensure_ascii=False)
+
+
+def skillprox_patch(text: str) -> str:
+    """The patcher's JSON: SKILL.md with one line per diagnosed member not yet listed, under one section."""
+    main = _skill_files(text, "# Per-task diagnoses").get("SKILL.md", "").rstrip()
+    members = new_members(section(text, "# Per-task diagnoses", "# Momentum"), main)
+    if members:
+        if MEMBERS_SECTION not in main:
+            main += f"\n\n{MEMBERS_SECTION}"
+        main += "".join(f"\n- {member_line(m)}" for m in members)
+    return json.dumps({"files": {"SKILL.md": main + "\n"},
+                       "summary": f"listed {len(members)} confirmed member(s)"}, ensure_ascii=False)
+
+
+def skillprox_shrink(text: str) -> str:
+    """The shrinker's JSON: delete the target outright (an L2 section: its lines; an L3 file: the file and pointer)."""
+    from evoarena.methods.skillprox.skill import ablate
+
+    skill = _skill_files(text, "# Target unit")
+    target = re.search(r"^# Target unit (.+?) \(an L[23] ", text, re.M)
+    after = ablate(skill, target.group(1)) if target else skill
+    files = {p: after.get(p) for p in set(skill) | set(after) if skill.get(p) != after.get(p)}
+    return json.dumps({"action": "delete", "receiver": "", "files": files,
+                       "summary": f"delete {target.group(1) if target else '?'}"}, ensure_ascii=False)
+
+
 # -- the table ------------------------------------------------------------------------------------------------------
+
+
+CALLED_AS = {"momentum": "diagnoser"}
+"""Update steps that call another role's model: SkillProx's momentum agent runs as its `diagnoser`."""
 
 
 @dataclass(frozen=True)
@@ -245,6 +299,10 @@ ROLE_POLICIES: tuple[RolePolicy, ...] = (
     RolePolicy("reasoning_bank", "inducer", "# Memory induction (", rb_memory_items),
     RolePolicy("evoskill", "proposer", "You improve an agent by giving it reusable skills", evoskill_proposal),
     RolePolicy("evoskill", "skill_writer", "Write a skill file (SKILL.md) for an agent.", evoskill_skill),
+    RolePolicy("skillprox", "diagnoser", "You are the SkillProx diagnoser", skillprox_diagnosis),
+    RolePolicy("skillprox", "momentum", "You are the SkillProx momentum agent", skillprox_momentum),
+    RolePolicy("skillprox", "patcher", "You are the SkillProx patcher", skillprox_patch),
+    RolePolicy("skillprox", "shrinker", "You are the SkillProx shrinker", skillprox_shrink),
 )
 
 
