@@ -19,7 +19,8 @@ from evoarena.harness import load_tree
 from evoarena.methods import METHODS
 from evoarena.methods.skillprox import SkillProx
 from evoarena.methods.skillprox.common import HISTORY, ITERATIONS, PROX, STATE
-from evoarena.methods.skillprox.skill import ROOT, ablate, skill_of, struct_ok
+from evoarena.methods.skillprox.patch import changed_files
+from evoarena.methods.skillprox.skill import ROOT, ablate, read_rendered, skill_of, struct_ok
 from evoarena.models import GenParams, Message, register_policy
 from evoarena.protocol.runner import run_experiment
 from evoarena.spec import parse_spec
@@ -46,9 +47,7 @@ def solver(messages: Sequence[Message], params: GenParams) -> str:
 
 def skill_in(prompt: str, end: str) -> dict[str, str]:
     """The skill files rendered in a prompt between '# Current skill' and the heading `end`."""
-    block = prompt.split("# Current skill\n", 1)[1].split(f"\n{end}", 1)[0]
-    parts = re.split(r"^=== (.+?) ===\n", block, flags=re.M)
-    return {parts[i]: parts[i + 1].strip() + "\n" for i in range(1, len(parts), 2)}
+    return read_rendered(prompt.split("# Current skill\n", 1)[1].split(f"\n{end}", 1)[0])
 
 
 def diagnose(text: str) -> str:
@@ -111,8 +110,8 @@ def shrink_delete(text: str) -> str:
     """Pure deletion of the target (what `ablate` does), as a legal shrink."""
     skill = skill_in(text, "# Target unit")
     after = ablate(skill, target_of(text))
-    files: dict[str, str | None] = {p: after.get(p) for p in set(skill) | set(after) if skill.get(p) != after.get(p)}
-    return json.dumps({"action": "delete", "receiver": "", "files": files, "summary": f"delete {target_of(text)}"})
+    return json.dumps({"action": "delete", "receiver": "", "files": changed_files(skill, after),
+                       "summary": f"delete {target_of(text)}"})
 
 
 def shrink_illegal(text: str) -> str:

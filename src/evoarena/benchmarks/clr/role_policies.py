@@ -225,9 +225,10 @@ MEMBERS_SECTION = "## Confirmed members"
 
 
 def _skill_files(text: str, end: str) -> dict[str, str]:
-    """The skill files a SkillProx prompt renders (`=== path ===` blocks) between '# Current skill' and `end`."""
-    parts = re.split(r"^=== (.+?) ===\n", section(text, "# Current skill\n", end), flags=re.M)
-    return {parts[i]: parts[i + 1].strip() + "\n" for i in range(1, len(parts), 2)}
+    """The skill files a SkillProx prompt renders between '# Current skill' and `end`."""
+    from evoarena.methods.skillprox.skill import read_rendered  # lazy: methods import the benchmarks package
+
+    return read_rendered(section(text, "# Current skill\n", end))
 
 
 def skillprox_diagnosis(text: str) -> str:
@@ -259,13 +260,13 @@ def skillprox_patch(text: str) -> str:
 
 def skillprox_shrink(text: str) -> str:
     """The shrinker's JSON: delete the target outright (an L2 section: its lines; an L3 file: the file and pointer)."""
+    from evoarena.methods.skillprox.patch import changed_files
     from evoarena.methods.skillprox.skill import ablate
 
     skill = _skill_files(text, "# Target unit")
     target = re.search(r"^# Target unit (.+?) \(an L[23] ", text, re.M)
     after = ablate(skill, target.group(1)) if target else skill
-    files = {p: after.get(p) for p in set(skill) | set(after) if skill.get(p) != after.get(p)}
-    return json.dumps({"action": "delete", "receiver": "", "files": files,
+    return json.dumps({"action": "delete", "receiver": "", "files": changed_files(skill, after),
                        "summary": f"delete {target.group(1) if target else '?'}"}, ensure_ascii=False)
 
 

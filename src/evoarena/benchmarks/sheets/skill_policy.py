@@ -99,9 +99,9 @@ def _between(text: str, start: str, end: str) -> str:
 
 def read_skill(prompt: str, end: str) -> dict[str, str]:
     """The skill files rendered between `# Current skill` and the heading `end` (the `render` format)."""
-    block = _between(prompt, "# Current skill\n", f"\n{end}")
-    parts = re.split(r"^=== (.+?) ===\n", block, flags=re.M)
-    return {parts[i]: parts[i + 1].rstrip() + "\n" for i in range(1, len(parts), 2)}
+    from evoarena.methods.skillprox.skill import read_rendered  # lazy: methods import the benchmarks package
+
+    return read_rendered(_between(prompt, "# Current skill\n", f"\n{end}"))
 
 
 def _family(block: str) -> str | None:
@@ -218,6 +218,7 @@ def _merge_into(skill: Mapping[str, str], receiver: str, line: str) -> dict[str,
 
 
 def shrink(prompt: str) -> str:
+    from evoarena.methods.skillprox.patch import changed_files
     from evoarena.methods.skillprox.prox import overlaps  # lazy: methods import the benchmarks package
     from evoarena.methods.skillprox.skill import ablate, pointers, unit_texts, units
 
@@ -245,9 +246,8 @@ def shrink(prompt: str) -> str:
         line = _gist(target.text)
         if line and line not in "".join(after.values()):
             after = _merge_into(after, receiver, line)
-    files: dict[str, str | None] = {p: after.get(p) for p in sorted(set(skill) | set(after))
-                                    if skill.get(p) != after.get(p)}
-    return json.dumps({"action": action, "receiver": receiver, "files": files, "summary": summary})
+    return json.dumps({"action": action, "receiver": receiver, "files": changed_files(skill, after),
+                       "summary": summary})
 
 
 def skillprox_reply(text: str) -> str | None:

@@ -87,6 +87,11 @@ def parse_patch(raw: str, current: Mapping[str, str], extra: tuple[str, ...] = (
     return Patch(skill, summary.strip(), tuple(written), tuple(deleted), values)
 
 
+def changed_files(before: Mapping[str, str], after: Mapping[str, str]) -> dict[str, str | None]:
+    """The `files` of a patch that turns `before` into `after`: each changed file's new text, None for a deleted one."""
+    return {p: after.get(p) for p in sorted(set(before) | set(after)) if before.get(p) != after.get(p)}
+
+
 def _layout_free(text: str | None) -> str | None:
     """A unit's text without trailing spaces and blank lines, which carry no content (a unit that now ends the
     file loses its blank separator line)."""

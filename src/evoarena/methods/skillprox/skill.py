@@ -243,3 +243,10 @@ def render(skill: Mapping[str, str]) -> str:
     """The skill's files for a model prompt: SKILL.md first, then each file under a path header."""
     order = [MAIN, *references(skill)] if MAIN in skill else references(skill)
     return "\n".join(f"=== {p} ===\n{skill[p].rstrip()}\n" for p in order)
+
+
+def read_rendered(block: str) -> Skill:
+    """The files `render` wrote into `block` (its inverse; each file ends in one newline), for scripted roles that
+    read a skill back from a prompt."""
+    parts = re.split(r"^=== (.+?) ===\n", block, flags=re.M)
+    return {parts[i]: parts[i + 1].rstrip() + "\n" for i in range(1, len(parts), 2)}
