@@ -17,6 +17,11 @@ def evidence_label(evidence: str) -> str:
     return MECHANISM_LABEL if evidence == "mechanism" else f"evidence: {evidence}"
 
 
+def evidence_color(evidence: str) -> str:
+    """The title colour that goes with the label: red for mechanism evidence."""
+    return "#b00020" if evidence == "mechanism" else "black"
+
+
 def png_base64(fig: Figure) -> str:
     FigureCanvasAgg(fig)
     buf = io.BytesIO()
@@ -35,7 +40,7 @@ def accuracy_plot(results: dict[str, Any]) -> str:
     ax = fig.add_subplot(1, 1, 1)
     title = f"Test accuracy ({results.get('stats', {}).get('ci_level', 0.95):.0%} bootstrap CI)"
     title += f"\n{evidence_label(evidence)}"
-    ax.set_title(title, fontsize=10, color="#b00020" if evidence == "mechanism" else "black")
+    ax.set_title(title, fontsize=10, color=evidence_color(evidence))
     if not cells:
         ax.text(0.5, 0.5, "no graded test tasks", ha="center", va="center", transform=ax.transAxes)
         ax.set_axis_off()

@@ -17,12 +17,8 @@ from matplotlib.figure import Figure
 
 from evoarena.benchmarks.clr.compare_data import CellData, Pair, read_cells, run_pairs
 from evoarena.benchmarks.clr.gates import gate_stats
-from evoarena.report.plots import evidence_label, png_base64
+from evoarena.report.plots import evidence_color, evidence_label, png_base64
 from evoarena.store import RunStore
-
-
-def _title_color(evidence: str) -> str:
-    return "#b00020" if evidence == "mechanism" else "black"
 
 
 def _avg(total: int | None, n: int) -> float | None:
@@ -123,7 +119,7 @@ def scatter_plot(per_condition: Mapping[str, Any], pairs: Sequence[Mapping[str, 
     ax.set_ylabel("exc (non-members kept)")
     ax.grid(alpha=0.3)
     ax.set_title(f"Generalisation vs specificity (arrows: self \u2192 lesson)\n{evidence_label(evidence)}",
-                 fontsize=10, color=_title_color(evidence))
+                 fontsize=10, color=evidence_color(evidence))
     fig.tight_layout()
     return png_base64(fig)
 
@@ -159,7 +155,7 @@ def tokens_plot(tokens: Mapping[str, Any], pairs: Sequence[Mapping[str, Any]], e
         if i == 1:
             ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.suptitle(f"Practice tokens per chain and layer\n{evidence_label(evidence)}", fontsize=10,
-                 color=_title_color(evidence))
+                 color=evidence_color(evidence))
     fig.tight_layout()
     return png_base64(fig)
 

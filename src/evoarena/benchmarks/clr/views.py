@@ -12,7 +12,7 @@ from typing import Any
 from matplotlib.figure import Figure
 
 from evoarena.benchmarks.clr.metrics import ValueOutcome, aggregate
-from evoarena.report.plots import evidence_label, png_base64
+from evoarena.report.plots import evidence_color, evidence_label, png_base64
 
 FROZEN_LADDER = {1: 0.8, 2: 0.6, 3: 0.4, 4: 0.2}
 
@@ -90,6 +90,6 @@ def _layer_plot(per_condition: dict[str, Any], evidence: str) -> str:
     ax.set_title(
         f"CLR accuracy per layer\n{evidence_label(evidence)}",
         fontsize=10,
-        color="#b00020" if evidence == "mechanism" else "black",
+        color=evidence_color(evidence),
     )
     return png_base64(fig)

@@ -9,7 +9,7 @@ from typing import Any
 
 from matplotlib.figure import Figure
 
-from evoarena.report.plots import MECHANISM_LABEL, evidence_label, png_base64
+from evoarena.report.plots import evidence_color, evidence_label, png_base64
 
 
 def _label(cell: Mapping[str, Any], cells: Sequence[Mapping[str, Any]]) -> str:
@@ -23,8 +23,7 @@ def _label(cell: Mapping[str, Any], cells: Sequence[Mapping[str, Any]]) -> str:
 
 
 def _title(ax: Any, text: str, evidence: str) -> None:
-    label = evidence_label(evidence)
-    ax.set_title(f"{text}\n{label}", fontsize=10, color="#b00020" if label == MECHANISM_LABEL else "black")
+    ax.set_title(f"{text}\n{evidence_label(evidence)}", fontsize=10, color=evidence_color(evidence))
 
 
 def chars_plot(cells: Sequence[Mapping[str, Any]], evidence: str) -> str:
