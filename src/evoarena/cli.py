@@ -31,13 +31,15 @@ def run(
 ) -> None:
     """Run (or resume) an experiment. Re-running the same command resumes and makes no repeated calls."""
     from evoarena.protocol.runner import RunDirConflict, default_run_dir, plan_cells, run_experiment
+    from evoarena.protocol.validate import validate_spec
 
     try:
         spec = load_spec(spec_path)
         if model:
             spec = spec.with_model(model)
         if seeds:
-            spec = spec.model_copy(update={"seeds": [int(s) for s in seeds.split(",")]})
+            spec = spec.model_copy(update={"seeds": _seeds(seeds)})
+        validate_spec(spec, (spec_path.resolve().parent,))
     except (SpecError, ValueError) as e:
         fail(str(e))
         return
@@ -60,7 +62,8 @@ def run(
             bar.update(tasks[cell], completed=done, total=total)
 
         try:
-            results = run_experiment(spec, target, progress=progress, cells_in_parallel=parallel)
+            results = run_experiment(spec, target, progress=progress, cells_in_parallel=parallel,
+                                     search=(spec_path.resolve().parent,))
         except (RunDirConflict, SpecError, ValueError, RuntimeError) as e:
             fail(str(e))
             return
@@ -69,6 +72,13 @@ def run(
     else:
         _print_results(results)
         out.print(f"wrote {target / 'results.json'} and {target / 'report.html'}")
+
+
+def _seeds(text: str) -> list[int]:
+    try:
+        return [int(s) for s in text.split(",") if s.strip()]
+    except ValueError:
+        raise SpecError(f"--seeds: expected comma-separated integers, got {text!r}") from None
 
 
 def _print_results(results: dict[str, Any]) -> None:
@@ -267,6 +277,10 @@ def list_runs(root: Annotated[Path, typer.Argument()] = Path("runs"), as_json: J
 
 
 app.add_typer(clr_app, name="clr")
+
+from evoarena.cli_trace import register as _register_trace  # noqa: E402
+
+_register_trace(app)
 
 
 if __name__ == "__main__":  # pragma: no cover

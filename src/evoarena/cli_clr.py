@@ -57,6 +57,7 @@ def clr_certify(
     """Run the four probes (Known, Hidden, Learnable, Solvable) against MODEL and write a certified release."""
     from evoarena.benchmarks.clr import build_release, certify_release, dump_release, shipped_library
     from evoarena.models import CallScope, ResponseCache, RoleModel, build_backend
+    from evoarena.protocol import catalog
 
     try:
         spec = load_spec(spec_path)
@@ -70,7 +71,7 @@ def clr_certify(
     certifier = RoleModel(
         role="certifier",
         model_name=model,
-        backend=build_backend(mspec),
+        backend=build_backend(mspec, catalog.policy),
         spec=mspec,
         store=RunStore(run_dir),
         cache=ResponseCache(),

@@ -54,9 +54,9 @@ class ModelSpec(_Strict):
 class Budget(_Strict):
     """Per-cell limits on evolution (practice + selection); the final test is accounted separately."""
 
-    max_attempts: int | None = None
-    max_calls: int | None = None
-    max_tokens: int | None = None
+    max_attempts: int | None = Field(default=None, ge=0)
+    max_calls: int | None = Field(default=None, ge=0)
+    max_tokens: int | None = Field(default=None, ge=0)
 
 
 class BenchmarkSpec(_Strict):

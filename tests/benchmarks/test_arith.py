@@ -1,8 +1,8 @@
 import pytest
 
-from evoarena.benchmarks import build_benchmark
 from evoarena.benchmarks.arith.generator import FAMILIES, family_of, generate
-from evoarena.benchmarks.arith.policy import solve_correctly
+from evoarena.protocol.catalog import build_benchmark
+from evoarena.scripted.arith import solve_correctly
 
 
 def test_generation_is_seeded_and_splits_are_disjoint() -> None:

@@ -9,18 +9,14 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-import pytest
-
+from evoarena.api import Attempt, Feedback, TaskView, policy
 from evoarena.benchmarks.arith.generator import family_of
-from evoarena.benchmarks.arith.policy import RULES, arith_student
-from evoarena.benchmarks.base import Feedback, TaskView
 from evoarena.harness import HarnessWorkspace, load_tree
-from evoarena.methods import METHODS
 from evoarena.methods.ace import PLAYBOOK, STATE, Ace, cited_ids
 from evoarena.methods.ace_playbook import SECTIONS, extract_json, parse_playbook, render_playbook
-from evoarena.models import GenParams, Message, register_policy
+from evoarena.models import GenParams, Message
 from evoarena.protocol.runner import run_experiment
-from evoarena.protocol.solve import Attempt
+from evoarena.scripted.arith import RULES, arith_student
 from evoarena.store import RunStore
 
 REFLECTOR, CURATOR = "You are the ACE Reflector", "You are the ACE Curator"
@@ -38,7 +34,7 @@ def _reflection(text: str) -> str:
                        "bullet_tags": [{"id": "com-00001", "tag": "helpful"}]})
 
 
-@register_policy("test-ace")
+@policy("test-ace")
 def ace_policy(messages: Sequence[Message], params: GenParams) -> str:
     text = messages[-1].content
     if REFLECTOR in text:
@@ -54,7 +50,7 @@ def ace_policy(messages: Sequence[Message], params: GenParams) -> str:
     return arith_student(messages, params)
 
 
-@register_policy("test-ace-bad-curator")
+@policy("test-ace-bad-curator")
 def bad_curator(messages: Sequence[Message], params: GenParams) -> str:
     text = messages[-1].content
     if REFLECTOR in text:
@@ -63,10 +59,6 @@ def bad_curator(messages: Sequence[Message], params: GenParams) -> str:
         return '{"reasoning": "oops", "operations": [{"type": "ADD", "content": "x"}'  # unbalanced
     return arith_student(messages, params)
 
-
-@pytest.fixture(autouse=True)
-def _register(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(METHODS, "ace", Ace)
 
 
 def ace_spec(make_spec: Any, policy: str, **params: Any) -> Any:

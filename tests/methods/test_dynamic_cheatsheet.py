@@ -10,10 +10,8 @@ from typing import Any
 
 import pytest
 
-from evoarena.benchmarks.arith.policy import arith_student
-from evoarena.benchmarks.base import TaskView
+from evoarena.api import Attempt, TaskView, policy
 from evoarena.harness import HarnessWorkspace, load_tree
-from evoarena.methods import METHODS
 from evoarena.methods.dynamic_cheatsheet import (
     EMPTY,
     PAIRS,
@@ -24,11 +22,11 @@ from evoarena.methods.dynamic_cheatsheet import (
     read_sheet,
     retrieve,
 )
-from evoarena.models import GenParams, Message, register_policy
+from evoarena.models import GenParams, Message
 from evoarena.models.base import Completion, Usage
 from evoarena.protocol.runner import run_experiment
-from evoarena.protocol.solve import Attempt
 from evoarena.retrieval import RETRIEVER_FILE, LexicalRetriever, RetrieverUnavailable, factory, similarity
+from evoarena.scripted.arith import arith_student
 from evoarena.store import RunStore
 
 CURATOR_PROMPTS: list[str] = []
@@ -37,8 +35,7 @@ SOLVER_CALLS: list[tuple[str, str]] = []  # (question, text before it)
 
 
 @pytest.fixture(autouse=True)
-def _register(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(METHODS, "dynamic_cheatsheet", DynamicCheatsheet)
+def _fresh() -> None:
     CURATOR_PROMPTS.clear()
     CURATOR_OUTPUTS.clear()
     SOLVER_CALLS.clear()
@@ -55,7 +52,7 @@ def _solve(messages: Sequence[Message], params: GenParams) -> str:
     return arith_student(messages, params)
 
 
-@register_policy("test-dc-cumulative")
+@policy("test-dc-cumulative")
 def cumulative_curator(messages: Sequence[Message], params: GenParams) -> str:
     if not _is_curator(messages):
         return _solve(messages, params)
@@ -65,17 +62,17 @@ def cumulative_curator(messages: Sequence[Message], params: GenParams) -> str:
     return out
 
 
-@register_policy("test-dc-untagged")
+@policy("test-dc-untagged")
 def untagged_curator(messages: Sequence[Message], params: GenParams) -> str:
     return "I would keep the sheet as it is." if _is_curator(messages) else _solve(messages, params)
 
 
-@register_policy("test-dc-empty-tag")
+@policy("test-dc-empty-tag")
 def empty_tag_curator(messages: Sequence[Message], params: GenParams) -> str:
     return "<cheatsheet>  \n </cheatsheet>" if _is_curator(messages) else _solve(messages, params)
 
 
-@register_policy("test-dc-rs")
+@policy("test-dc-rs")
 def rs_curator(messages: Sequence[Message], params: GenParams) -> str:
     if not _is_curator(messages):
         return _solve(messages, params)

@@ -8,16 +8,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import pytest
-
+from evoarena.api import policy
 from evoarena.benchmarks.arith.generator import family_of
-from evoarena.benchmarks.arith.policy import RULES, arith_student, solve_correctly
 from evoarena.harness import load_tree
-from evoarena.methods import METHODS
 from evoarena.methods.evoskill import (
     FRONTIER,
     HISTORY,
-    EvoSkill,
     admit,
     parse_proposal,
     parse_skill,
@@ -25,8 +21,9 @@ from evoarena.methods.evoskill import (
     read_history,
     skills_of,
 )
-from evoarena.models import GenParams, Message, register_policy
+from evoarena.models import GenParams, Message
 from evoarena.protocol.runner import run_experiment
+from evoarena.scripted.arith import RULES, arith_student, solve_correctly
 from evoarena.store import RunStore
 
 PROPOSE = "Propose ONE skill change"
@@ -40,7 +37,7 @@ def _skill_md(prompt: str) -> str:
     return f"---\nname: {name.group(1)}\ndescription: use for such problems\n---\n{teach.group(1)}\n"
 
 
-@register_policy("test-evoskill-improve")
+@policy("test-evoskill-improve")
 def improving(messages: Sequence[Message], params: GenParams) -> str:
     text = messages[-1].content
     if PROPOSE in text:
@@ -52,7 +49,7 @@ def improving(messages: Sequence[Message], params: GenParams) -> str:
     return arith_student(messages, params)
 
 
-@register_policy("test-evoskill-poison")
+@policy("test-evoskill-poison")
 def poisoning(messages: Sequence[Message], params: GenParams) -> str:
     text = "\n".join(m.content for m in messages)
     if PROPOSE in text:
@@ -66,14 +63,14 @@ def poisoning(messages: Sequence[Message], params: GenParams) -> str:
     return arith_student(messages, params)
 
 
-@register_policy("test-evoskill-malformed")
+@policy("test-evoskill-malformed")
 def malformed(messages: Sequence[Message], params: GenParams) -> str:
     if PROPOSE in messages[-1].content:
         return "Add a skill about subtraction."
     return arith_student(messages, params)
 
 
-@register_policy("test-evoskill-badskill")
+@policy("test-evoskill-badskill")
 def bad_skill(messages: Sequence[Message], params: GenParams) -> str:
     text = messages[-1].content
     if PROPOSE in text:
@@ -84,17 +81,13 @@ def bad_skill(messages: Sequence[Message], params: GenParams) -> str:
     return arith_student(messages, params)
 
 
-@register_policy("test-evoskill-perfect")
+@policy("test-evoskill-perfect")
 def perfect(messages: Sequence[Message], params: GenParams) -> str:
     if PROPOSE in messages[-1].content or WRITE in messages[-1].content:
         raise AssertionError("no failures: the proposer must not be called")
     q = re.findall(r"^Q: (.+)$", "\n".join(m.content for m in messages), flags=re.M)[-1]
     return f" {solve_correctly(q)}"
 
-
-@pytest.fixture(autouse=True)
-def _registered(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(METHODS, "evoskill", EvoSkill)
 
 
 def run(tmp_path: Path, make_spec: Any, policy: str) -> tuple[RunStore, dict[str, str]]:

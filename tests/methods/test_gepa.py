@@ -12,13 +12,14 @@ from typing import Any
 
 import pytest
 
+from evoarena.api import policy
 from evoarena.benchmarks.arith.generator import family_of
-from evoarena.benchmarks.arith.policy import RULES, arith_student
 from evoarena.harness import load_tree
-from evoarena.methods import METHODS, build_method
-from evoarena.methods.gepa import POOL, Gepa, pareto_weights, parse_instruction, read_pool, sample_parent
-from evoarena.models import GenParams, Message, register_policy
+from evoarena.methods.gepa import POOL, pareto_weights, parse_instruction, read_pool, sample_parent
+from evoarena.models import GenParams, Message
+from evoarena.protocol.catalog import build_method
 from evoarena.protocol.runner import run_experiment
+from evoarena.scripted.arith import RULES, arith_student
 from evoarena.store import RunStore
 
 MARK = "I provided an assistant with the following instructions"
@@ -29,7 +30,7 @@ def _instruction(text: str) -> str:
     return text.split("```", 2)[1].strip()
 
 
-@register_policy("test-gepa-same")
+@policy("test-gepa-same")
 def same_proposer(messages: Sequence[Message], params: GenParams) -> str:
     text = messages[-1].content
     if MARK in text:
@@ -37,7 +38,7 @@ def same_proposer(messages: Sequence[Message], params: GenParams) -> str:
     return arith_student(messages, params)
 
 
-@register_policy("test-gepa-improve")
+@policy("test-gepa-improve")
 def improving_proposer(messages: Sequence[Message], params: GenParams) -> str:
     text = messages[-1].content
     if MARK in text:
@@ -47,16 +48,12 @@ def improving_proposer(messages: Sequence[Message], params: GenParams) -> str:
     return arith_student(messages, params)
 
 
-@register_policy("test-gepa-malformed")
+@policy("test-gepa-malformed")
 def malformed_proposer(messages: Sequence[Message], params: GenParams) -> str:
     if MARK in messages[-1].content:
         return "Just add numbers carefully."
     return arith_student(messages, params)
 
-
-@pytest.fixture(autouse=True)
-def _registered(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(METHODS, "gepa", Gepa)
 
 
 def run(tmp_path: Path, make_spec: Any, policy: str) -> tuple[RunStore, dict[str, str]]:

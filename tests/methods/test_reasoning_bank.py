@@ -9,16 +9,14 @@ from typing import Any
 
 import pytest
 
-from evoarena.benchmarks.arith.policy import arith_student
-from evoarena.benchmarks.base import Feedback, TaskView
+from evoarena.api import Attempt, Feedback, TaskView, policy
 from evoarena.harness import HarnessWorkspace, load_tree
-from evoarena.methods import METHODS
 from evoarena.methods.reasoning_bank import BANK, ReasoningBank, parse_items, parse_judge, read_bank
-from evoarena.models import GenParams, Message, register_policy
+from evoarena.models import GenParams, Message
 from evoarena.models.base import Completion, Usage
 from evoarena.protocol.runner import run_experiment
-from evoarena.protocol.solve import Attempt
 from evoarena.retrieval import RETRIEVER_FILE, LexicalRetriever, factory, similarity
+from evoarena.scripted.arith import arith_student
 from evoarena.store import RunStore
 
 JUDGE_PROMPTS: list[str] = []
@@ -31,10 +29,6 @@ def items_md(*titles: str) -> str:
     return "".join(f"# Memory Item {n}\n## Title {t}\n## Description about {t}\n## Content do {t} carefully\n\n"
                    for n, t in enumerate(titles, 1))
 
-
-@pytest.fixture(autouse=True)
-def _register(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(METHODS, "reasoning_bank", ReasoningBank)
     for buf in (JUDGE_PROMPTS, VERDICTS, INDUCE_PROMPTS, INDUCE_TEMPS):
         buf.clear()
 
@@ -52,12 +46,12 @@ def _scripted(messages: Sequence[Message], params: GenParams, induction: str) ->
     return arith_student(messages, params)
 
 
-@register_policy("test-rb")
+@policy("test-rb")
 def rb_policy(messages: Sequence[Message], params: GenParams) -> str:
     return _scripted(messages, params, "Thinking first.\n" + items_md("step{n}a", "step{n}b"))
 
 
-@register_policy("test-rb-malformed")
+@policy("test-rb-malformed")
 def rb_malformed(messages: Sequence[Message], params: GenParams) -> str:
     return _scripted(messages, params, "# Memory Item 1\n## Title only a title {n}\n")
 

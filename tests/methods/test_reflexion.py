@@ -9,22 +9,23 @@ from typing import Any
 
 import pytest
 
-from evoarena.benchmarks.arith.policy import arith_student
-from evoarena.methods import build_method
+from evoarena.api import policy
 from evoarena.methods.reflexion import MEMORY, read_reflections
-from evoarena.models import GenParams, Message, register_policy
+from evoarena.models import GenParams, Message
+from evoarena.protocol.catalog import build_method
 from evoarena.protocol.runner import run_experiment
+from evoarena.scripted.arith import arith_student
 from evoarena.store import RunStore
 
 
-@register_policy("test-empty-reflector")
+@policy("test-empty-reflector")
 def empty_reflector(messages: Sequence[Message], params: GenParams) -> str:
     if messages[-1].content.rstrip().endswith("Reflection:"):
         return "   "
     return arith_student(messages, params)
 
 
-@register_policy("test-rambling-reflector")
+@policy("test-rambling-reflector")
 def rambling_reflector(messages: Sequence[Message], params: GenParams) -> str:
     if messages[-1].content.rstrip().endswith("Reflection:"):
         return " ".join(["because"] * (params.max_tokens + 50))  # runs past max_tokens
@@ -64,5 +65,5 @@ def test_malformed_reflections_are_recorded_and_never_adopted(tmp_path: Path, ma
 
 
 def test_unknown_method_params_are_refused() -> None:
-    with pytest.raises(ValueError, match=r"methods\.reflexion\.params: unknown max_trail"):
+    with pytest.raises(ValueError, match=r"methods\.reflexion\.params: unknown param .max_trail. \(did you mean max_trials\?\)"):
         build_method("reflexion", {"max_trail": 3})

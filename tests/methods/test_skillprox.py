@@ -11,18 +11,18 @@ from typing import Any
 
 import pytest
 
+from evoarena.api import TaskView
+from evoarena.api import policy as register_policy
 from evoarena.benchmarks.arith.generator import family_of
-from evoarena.benchmarks.arith.policy import RULES, arith_student, naive_answer
-from evoarena.benchmarks.base import TaskView
-from evoarena.benchmarks.clr.policy import clr_student
 from evoarena.harness import load_tree
-from evoarena.methods import METHODS
 from evoarena.methods.skillprox import SkillProx
 from evoarena.methods.skillprox.common import HISTORY, ITERATIONS, PROX, STATE
 from evoarena.methods.skillprox.patch import changed_files
 from evoarena.methods.skillprox.skill import ROOT, ablate, read_rendered, skill_of, struct_ok
-from evoarena.models import GenParams, Message, register_policy
+from evoarena.models import GenParams, Message
 from evoarena.protocol.runner import run_experiment
+from evoarena.scripted.arith import RULES, arith_student, naive_answer
+from evoarena.scripted.clr.student import clr_student
 from evoarena.spec import parse_spec
 from evoarena.store import RunStore
 
@@ -147,7 +147,6 @@ ROLES = ("solver", "diagnoser", "patcher", "shrinker")
 
 @pytest.fixture(autouse=True)
 def _fresh(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(METHODS, "skillprox", SkillProx)
     for v in PROMPTS.values():
         v.clear()
 

@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 
-from evoarena.methods import build_method
 from evoarena.methods.skillprox.method import schedule
 from evoarena.methods.skillprox.patch import Patch, locality_problems, parse_patch
 from evoarena.methods.skillprox.prox import candidates, overlaps
@@ -22,6 +21,7 @@ from evoarena.methods.skillprox.skill import (
     struct_problems,
     units,
 )
+from evoarena.protocol.catalog import build_method
 
 MAIN = """---
 name: s

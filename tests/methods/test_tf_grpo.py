@@ -11,14 +11,13 @@ from typing import Any
 
 import pytest
 
+from evoarena.api import TaskView, policy
 from evoarena.benchmarks.arith.generator import family_of
-from evoarena.benchmarks.arith.policy import RULES, arith_student, naive_answer, solve_correctly
-from evoarena.benchmarks.base import TaskView
 from evoarena.harness import HarnessWorkspace, load_tree
-from evoarena.methods import METHODS
 from evoarena.methods.tf_grpo import MEMORY, TfGrpo, dump_library, read_library
-from evoarena.models import GenParams, Message, register_policy
+from evoarena.models import GenParams, Message
 from evoarena.protocol.runner import run_experiment
+from evoarena.scripted.arith import RULES, arith_student, naive_answer, solve_correctly
 from evoarena.store import RunStore
 
 TASK = TaskView(id="t1", split="train", source_id="t1", prompt="Q: 2 + 3")
@@ -139,7 +138,7 @@ def test_one_submitted_attempt_and_the_rest_of_the_group_as_rollouts(tmp_path: P
 _calls = {"n": 0}
 
 
-@register_policy("test-tfgrpo-student")
+@policy("test-tfgrpo-student")
 def tfgrpo_student(messages: Sequence[Message], params: GenParams) -> str:
     """Without a lesson, the solver is right on every other sample; critic and updater state the family's rule."""
     text = "\n\n".join(m.content for m in messages)
@@ -160,7 +159,6 @@ def tfgrpo_student(messages: Sequence[Message], params: GenParams) -> str:
 
 
 def test_run_experiment_builds_a_library(tmp_path: Path, make_spec: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(METHODS, "tf_grpo", TfGrpo)
     spec = make_spec(methods=[{"name": "tf_grpo", "params": {"group_size": 3}}],
                      models={"s": {"backend": "scripted", "model": "test-tfgrpo-student"}}, roles={"solver": "s"})
     run_experiment(spec, tmp_path / "run")

@@ -4,8 +4,8 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from evoarena.benchmarks.arith.policy import arith_student
 from evoarena.models import GenParams, Message, ProviderError
+from evoarena.scripted.arith import arith_student
 
 
 def flaky_student(messages: Sequence[Message], params: GenParams) -> str:

@@ -3,8 +3,8 @@
 import time
 from collections.abc import Sequence
 
-from evoarena.benchmarks.arith.policy import arith_student
 from evoarena.models import GenParams, Message
+from evoarena.scripted.arith import arith_student
 
 
 def slow_student(messages: Sequence[Message], params: GenParams) -> str:

@@ -10,14 +10,15 @@ from typing import Any
 
 import pytest
 
-from evoarena.benchmarks.clr.policy import clr_student
-from evoarena.models import GenParams, Message, register_policy
+from evoarena.api import policy
+from evoarena.models import GenParams, Message
 from evoarena.protocol.runner import run_experiment
+from evoarena.scripted.clr.student import clr_student
 from evoarena.spec import parse_spec
 from evoarena.store import RunStore
 
 
-@register_policy("test-clr-updater")
+@policy("test-clr-updater")
 def clr_updater(messages: Sequence[Message], params: GenParams) -> str:
     """clr-student as solver; a fixed well-formed answer for GEPA's proposer and EvoSkill's two roles."""
     text = messages[-1].content

@@ -8,10 +8,8 @@ from typing import Any
 
 import pytest
 
-from evoarena.benchmarks.base import Task, TaskView, TestSplitLocked
+from evoarena.api import Method, PracticeContext, Task, TaskView, TestSplitLocked, method
 from evoarena.harness import Manifest
-from evoarena.methods import METHODS, Method
-from evoarena.protocol.context import PracticeContext
 from evoarena.protocol.runner import run_experiment
 
 SEEN: dict[str, Any] = {}
@@ -34,6 +32,7 @@ def reachable(root: object, limit: int = 500_000) -> list[object]:
     return out
 
 
+@method("test-snoop")
 class Snoop(Method):
     """Tries everything a curious method might try."""
 
@@ -60,9 +59,8 @@ class Snoop(Method):
 
 
 def test_method_cannot_reach_the_test_split(tmp_path: Path, make_spec: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(METHODS, "snoop", Snoop)
     SEEN.clear()
-    run_experiment(make_spec(methods=[{"name": "snoop"}]), tmp_path / "run")
+    run_experiment(make_spec(methods=[{"name": "test-snoop"}]), tmp_path / "run")
     assert SEEN["done"]
     assert SEEN["train_tasks"], "the walk should at least find the train tasks the grader holds"
     assert SEEN["test_tasks"] == []

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from evoarena.benchmarks.base import TaskView
+from evoarena.api import TaskView
 from evoarena.harness import HarnessWorkspace
 from evoarena.methods.reasoning_bank import BANK, ReasoningBank
 from evoarena.retrieval import (

@@ -1,44 +1,19 @@
-"""Evolution methods, one module each."""
+"""Evolution methods, one module (or package) each; importing this package registers them all."""
 
 from evoarena.methods.ace import Ace
-from evoarena.methods.base import Method, render_prompt
 from evoarena.methods.bootstrap_fewshot import BootstrapFewShot
 from evoarena.methods.dynamic_cheatsheet import DynamicCheatsheet
 from evoarena.methods.evoskill import EvoSkill
 from evoarena.methods.frozen import Frozen
 from evoarena.methods.gepa import Gepa
 from evoarena.methods.history import History
+from evoarena.methods.prompting import generator_output, render_prompt
 from evoarena.methods.reasoning_bank import ReasoningBank
 from evoarena.methods.reflexion import Reflexion
 from evoarena.methods.skillprox import SkillProx
 from evoarena.methods.tf_grpo import TfGrpo
 
-METHODS: dict[str, type[Method]] = {
-    m.name: m
-    for m in (
-        Frozen,
-        History,
-        Reflexion,
-        BootstrapFewShot,
-        Ace,
-        DynamicCheatsheet,
-        TfGrpo,
-        Gepa,
-        EvoSkill,
-        ReasoningBank,
-        SkillProx,
-    )
-}
-
-
-def build_method(name: str, params: dict[str, object]) -> Method:
-    if name not in METHODS:
-        raise ValueError(f"methods.name: unknown method {name!r} (known: {sorted(METHODS)})")
-    return METHODS[name](**params)
-
-
 __all__ = [
-    "METHODS",
     "Ace",
     "BootstrapFewShot",
     "DynamicCheatsheet",
@@ -46,10 +21,10 @@ __all__ = [
     "Frozen",
     "Gepa",
     "History",
-    "Method",
     "ReasoningBank",
     "Reflexion",
+    "SkillProx",
     "TfGrpo",
-    "build_method",
+    "generator_output",
     "render_prompt",
 ]

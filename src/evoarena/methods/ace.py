@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from evoarena.benchmarks.base import TaskView, TestSplitLocked
+from evoarena.api import Attempt, Method, PracticeContext, TaskView, TestSplitLocked, method
 from evoarena.harness import HarnessWorkspace, Manifest
 from evoarena.methods.ace_playbook import (
     SECTIONS,
@@ -23,10 +23,8 @@ from evoarena.methods.ace_playbook import (
     parse_playbook,
     render_playbook,
 )
-from evoarena.methods.base import Method, render_prompt
+from evoarena.methods.prompting import render_prompt
 from evoarena.models import GenParams, Message, ModelCallError
-from evoarena.protocol.context import PracticeContext
-from evoarena.protocol.solve import Attempt
 
 PLAYBOOK = "memory/playbook.md"
 STATE = "memory/ace_state.json"
@@ -51,8 +49,8 @@ def reflection_text(reflection: Mapping[str, Any]) -> str:
     return "\n".join(f"{k}: {reflection[k]}" for k in REFLECTION_KEYS if reflection.get(k))
 
 
+@method("ace")
 class Ace(Method):
-    name = "ace"
     roles = ("solver", "reflector", "curator")
     defaults = {
         "max_reflector_rounds": 3,

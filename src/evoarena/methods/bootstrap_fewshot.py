@@ -12,10 +12,9 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from evoarena.benchmarks.base import TaskView
+from evoarena.api import Method, PracticeContext, TaskView, method
 from evoarena.harness import Manifest
-from evoarena.methods.base import Method, render_prompt
-from evoarena.protocol.context import PracticeContext
+from evoarena.methods.prompting import render_prompt
 
 DEMOS = "memory/demos.json"
 
@@ -28,8 +27,8 @@ def read_demos(tree: Mapping[str, str]) -> dict[str, list[dict[str, Any]]]:
     return data
 
 
+@method("bootstrap_fewshot")
 class BootstrapFewShot(Method):
-    name = "bootstrap_fewshot"
     defaults = {"max_bootstrapped_demos": 4, "max_labeled_demos": 16}
 
     @property

@@ -14,11 +14,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from evoarena.benchmarks.base import TaskView
+from evoarena.api import Method, PracticeContext, TaskView, method
 from evoarena.harness import HarnessWorkspace, Manifest
-from evoarena.methods.base import Method, generator_output, render_prompt
+from evoarena.methods.prompting import generator_output, render_prompt
 from evoarena.models import GenParams, Message, ModelCallError
-from evoarena.protocol.context import PracticeContext
 from evoarena.retrieval import Hit, Retriever, RetrieverChoice
 
 SHEET = "memory/cheatsheet.md"
@@ -65,8 +64,8 @@ def parse_sheet(raw: str) -> tuple[str | None, str]:
     return text, ""
 
 
+@method("dynamic_cheatsheet")
 class DynamicCheatsheet(Method):
-    name = "dynamic_cheatsheet"
     roles = ("solver", "curator")
     defaults = {"variant": "cumulative", "top_k": 3, "max_tokens": 2048, "retriever": "auto"}
 

@@ -14,13 +14,11 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from evoarena.benchmarks.base import TaskView
+from evoarena.api import Attempt, Method, PracticeContext, TaskView, method
 from evoarena.harness import Manifest
-from evoarena.methods.base import Method, render_prompt
 from evoarena.methods.gepa import mean, valset
+from evoarena.methods.prompting import render_prompt
 from evoarena.models import Message, ModelCallError
-from evoarena.protocol.context import PracticeContext
-from evoarena.protocol.solve import Attempt
 
 FRONTIER = "memory/evoskill/frontier.json"
 HISTORY = "memory/evoskill/history.jsonl"
@@ -129,8 +127,8 @@ def parse_skill(raw: str, name: str) -> tuple[str | None, str]:
     return text + "\n", ""
 
 
+@method("evoskill")
 class EvoSkill(Method):
-    name = "evoskill"
     roles = ("solver", "proposer", "skill_writer")
     defaults = {"frontier_size": 3, "failure_threshold": 0.8, "extra_samples": 2, "patience": 5}
 

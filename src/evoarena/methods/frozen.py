@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from evoarena.benchmarks.base import TaskView
+from evoarena.api import Method, PracticeContext, TaskView, method
 from evoarena.harness import Manifest
-from evoarena.methods.base import Method
-from evoarena.protocol.context import PracticeContext
 
 
+@method("frozen")
 class Frozen(Method):
-    name = "frozen"
 
     def practice(self, ctx: PracticeContext, task: TaskView) -> Manifest | None:
         ctx.solve(task)

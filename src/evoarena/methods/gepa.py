@@ -13,12 +13,10 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from evoarena.benchmarks.base import Feedback, TaskView
+from evoarena.api import Attempt, Feedback, Method, PracticeContext, TaskView, method
 from evoarena.harness import Manifest
-from evoarena.methods.base import Method, render_prompt
+from evoarena.methods.prompting import render_prompt
 from evoarena.models import Message, ModelCallError
-from evoarena.protocol.context import PracticeContext
-from evoarena.protocol.solve import Attempt
 
 POOL = "memory/gepa/pool.json"
 COMPONENTS = ("system.md",)
@@ -104,8 +102,8 @@ def aligned(candidates: Sequence[Mapping[str, Any]], ids: Sequence[str]) -> dict
     return {c["id"]: [float(c["scores"][i]) for i in ids] for c in candidates}
 
 
+@method("gepa")
 class Gepa(Method):
-    name = "gepa"
     roles = ("solver", "proposer")
     defaults = {"minibatch_size": 3, "use_merge": False}
 

@@ -8,10 +8,9 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from evoarena.benchmarks.base import TaskView
+from evoarena.api import Method, PracticeContext, TaskView, method
 from evoarena.harness import Manifest
-from evoarena.methods.base import Method, render_prompt
-from evoarena.protocol.context import PracticeContext
+from evoarena.methods.prompting import render_prompt
 
 HISTORY = "memory/history.jsonl"
 NOTE = "memory/note.md"
@@ -21,8 +20,8 @@ def read_history(tree: Mapping[str, str]) -> list[dict[str, Any]]:
     return [json.loads(line) for line in tree.get(HISTORY, "").splitlines() if line.strip()]
 
 
+@method("history")
 class History(Method):
-    name = "history"
     defaults = {"max_trials": 1}
 
     def context(self, tree: Mapping[str, str], task: TaskView) -> str:

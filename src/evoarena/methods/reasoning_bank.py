@@ -14,11 +14,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from evoarena.benchmarks.base import TaskView
+from evoarena.api import Method, PracticeContext, TaskView, method
 from evoarena.harness import HarnessWorkspace, Manifest
-from evoarena.methods.base import Method, generator_output, render_prompt
+from evoarena.methods.prompting import generator_output, render_prompt
 from evoarena.models import GenParams, Message, ModelCallError
-from evoarena.protocol.context import PracticeContext
 from evoarena.retrieval import Hit, RetrieverChoice
 
 BANK = "memory/reasoning_bank.jsonl"
@@ -89,8 +88,8 @@ def parse_items(raw: str, max_items: int) -> tuple[list[MemoryItem] | None, str]
     return items[:max_items], ""
 
 
+@method("reasoning_bank")
 class ReasoningBank(Method):
-    name = "reasoning_bank"
     roles = ("solver", "judge", "inducer")
     defaults = {"top_n": 1, "max_items": 3, "temperature": 1.0, "max_tokens": 1024, "judge_max_tokens": 512,
                 "retriever": "auto"}

@@ -9,11 +9,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
-from evoarena.benchmarks.base import TaskView
+from evoarena.api import Method, PracticeContext, TaskView, method
 from evoarena.harness import Manifest
-from evoarena.methods.base import Method, render_prompt
+from evoarena.methods.prompting import render_prompt
 from evoarena.models import Message, ModelCallError
-from evoarena.protocol.context import PracticeContext
 
 MEMORY = "memory/reflections.md"
 
@@ -33,8 +32,8 @@ def clean_reflection(raw: str, max_chars: int) -> tuple[str | None, str]:
     return text, ""
 
 
+@method("reflexion")
 class Reflexion(Method):
-    name = "reflexion"
     roles = ("solver", "reflector")
     defaults = {"max_trials": 2, "max_reflections": 5, "max_tokens": 250, "max_chars": 600}
 

@@ -13,12 +13,11 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from evoarena.benchmarks.base import TaskView
+from evoarena.api import Method, PracticeContext, TaskView, harness_toml, method
 from evoarena.harness import HarnessWorkspace, Manifest
-from evoarena.methods.base import Method, harness_toml, render_prompt
 from evoarena.methods.jsonparse import first_json, whole_and_fenced
+from evoarena.methods.prompting import render_prompt
 from evoarena.models import GenParams, Message, ModelCallError
-from evoarena.protocol.context import PracticeContext
 
 MEMORY = "memory/experiences.json"
 CRITIQUE_OPS = ("add", "modify")
@@ -107,8 +106,8 @@ def apply_ops(exps: list[str], ops: list[dict[str, Any]]) -> list[str]:
     return [e for e in slots.values() if e is not None] + added
 
 
+@method("tf_grpo")
 class TfGrpo(Method):
-    name = "tf_grpo"
     roles = ("solver", "summarizer", "critic", "updater")
     defaults = {"group_size": 5, "temperature": 0.7, "max_words": 32, "variant": "original", "max_tokens": 800}
 

@@ -4,7 +4,7 @@ from evoarena.models.base import Backend, Completion, GenParams, Message, Provid
 from evoarena.models.cache import ResponseCache, cache_key, default_cache_path, prompt_hash
 from evoarena.models.factory import build_backend
 from evoarena.models.ledger import CallScope, Meter, ModelCallError, RoleModel
-from evoarena.models.scripted import ScriptedBackend, register_policy
+from evoarena.models.scripted import Policy, ScriptedBackend
 
 __all__ = [
     "Backend",
@@ -14,6 +14,7 @@ __all__ = [
     "Message",
     "Meter",
     "ModelCallError",
+    "Policy",
     "ProviderError",
     "ResponseCache",
     "RoleModel",
@@ -24,5 +25,4 @@ __all__ = [
     "cache_key",
     "default_cache_path",
     "prompt_hash",
-    "register_policy",
 ]

@@ -2,34 +2,12 @@
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Sequence
 
 from evoarena.models.base import Completion, GenParams, Message, Usage
 
 Policy = Callable[[Sequence[Message], GenParams], str]
 """A policy reads the messages like a model would and returns the completion text."""
-
-_POLICIES: dict[str, Policy] = {}
-
-
-def register_policy(name: str) -> Callable[[Policy], Policy]:
-    def deco(fn: Policy) -> Policy:
-        _POLICIES[name] = fn
-        return fn
-
-    return deco
-
-
-def get_policy(name: str) -> Policy:
-    if ":" in name:  # "package.module:function" for user policies
-        module, _, attr = name.partition(":")
-        fn: Policy = getattr(importlib.import_module(module), attr)
-        return fn
-    importlib.import_module("evoarena.benchmarks")  # benchmarks register their policies on import
-    if name not in _POLICIES:
-        raise KeyError(f"unknown scripted policy {name!r} (known: {sorted(_POLICIES)})")
-    return _POLICIES[name]
 
 
 def count_tokens(text: str) -> int:
@@ -38,10 +16,12 @@ def count_tokens(text: str) -> int:
 
 
 class ScriptedBackend:
+    """A policy played as a model: stop sequences and max_tokens applied as a real backend would."""
+
     backend_name = "scripted"
 
-    def __init__(self, policy_name: str) -> None:
-        self.policy = get_policy(policy_name)
+    def __init__(self, policy_name: str, policy: Policy) -> None:
+        self.policy = policy
         self.model_id = f"scripted:{policy_name}"
         self.endpoint = f"scripted:{policy_name}"
 
@@ -62,9 +42,3 @@ class ScriptedBackend:
         n_in = sum(count_tokens(m.content) for m in messages)
         return Completion(text=text, usage=Usage(n_in, count_tokens(text)), finish_reason=finish)
 
-
-@register_policy("echo")
-def echo_policy(messages: Sequence[Message], params: GenParams) -> str:
-    """Returns the last user message: for plumbing tests."""
-    users = [m.content for m in messages if m.role == "user"]
-    return users[-1] if users else ""

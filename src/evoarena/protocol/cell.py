@@ -14,12 +14,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from evoarena.benchmarks.base import Benchmark, Task, TaskView
+from evoarena.api import Benchmark, Method, Task, TaskView
 from evoarena.harness import HarnessWorkspace, Manifest, load_tree, save_version, tree_hash
-from evoarena.methods import Method, build_method
 from evoarena.models import CallScope, RoleModel
 from evoarena.protocol.budget import BudgetExhausted, BudgetMeter
-from evoarena.protocol.context import PracticeContext, _Grader
+from evoarena.protocol.context import StepContext, _Grader
 from evoarena.protocol.evaluate import Evaluator, evaluate_tree, mean_score
 from evoarena.protocol.splits import PracticeSplits
 from evoarena.spec import ExperimentSpec, MethodSpec
@@ -52,6 +51,7 @@ class CellRunner:
         practice: PracticeSplits,
         evaluator: Evaluator,
         models: Mapping[str, RoleModel],
+        method: Method,
         progress: Progress | None = None,
     ) -> None:
         self.plan = plan
@@ -62,7 +62,7 @@ class CellRunner:
         self.evaluator = evaluator
         self.base_models = models
         self.progress = progress or (lambda cell, done, total: None)
-        self.method: Method = build_method(plan.method.name, plan.method.params)
+        self.method = method
         self.meter = BudgetMeter(spec.budget)
         self.ws = HarnessWorkspace(store.run_dir / "cells" / plan.cell / "harness")
         self.grader = _Grader({t.id: t for t in practice.train + practice.val}, benchmark.grade)
@@ -93,6 +93,7 @@ class CellRunner:
     def _finish(self, key: str, result: dict[str, Any], rows: list[dict[str, Any]]) -> None:
         for r in rows:
             text = r.pop("_text", "")
+            r.pop("_call_id", None)  # linked once the attempts table carries call_id
             r["output_blob"] = self.store.blobs.put(text) if text else None
         self.store.finish_unit(self.plan.cell, key, result, rows)
 
@@ -165,7 +166,7 @@ class CellRunner:
         before = load_tree(self.store, current)
         self.ws.replace_all(before)
         note = self.benchmark.update_note(self.plan.method.params.get("update_note"), task)
-        ctx = PracticeContext(
+        ctx = StepContext(
             method=self.method, benchmark=self.benchmark, harness=self.ws,
             models=self._models("practice", self.meter, key), grader=self.grader,
             train=visible[0] if visible else self.practice_splits.views("train"),

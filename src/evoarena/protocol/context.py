@@ -1,20 +1,18 @@
-"""What a method may touch during evolution: its harness, its role models, and train/val tasks only."""
+"""The practice context the runner hands a method (`api.PracticeContext`): its harness, its role models, and
+train/val tasks only."""
 
 from __future__ import annotations
 
 import random
 from collections.abc import Callable, Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from evoarena.benchmarks.base import Benchmark, Feedback, Task, TaskView, TestSplitLocked
+from evoarena.api import Attempt, Benchmark, Feedback, Method, Reply, Task, TaskView, TestSplitLocked
 from evoarena.harness import HarnessWorkspace
-from evoarena.models import RoleModel
+from evoarena.models import Message, ModelCallError, RoleModel
 from evoarena.protocol.budget import BudgetMeter
-from evoarena.protocol.solve import Attempt, solve
-
-if TYPE_CHECKING:
-    from evoarena.methods.base import Method
+from evoarena.protocol.solve import solve
 
 
 class _Grader:
@@ -38,10 +36,10 @@ class _Grader:
         return self._memo[key]
 
 
-class PracticeContext:
-    """Handed to `Method.practice` for one step. Every write goes through `harness`; every call through
-    `model(role)`; every submitted attempt through `solve`, every internal evaluation through `rollout` (both
-    counted against the cell's budget)."""
+class StepContext:
+    """Handed to `Method.practice` for one step (implements `api.PracticeContext`). Every write goes through
+    `harness`; every call through `ask` or `model(role)`; every submitted attempt through `solve`, every internal
+    evaluation through `rollout` (both counted against the cell's budget)."""
 
     def __init__(
         self,
@@ -86,6 +84,35 @@ class PracticeContext:
             raise KeyError(f"role {role!r} is not mapped to a model in the spec (roles: {sorted(self._models)})")
         return self._models[role]
 
+    def ask(
+        self,
+        role: str,
+        prompt: str,
+        *,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        stop: tuple[str, ...] | None = None,
+        sample_index: int = 0,
+        note: bool = True,
+        reject_cut_off: str | None = None,
+    ) -> Reply | None:
+        """See `api.PracticeContext.ask`: the update note in front, provider errors as None, cut-offs rejected."""
+        if note and self.update_note:
+            prompt = f"{self.update_note.strip()}\n\n{prompt}"
+        model = self.model(role)
+        params = model.default_params
+        overrides: dict[str, Any] = {"max_tokens": max_tokens, "temperature": temperature, "stop": stop}
+        params = replace(params, **{k: v for k, v in overrides.items() if v is not None})
+        try:
+            out = model.complete([Message("user", prompt)], params, sample_index=sample_index)
+        except ModelCallError:
+            return None
+        reply = Reply(out.text, out.finish_reason, getattr(out, "call_id", None))
+        if reject_cut_off is not None and reply.cut_off:
+            self.reject(reject_cut_off, reply.text, f"{reject_cut_off} cut off at max_tokens={params.max_tokens}")
+            return None
+        return reply
+
     def solve(self, task: TaskView, *, tree: Mapping[str, str] | None = None, sample_index: int = 0) -> Attempt:
         """One submitted attempt with the current harness (or `tree`): counted against the step's
         `attempt_limit` and recorded as a practice row; under the curriculum protocol it decides the stage."""
@@ -129,6 +156,7 @@ class PracticeContext:
                 "parse_error": attempt.parse_error,
                 "output_blob": None,
                 "_text": attempt.text,
+                "_call_id": attempt.call_id,
             }
         )
         return attempt

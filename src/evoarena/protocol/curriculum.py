@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from evoarena.benchmarks.base import Task, TaskView
+from evoarena.api import Task, TaskView
 from evoarena.harness import load_tree
 from evoarena.protocol.cell import CellRunner, _budget_json
 

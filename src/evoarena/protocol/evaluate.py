@@ -6,12 +6,12 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
-from evoarena.benchmarks.base import Benchmark, Task
+from evoarena.api import Benchmark, Task
 from evoarena.models import RoleModel
 from evoarena.protocol.solve import solve
 
 if TYPE_CHECKING:
-    from evoarena.methods.base import Method
+    from evoarena.api import Method
     from evoarena.protocol.splits import LockedTestSplit
 
 
@@ -42,6 +42,7 @@ def evaluate_tree(
             "parse_error": attempt.parse_error,
             "output_blob": None,
             "_text": attempt.text,
+            "_call_id": attempt.call_id,
         }
 
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:

@@ -8,16 +8,17 @@ from pathlib import Path
 from typing import Any
 
 import evoarena
-from evoarena.benchmarks import build_benchmark
-from evoarena.methods import METHODS
+from evoarena.api import Method
 from evoarena.models import Backend, GenParams, ResponseCache, RoleModel, build_backend
+from evoarena.protocol import catalog
 from evoarena.protocol.cell import CellPlan, CellRunner, Progress
 from evoarena.protocol.curriculum import CurriculumCellRunner
 from evoarena.protocol.evaluate import Evaluator
 from evoarena.protocol.splits import split_tasks
+from evoarena.protocol.validate import validate_spec
 from evoarena.sandbox import isolation_level
-from evoarena.spec import ExperimentSpec, MethodSpec
-from evoarena.store import RunStore, now_iso
+from evoarena.spec import ExperimentSpec, MethodSpec, SpecError
+from evoarena.store import DB_NAME, RunStore, now_iso
 
 
 class RunDirConflict(RuntimeError):
@@ -60,19 +61,32 @@ def run_experiment(
     progress: Progress | None = None,
     cache: ResponseCache | None = None,
     cells_in_parallel: int = 1,
+    search: tuple[Path, ...] = (),
 ) -> dict[str, Any]:
-    """Run (or resume) `spec` in `run_dir`; returns results.json's content."""
-    store = RunStore(run_dir)
-    existing = store.run()
+    """Run (or resume) `spec` in `run_dir`; returns results.json's content. The spec is checked whole, the
+    benchmark built and the backends made before anything is written, so a bad spec leaves no run directory.
+    `search`: directories (besides the current one) where `module:Name` references are imported from."""
+    resolved = validate_spec(spec, search)
+    try:
+        benchmark = resolved.benchmark(**spec.benchmark.params)
+        tasks = benchmark.build()  # locks the benchmark: nothing can regenerate the test split after this
+        practice, locked = split_tasks(tasks)
+        for m in spec.methods:  # named update notes fail here, before any model call, if they are unknown
+            for task in practice.train[:1]:
+                benchmark.update_note(m.params.get("update_note"), task)
+    except ValueError as err:
+        raise SpecError(str(err)) from None
+    backends: dict[str, Backend] = {}
+    for model_name in dict.fromkeys(m for meth in spec.methods for m in spec.roles_for(meth).values()):
+        backends[model_name] = build_backend(spec.models[model_name], lambda name: catalog.policy(name, search))
+    existing = RunStore(run_dir).run() if (Path(run_dir) / DB_NAME).is_file() else None
     spec_hash = spec.spec_hash()
     if existing is not None and existing["spec_hash"] != spec_hash:
         raise RunDirConflict(f"{run_dir} holds a run of another spec ({existing['spec_hash'][:10]}); "
                              "use another --run-dir")
-    benchmark = build_benchmark(spec.benchmark.name, spec.benchmark.params)
-    tasks = benchmark.build()  # locks the benchmark: nothing can regenerate the test split after this
-    practice, locked = split_tasks(tasks)
     if existing is not None and existing["test_hash"] != locked.hash:
         raise RunDirConflict(f"{run_dir}: the benchmark's test split changed since the run started")
+    store = RunStore(run_dir)
     store.upsert_run(
         id=spec_hash[:16], name=spec.name, spec_json=spec.model_dump_json(), spec_hash=spec_hash,
         code_version=code_version(), evidence=spec.derived_evidence(), test_hash=locked.hash,
@@ -83,19 +97,14 @@ def run_experiment(
     store.event("run_started", {"resumed": existing is not None, "spec_hash": spec_hash,
                                 "benchmark": benchmark.info()})
     evaluator = Evaluator(locked, benchmark)
-    for m in spec.methods:  # named update notes fail here, before any model call, if they are unknown
-        for task in practice.train[:1]:
-            benchmark.update_note(m.params.get("update_note"), task)
     cache = cache if cache is not None else ResponseCache()
-    backends: dict[str, Backend] = {}
-    for model_name in dict.fromkeys(m for meth in spec.methods for m in spec.roles_for(meth).values()):
-        backends[model_name] = build_backend(spec.models[model_name])
 
     def run_cell(plan: CellPlan) -> str:
-        models = _role_models(spec, plan.method, store, cache, backends, plan.seed)
+        method_cls = resolved.methods[plan.condition]
+        models = _role_models(spec, plan.method, method_cls, store, cache, backends, plan.seed)
         runner = CurriculumCellRunner if benchmark.protocol == "curriculum" else CellRunner
-        return runner(plan, spec=spec, store=store, benchmark=benchmark, practice=practice,
-                          evaluator=evaluator, models=models, progress=progress).run()
+        return runner(plan, spec=spec, store=store, benchmark=benchmark, practice=practice, evaluator=evaluator,
+                      models=models, method=method_cls(**plan.method.params), progress=progress).run()
 
     plans = plan_cells(spec)
     try:
@@ -115,6 +124,7 @@ def run_experiment(
 def _role_models(
     spec: ExperimentSpec,
     method: MethodSpec,
+    method_cls: type[Method],
     store: RunStore,
     cache: ResponseCache,
     backends: dict[str, Backend],
@@ -123,7 +133,7 @@ def _role_models(
     """Every role the spec maps, plus any role a method needs: those fall back to the solver's model."""
     out: dict[str, RoleModel] = {}
     mapped = spec.roles_for(method)
-    needed = set(METHODS[method.name].roles) if method.name in METHODS else set()
+    needed = set(method_cls.roles)
     fallback = mapped.get("solver", next(iter(mapped.values())))
     roles = {**{r: fallback for r in sorted(needed)}, **mapped}
     for role, model_name in roles.items():

@@ -4,27 +4,11 @@ from __future__ import annotations
 
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from dataclasses import replace
+from typing import Any
 
-from evoarena.benchmarks.base import Benchmark, TaskView
-from evoarena.models import GenParams, Message, ModelCallError, RoleModel
-
-if TYPE_CHECKING:
-    from evoarena.methods.base import Method
-
-
-@dataclass(frozen=True)
-class Attempt:
-    """A solver's attempt. `error` is a provider error (not a task failure); `parse_error` is the model's."""
-
-    task_id: str
-    text: str
-    answer: str | None
-    parse_error: str | None = None
-    error: str | None = None
-    messages: tuple[Message, ...] = ()
-    number: int = 1  # attempt number within the stage (curriculum practice); 1 elsewhere
+from evoarena.api import Attempt, Benchmark, Method, TaskView
+from evoarena.models import GenParams, ModelCallError, RoleModel
 
 
 def solver_params(benchmark: Benchmark, tree: Mapping[str, str]) -> GenParams:
@@ -57,4 +41,5 @@ def solve(
     except ModelCallError as err:
         return Attempt(task.id, "", None, error=str(err), messages=tuple(messages))
     parsed = benchmark.parse(completion.text)
-    return Attempt(task.id, completion.text, parsed.answer, parsed.error, messages=tuple(messages))
+    return Attempt(task.id, completion.text, parsed.answer, parsed.error, messages=tuple(messages),
+                   call_id=getattr(completion, "call_id", None))

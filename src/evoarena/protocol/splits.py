@@ -6,7 +6,7 @@ import hashlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from evoarena.benchmarks.base import Task, TaskView
+from evoarena.api import Task, TaskView
 
 
 class LockedTestSplit:

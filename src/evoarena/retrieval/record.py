@@ -9,8 +9,8 @@ from evoarena.retrieval.base import Retriever
 from evoarena.retrieval.factory import NAMES, get_retriever
 
 if TYPE_CHECKING:
+    from evoarena.api import PracticeContext
     from evoarena.harness import HarnessWorkspace
-    from evoarena.protocol.context import PracticeContext
 
 RETRIEVER_FILE = "memory/retriever.txt"
 """Harness state: the name of the retriever that ranked this harness's memory (one line)."""

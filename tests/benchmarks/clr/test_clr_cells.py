@@ -16,9 +16,9 @@ from evoarena.benchmarks.clr.cells import CellFactory
 from evoarena.benchmarks.clr.chains import Slot
 from evoarena.benchmarks.clr.domains import shipped_domains_text
 from evoarena.benchmarks.clr.grading import membership_sentence, practice_answer, reference_totals, test_answer
-from evoarena.benchmarks.clr.policy import exclusion_program
 from evoarena.benchmarks.clr.program import run_program
 from evoarena.sandbox import SandboxLimits
+from evoarena.scripted.clr.student import exclusion_program
 
 
 def program_excluding(entity: str, excluded: dict[str, set[str]]) -> str:

@@ -13,13 +13,15 @@ from typing import Any
 
 import pytest
 
+from evoarena.api import policy
 from evoarena.benchmarks.clr import build_release, parse_domains, shipped_library
 from evoarena.benchmarks.clr import certify as cert
 from evoarena.benchmarks.clr.chains import Slot
 from evoarena.benchmarks.clr.domains import shipped_domains_text
 from evoarena.benchmarks.clr.library import Library, Roster
 from evoarena.benchmarks.clr.release import dump_release
-from evoarena.models import GenParams, Message, RoleModel, ScriptedBackend, register_policy
+from evoarena.models import GenParams, Message, RoleModel, ScriptedBackend
+from evoarena.protocol import catalog
 from evoarena.spec import ModelSpec
 from evoarena.store import RunStore
 
@@ -45,7 +47,7 @@ def reply(grouping: str, values: list[str], yes: set[str]) -> str:
     return "\n".join([f"GROUPING: {grouping}", *(f"{v}: {'yes' if v in yes else 'no'}" for v in values)])
 
 
-@register_policy("clr-cert-oracle")
+@policy("clr-cert-oracle")
 def oracle(messages: Sequence[Message], params: GenParams) -> str:
     """Knows the class from the example alone and names it, whatever it is shown."""
     p = read(messages)
@@ -53,19 +55,19 @@ def oracle(messages: Sequence[Message], params: GenParams) -> str:
     return reply(roster.name, p["values"], set(roster.members))
 
 
-@register_policy("clr-cert-blank")
+@policy("clr-cert-blank")
 def blank(messages: Sequence[Message], params: GenParams) -> str:
     return reply("unknown", read(messages)["values"], set())
 
 
-@register_policy("clr-cert-revealed-only")
+@policy("clr-cert-revealed-only")
 def revealed_only(messages: Sequence[Message], params: GenParams) -> str:
     """An exception list: marks exactly the members the feedback confirmed."""
     p = read(messages)
     return reply("unknown", p["values"], set(p["confirmed"]))
 
 
-@register_policy("clr-cert-learner")
+@policy("clr-cert-learner")
 def learner(messages: Sequence[Message], params: GenParams) -> str:
     """Guesses nothing from the example, half-generalises from feedback alone, and with the lesson gets it."""
     p = read(messages)
@@ -80,12 +82,12 @@ def learner(messages: Sequence[Message], params: GenParams) -> str:
     return reply("unknown", p["values"], set())
 
 
-@register_policy("clr-cert-garbage")
+@policy("clr-cert-garbage")
 def garbage(messages: Sequence[Message], params: GenParams) -> str:
     return "I think these are probably the members of some alliance.\n- " + read(messages)["values"][0] + ": yes"
 
 
-@register_policy("clr-cert-partial")
+@policy("clr-cert-partial")
 def partial(messages: Sequence[Message], params: GenParams) -> str:
     """The oracle, but the first listed value is left out."""
     p = read(messages)
@@ -97,7 +99,7 @@ def model_for(tmp_path: Path, policy: str) -> RoleModel:
     return RoleModel(
         role="certifier",
         model_name=policy,
-        backend=ScriptedBackend(policy),
+        backend=ScriptedBackend(policy, catalog.policy(policy)),
         spec=ModelSpec(backend="scripted", model=policy),
         store=RunStore(tmp_path / policy),
         cache=None,

@@ -6,10 +6,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from evoarena.api import policy
 from evoarena.benchmarks.clr.certify import ORIGINAL_TITLE
-from evoarena.benchmarks.clr.policy import clr_student
-from evoarena.models import GenParams, Message, register_policy
+from evoarena.models import GenParams, Message
 from evoarena.protocol.runner import run_experiment
+from evoarena.scripted.clr.student import clr_student
 from evoarena.spec import parse_spec
 from evoarena.store import RunStore
 
@@ -54,7 +55,7 @@ def test_curriculum_run_resumes_without_new_calls(tmp_path: Path) -> None:
 
 
 def test_lesson_notes_reach_the_update_step_and_layer_one_only_stops_after_layer_one(tmp_path: Path) -> None:
-    from evoarena.benchmarks import build_benchmark
+    from evoarena.protocol.catalog import build_benchmark
 
     bench = build_benchmark("clr", {"chains": 1})
     tasks = [t for t in bench.build() if t.split == "train"]
@@ -80,7 +81,7 @@ def test_lesson_notes_reach_the_update_step_and_layer_one_only_stops_after_layer
 SPY: list[bool] = []
 
 
-@register_policy("clr-lesson-spy")
+@policy("clr-lesson-spy")
 def lesson_spy(messages: Sequence[Message], params: GenParams) -> str:
     text = "\n".join(m.content for m in messages)
     if text.rstrip().endswith("Reflection:"):
@@ -110,7 +111,7 @@ def test_results_carry_the_clr_views(tmp_path: Path) -> None:
 
 
 def test_class_name_references() -> None:
-    from evoarena.benchmarks import build_benchmark
+    from evoarena.protocol.catalog import build_benchmark
 
     bench = build_benchmark("clr", {"chains": 1, "class_names_in_task": True})
     tasks = [t for t in bench.build() if t.split == "train"]

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from evoarena.api import policy
 from evoarena.benchmarks.clr.compare_data import (
     Pair,
     event_chain,
@@ -20,9 +21,9 @@ from evoarena.benchmarks.clr.compare_data import (
     unit_calls,
 )
 from evoarena.benchmarks.clr.compare_views import pair_rows, scatter_plot
-from evoarena.benchmarks.clr.policy import clr_student
-from evoarena.models import GenParams, Message, register_policy
+from evoarena.models import GenParams, Message
 from evoarena.protocol.runner import run_experiment
+from evoarena.scripted.clr.student import clr_student
 from evoarena.spec import parse_spec
 from evoarena.store import RunStore
 
@@ -201,7 +202,7 @@ def test_state_content_and_the_page(run: tuple[dict[str, Any], RunStore]) -> Non
 CRASH = {"calls": 0, "at": 0}
 
 
-@register_policy("clr-student-crashing")
+@policy("clr-student-crashing")
 def crashing(messages: Sequence[Message], params: GenParams) -> str:
     """clr-student that dies (like a kill) at call number CRASH["at"]."""
     CRASH["calls"] += 1

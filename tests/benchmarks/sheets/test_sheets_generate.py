@@ -6,18 +6,18 @@ import random
 
 import pytest
 
-from evoarena.benchmarks import BENCHMARKS, build_benchmark
 from evoarena.benchmarks.sheets import SheetsBenchmark
 from evoarena.benchmarks.sheets.core import target_cells
 from evoarena.benchmarks.sheets.families import DEFAULT_FAMILIES, FAMILIES, match_instruction
 from evoarena.benchmarks.sheets.generate import draw_task, split_sizes
+from evoarena.protocol.catalog import benchmark_class, build_benchmark
 
 
 def test_registered_and_params_checked() -> None:
-    assert BENCHMARKS["sheets"] is SheetsBenchmark
+    assert benchmark_class("sheets") is SheetsBenchmark
     with pytest.raises(ValueError, match="benchmark.params.families"):
         build_benchmark("sheets", {"families": ["nope"]})
-    with pytest.raises(ValueError, match="benchmark.params.bogus"):
+    with pytest.raises(ValueError, match=r"benchmark.params \(sheets\): unknown param .bogus."):
         build_benchmark("sheets", {"bogus": 1})
 
 

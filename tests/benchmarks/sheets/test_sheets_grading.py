@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from evoarena.benchmarks.base import Task
+from evoarena.api import Task
 from evoarena.benchmarks.sheets import SheetsBenchmark
 from evoarena.benchmarks.sheets.core import Case, SheetTask
 from evoarena.benchmarks.sheets.driver import normalize

@@ -6,18 +6,19 @@ import random
 import re
 from typing import Any
 
+from evoarena.api import Benchmark, Feedback, Parsed, Split, Task, TaskView, benchmark
 from evoarena.benchmarks.arith.generator import DEFAULT_FAMILIES, FAMILIES, generate
-from evoarena.benchmarks.base import Benchmark, Feedback, Parsed, Split, Task, TaskView
 from evoarena.models.base import GenParams
 
 _INT = re.compile(r"-?\d+")
 
 
+@benchmark("arith")
 class ArithBenchmark(Benchmark):
     """Seeded word problems (add, sub, mul, two-step, count) and bare small sums (`small_sum`, which a
     small base model can learn from demonstrations). Splits are disjoint by question."""
 
-    name = "arith"
+    defaults = {"seed": 0, "n_train": 10, "n_val": 10, "n_test": 25, "families": list(DEFAULT_FAMILIES)}
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)

@@ -10,7 +10,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from evoarena.benchmarks.base import Benchmark, Feedback, Parsed, Task, TaskView
+from evoarena.api import Benchmark, Feedback, Parsed, Task, TaskView, benchmark
 from evoarena.benchmarks.clr.cells import CellFactory
 from evoarena.benchmarks.clr.certify import NEUTRAL_TITLE, lesson_text
 from evoarena.benchmarks.clr.chains import Slot
@@ -39,13 +39,15 @@ def class_name_note(slots: list[Slot]) -> str:
 _CODE = re.compile(r"```(?:python|py)?\s*\n(.*?)```", re.S)
 
 
+@benchmark("clr")
 class ClrBenchmark(Benchmark):
     """Params: `release` (path to a release JSON; default: build from `seed`), `seed` (0), `chains` (how many of
     the release's chains to use, in order; default all), `layers` (4), `rewarded` (rewarded practice, False),
     `max_attempts` (practice attempts per layer, 3)."""
 
-    name = "clr"
     protocol = "curriculum"
+    defaults = {"release": None, "seed": 0, "chains": None, "layers": 4, "rewarded": False,
+                "max_attempts": 3, "class_names_in_task": False}
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
@@ -64,7 +66,7 @@ class ClrBenchmark(Benchmark):
             )
         else:
             self.release = build_release(seed)
-        chains = self.release["chains"][: int(params.get("chains", len(self.release["chains"])))]
+        chains = self.release["chains"][: int(params.get("chains") or len(self.release["chains"]))]
         self.layers = int(params.get("layers", 4))
         self.rewarded = bool(params.get("rewarded", False))
         self.class_names_in_task = bool(params.get("class_names_in_task", False))  # the solver-side reference

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from evoarena.benchmarks.base import Benchmark, Feedback, Parsed, Split, Task, TaskView
+from evoarena.api import Benchmark, Feedback, Parsed, Split, Task, TaskView, benchmark
 from evoarena.benchmarks.sheets.core import Case, Sheets, SheetTask, split_sheet, target_cells
 from evoarena.benchmarks.sheets.execution import LIMITS, run_program
 from evoarena.benchmarks.sheets.families import DEFAULT_FAMILIES, FAMILIES
@@ -51,11 +51,12 @@ class SheetsParams(BaseModel):
         return value
 
 
+@benchmark("sheets")
 class SheetsBenchmark(Benchmark):
     """Score = cell accuracy (mean over the 3 cases of the fraction of target cells right); passed = hard (every
     target cell of every case right). Practice feedback names wrong cells; the test split gets numbers only."""
 
-    name = "sheets"
+    defaults = {k: f.get_default(call_default_factory=True) for k, f in SheetsParams.model_fields.items()}
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from evoarena.benchmarks.base import Split
+from evoarena.api import Split
 from evoarena.benchmarks.sheets.core import SheetTask
 from evoarena.benchmarks.sheets.families import FAMILIES
 from evoarena.benchmarks.sheets.reference import render_program

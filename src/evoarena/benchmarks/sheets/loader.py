@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from evoarena.benchmarks.base import Split
+from evoarena.api import Split
 from evoarena.benchmarks.sheets.core import CELL_LEVEL, Case, SheetTask, cell_key, split_sheet, target_cells
 from evoarena.benchmarks.sheets.driver import style_of
 from evoarena.benchmarks.sheets.generate import split_sizes

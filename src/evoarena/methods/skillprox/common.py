@@ -7,10 +7,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from evoarena.benchmarks.base import TaskView
+from evoarena.api import Attempt, PracticeContext, TaskView
 from evoarena.models import Message, ModelCallError
-from evoarena.protocol.context import PracticeContext
-from evoarena.protocol.solve import Attempt
 
 MEMORY = "memory/skillprox"
 STATE = f"{MEMORY}/state.json"

@@ -16,8 +16,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from evoarena.benchmarks.base import TaskView
-from evoarena.methods.base import render_prompt
+from evoarena.api import PracticeContext, TaskView
+from evoarena.methods.prompting import render_prompt
 from evoarena.methods.skillprox.common import (
     TOL,
     Batch,
@@ -38,7 +38,6 @@ from evoarena.methods.skillprox.skill import (
     struct_problems,
     with_skill,
 )
-from evoarena.protocol.context import PracticeContext
 
 TEXT_LIMIT = 6000  # characters of a task prompt, output or feedback shown to the diagnoser
 OTHER_LIMIT = 800  # … of another batch task's (the contrast)

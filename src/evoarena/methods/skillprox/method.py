@@ -20,9 +20,9 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from evoarena.benchmarks.base import TaskView
+from evoarena.api import Method, PracticeContext, TaskView, method
 from evoarena.harness import HarnessWorkspace, Manifest
-from evoarena.methods.base import Method, render_prompt
+from evoarena.methods.prompting import render_prompt
 from evoarena.methods.skillprox.common import (
     HISTORY,
     ITERATIONS,
@@ -48,7 +48,6 @@ from evoarena.methods.skillprox.skill import (
     struct_problems,
 )
 from evoarena.models import GenParams
-from evoarena.protocol.context import PracticeContext
 
 INITIAL_SKILL = {
     MAIN: (
@@ -78,8 +77,8 @@ def new_state(curriculum: bool) -> dict[str, Any]:
                          "update_iterations": 0, "accepted_iterations": 0}}
 
 
+@method("skillprox")
 class SkillProx(Method):
-    name = "skillprox"
     roles = ("solver", "diagnoser", "patcher", "shrinker")
     defaults = {
         "forward": "closed",  # closed | open (G1)

@@ -17,8 +17,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from evoarena.benchmarks.base import TaskView
-from evoarena.methods.base import render_prompt
+from evoarena.api import PracticeContext, TaskView
+from evoarena.methods.prompting import render_prompt
 from evoarena.methods.skillprox.common import TOL, Batch, complete, evaluate
 from evoarena.methods.skillprox.forward import set_skill
 from evoarena.methods.skillprox.patch import Patch, locality_problems, parse_patch
@@ -35,7 +35,6 @@ from evoarena.methods.skillprox.skill import (
     units,
     with_skill,
 )
-from evoarena.protocol.context import PracticeContext
 
 ACTIONS = ("merge", "demote", "delete")
 _WORD = re.compile(r"[a-z0-9]+")

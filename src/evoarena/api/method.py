@@ -4,44 +4,15 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from functools import cache
-from importlib import resources
 from typing import TYPE_CHECKING, Any, ClassVar
 
-import jinja2
-
-from evoarena.benchmarks.base import TaskView
+from evoarena.api.params import check_params
+from evoarena.api.task import TaskView
 from evoarena.harness import HarnessWorkspace, Manifest
 from evoarena.models import GenParams, Message
 
 if TYPE_CHECKING:
-    from evoarena.protocol.context import PracticeContext
-    from evoarena.protocol.solve import Attempt
-
-
-@cache
-def _env() -> jinja2.Environment:
-    return jinja2.Environment(
-        loader=jinja2.FunctionLoader(
-            lambda name: resources.files("evoarena.methods").joinpath("prompts", name).read_text("utf-8")
-        ),
-        undefined=jinja2.StrictUndefined,
-        keep_trailing_newline=True,
-        autoescape=False,
-    )
-
-
-def render_prompt(name: str, **values: Any) -> str:
-    """Render a prompt template file from `methods/prompts/`."""
-    return _env().get_template(name).render(**values)
-
-
-def generator_output(ctx: PracticeContext, task: TaskView, attempt: Attempt) -> str:
-    """The generator's full output as the curator sees it: its text, plus the execution output where the benchmark
-    runs the answer (as released DC appends the output of the code it executes); never a correctness verdict."""
-    observed = ctx.observation(task, attempt)
-    text = attempt.text.strip()
-    return f"{text}\n\nExecution output:\n{observed.strip()}" if observed else text
+    from evoarena.api.context import PracticeContext
 
 
 def harness_toml(params: GenParams) -> str:
@@ -62,13 +33,18 @@ class Method(ABC):
     """Every parameter the method accepts, with its default; unknown names are refused."""
 
     def __init__(self, **params: Any) -> None:
-        allowed = set(self.defaults) | {"update_note"}
-        unknown = sorted(set(params) - allowed)
-        if unknown:
-            raise ValueError(
-                f"methods.{self.name}.params: unknown {', '.join(unknown)} (known: {', '.join(sorted(allowed))})"
-            )
-        self.params = {**self.defaults, **params}
+        self.params = self.check_params(params)
+
+    @classmethod
+    def check_params(cls, params: Mapping[str, Any]) -> dict[str, Any]:
+        """The method's params over its defaults; unknown or ill-typed names are refused (`update_note`, the
+        benchmark's note for update prompts, is every method's)."""
+        return check_params(f"methods.{cls.name}.params", cls.defaults, params, extra={"update_note": None})
+
+    @classmethod
+    def state_view(cls, tree: Mapping[str, str]) -> dict[str, Any]:
+        """A method's own reading of its state in a harness tree (for reports and viewers); {} when none."""
+        return {}
 
     def initialize(self, ws: HarnessWorkspace, system_prompt: str, solver_params: GenParams) -> None:
         ws.write("system.md", system_prompt)

@@ -14,9 +14,6 @@ from typing import Any
 import pytest
 
 from evoarena.benchmarks.clr.benchmark import ClrBenchmark
-from evoarena.benchmarks.clr.membership import RULE, Member, member_line, revealed_members, stated_members
-from evoarena.benchmarks.clr.policy import attribute, clr_student
-from evoarena.benchmarks.clr.role_policies import CALLED_AS, ROLE_POLICIES, recognise, with_members
 from evoarena.methods import render_prompt
 from evoarena.methods.ace_playbook import Playbook, apply_operations, extract_json, render_playbook
 from evoarena.methods.dynamic_cheatsheet import parse_sheet
@@ -26,6 +23,9 @@ from evoarena.methods.reasoning_bank import parse_items, parse_judge
 from evoarena.methods.reflexion import clean_reflection
 from evoarena.methods.tf_grpo import CRITIQUE_OPS, UPDATE_OPS, apply_ops, check_op, extract_ops, render_library
 from evoarena.models import GenParams, Message
+from evoarena.scripted.clr.membership import RULE, Member, member_line, revealed_members, stated_members
+from evoarena.scripted.clr.roles import CALLED_AS, ROLE_POLICIES, recognise, with_members
+from evoarena.scripted.clr.student import attribute, clr_student
 
 
 @dataclass(frozen=True)
@@ -387,12 +387,12 @@ def test_ace_and_dc_list_the_revealed_members_without_rejections(tmp_path: Path)
 
 
 def test_the_methods_recipe_maps_every_role_and_pairs_self_with_lesson() -> None:
-    from evoarena.methods import METHODS
+    from evoarena.protocol.catalog import method_class
     from evoarena.spec import load_spec
 
-    spec = load_spec(Path(__file__).resolve().parents[3] / "recipes" / "clr-methods.yaml")
+    spec = load_spec(Path(__file__).resolve().parents[2] / "recipes" / "clr-methods.yaml")
     for m in spec.methods:
-        assert set(METHODS[m.name].roles) <= set(spec.roles), m.condition
+        assert set(method_class(m.name).roles) <= set(spec.roles), m.condition
     assert {CALLED_AS.get(p.role, p.role) for p in ROLE_POLICIES} <= set(spec.roles)
     notes = {m.condition: m.params.get("update_note") for m in spec.methods}
     for name, note in notes.items():
@@ -459,6 +459,6 @@ def test_skillprox_diagnoser_patcher_and_shrinker_list_then_remove_members() -> 
 
 
 def case_view() -> Any:
-    from evoarena.benchmarks.base import TaskView
+    from evoarena.api import TaskView
 
     return TaskView("t/L2/practice", "train", "t", case().task)

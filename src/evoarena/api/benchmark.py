@@ -2,76 +2,32 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
+from evoarena.api.params import check_params
+from evoarena.api.task import Feedback, Parsed, Task, TaskView, TestSplitLocked
 from evoarena.models.base import GenParams
-
-Split = Literal["train", "val", "test"]
-
-
-class TestSplitLocked(PermissionError):
-    """Raised when anything but the evaluator reaches for the test split."""
-
-    __test__ = False  # not a pytest class
-
-
-@dataclass(frozen=True)
-class TaskView:
-    """What a method and the solver may see of a task."""
-
-    id: str
-    split: Split
-    source_id: str
-    prompt: str
-
-
-@dataclass(frozen=True)
-class Task:
-    """A task with its hidden reference; only the runner and grader hold these."""
-
-    id: str
-    split: Split
-    source_id: str
-    prompt: str
-    reference: str
-    meta: dict[str, Any] = field(default_factory=dict)
-
-    def view(self) -> TaskView:
-        return TaskView(self.id, self.split, self.source_id, self.prompt)
-
-    def payload_hash(self) -> str:
-        blob = json.dumps([self.id, self.split, self.source_id, self.prompt, self.reference], ensure_ascii=False)
-        return hashlib.sha256(blob.encode("utf-8")).hexdigest()
-
-
-@dataclass(frozen=True)
-class Parsed:
-    """A parsed solver output: `answer` is None when the output could not be parsed."""
-
-    answer: str | None
-    error: str | None = None
-
-
-@dataclass(frozen=True)
-class Feedback:
-    score: float
-    passed: bool
-    message: str
 
 
 class Benchmark(ABC):
     name: ClassVar[str]
+    defaults: ClassVar[dict[str, Any]] = {}
+    """Every parameter the benchmark accepts, with its default; unknown or ill-typed params are refused."""
     protocol: ClassVar[str] = "practice-select-test"
     """"practice-select-test" (train → checkpoint selection on val → test once) or "curriculum" (ordered
     episodes of stages: practice attempts on a stage, then its test, state carried to the next stage)."""
 
     def __init__(self, **params: Any) -> None:
+        self.check_params(params)
         self.params = params
         self._locked = False
+
+    @classmethod
+    def check_params(cls, params: Mapping[str, Any]) -> dict[str, Any]:
+        """The params over the declared defaults; unknown names and values unlike their default are refused."""
+        return check_params(f"benchmark.params ({cls.name})", cls.defaults, params)
 
     @abstractmethod
     def generate(self) -> list[Task]:

@@ -8,18 +8,18 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from evoarena.benchmarks.sheets import skill_policy as sp
 from evoarena.benchmarks.sheets.core import SheetTask
 from evoarena.benchmarks.sheets.generate import draw_task
 from evoarena.benchmarks.sheets.grading import Grade
-from evoarena.benchmarks.sheets.policy import LESSON, MISTAKE, sheets_student, student_program
 from evoarena.benchmarks.sheets.tasks import task_text
-from evoarena.methods.base import render_prompt
+from evoarena.methods.prompting import render_prompt
 from evoarena.methods.skillprox.method import INITIAL_SKILL
 from evoarena.methods.skillprox.patch import Patch, parse_patch
 from evoarena.methods.skillprox.prox import ProxStep, overlaps
 from evoarena.methods.skillprox.skill import render, struct_problems, units
 from evoarena.models import GenParams, Message
+from evoarena.scripted.sheets import skills as sp
+from evoarena.scripted.sheets.student import LESSON, MISTAKE, sheets_student, student_program
 
 RunLocal = Callable[[str, SheetTask], Grade]
 

@@ -31,6 +31,9 @@ import re
 from collections.abc import Mapping
 
 from evoarena.benchmarks.sheets.families import match_instruction
+from evoarena.methods.skillprox.patch import changed_files
+from evoarena.methods.skillprox.prox import overlaps
+from evoarena.methods.skillprox.skill import ablate, pointers, read_rendered, sections, unit_texts, units
 
 DIAGNOSE = "You are the SkillProx diagnoser"
 MOMENTUM = "You are the SkillProx momentum agent"
@@ -99,7 +102,6 @@ def _between(text: str, start: str, end: str) -> str:
 
 def read_skill(prompt: str, end: str) -> dict[str, str]:
     """The skill files rendered between `# Current skill` and the heading `end` (the `render` format)."""
-    from evoarena.methods.skillprox.skill import read_rendered  # lazy: methods import the benchmarks package
 
     return read_rendered(_between(prompt, "# Current skill\n", f"\n{end}"))
 
@@ -197,7 +199,6 @@ def _gist(text: str) -> str:
 
 def _merge_into(skill: Mapping[str, str], receiver: str, line: str) -> dict[str, str]:
     """`skill` with `line` appended to one unit: an L2 section, an L3 file, or the preamble."""
-    from evoarena.methods.skillprox.skill import sections  # lazy: methods import the benchmarks package
 
     out = dict(skill)
     if receiver.startswith("L3:"):
@@ -218,9 +219,6 @@ def _merge_into(skill: Mapping[str, str], receiver: str, line: str) -> dict[str,
 
 
 def shrink(prompt: str) -> str:
-    from evoarena.methods.skillprox.patch import changed_files
-    from evoarena.methods.skillprox.prox import overlaps  # lazy: methods import the benchmarks package
-    from evoarena.methods.skillprox.skill import ablate, pointers, unit_texts, units
 
     skill = read_skill(prompt, "# Target unit")
     m = re.search(r"^# Target unit (.+?) \(an L[23] ", prompt, flags=re.M)

@@ -12,9 +12,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from evoarena.api import policy
 from evoarena.benchmarks.arith.generator import family_of
 from evoarena.models.base import GenParams, Message
-from evoarena.models.scripted import register_policy
 
 RULES = {
     "add": "When more items are received, add them to the starting amount.",
@@ -63,7 +63,7 @@ def has_lesson(context: str, family: str) -> bool:
     return any(family_of(q) == family for q in demos)
 
 
-@register_policy("arith-student")
+@policy("arith-student")
 def arith_student(messages: Sequence[Message], params: GenParams) -> str:
     text = "\n\n".join(m.content for m in messages)
     if text.rstrip().endswith("Reflection:"):

@@ -19,10 +19,10 @@ import re
 from collections.abc import Sequence
 from functools import cache
 
-from evoarena.benchmarks.clr.membership import RULE, stated_members
-from evoarena.benchmarks.clr.role_policies import answer_role
+from evoarena.api import policy
 from evoarena.models.base import GenParams, Message
-from evoarena.models.scripted import register_policy
+from evoarena.scripted.clr.membership import RULE, stated_members
+from evoarena.scripted.clr.roles import answer_role
 
 _ENTITY = re.compile(r"returns a dict mapping each (?P<entity>.+?) to the number")
 
@@ -42,7 +42,7 @@ def exclusion_program(entity: str, excluded: dict[str, set[str]]) -> str:
     )
 
 
-@register_policy("clr-student")
+@policy("clr-student")
 def clr_student(messages: Sequence[Message], params: GenParams) -> str:
     """The exception-lister: an update role's reply when the prompt is one (`role_policies`), else the solver."""
     text = "\n".join(m.content for m in messages)
@@ -115,7 +115,7 @@ def _described(text: str) -> list[str]:
     return out
 
 
-@register_policy("clr-class-knower")
+@policy("clr-class-knower")
 def clr_class_knower(messages: Sequence[Message], params: GenParams) -> str:
     """Reads the hidden class from the shipped default release (a mechanism oracle: it knows the roster)."""
     from evoarena.benchmarks.clr.library import shipped_library
@@ -135,7 +135,7 @@ def clr_class_knower(messages: Sequence[Message], params: GenParams) -> str:
     return f"```python\n{exclusion_program(entity, excluded)}```\n"
 
 
-@register_policy("clr-attribute-overgeneraliser")
+@policy("clr-attribute-overgeneraliser")
 def clr_attribute_overgeneraliser(messages: Sequence[Message], params: GenParams) -> str:
     """Excludes every described value whose description opens like the example's (e.g. 'Airline of …',
     'European country …'): an attribute rule instead of the class, so it drops look-alike non-members."""

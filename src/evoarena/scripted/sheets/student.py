@@ -14,11 +14,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from evoarena.api import policy
 from evoarena.benchmarks.sheets.families import match_instruction
 from evoarena.benchmarks.sheets.reference import render_program
-from evoarena.benchmarks.sheets.skill_policy import follow_skill, skillprox_reply
 from evoarena.models.base import GenParams, Message
-from evoarena.models.scripted import register_policy
+from evoarena.scripted.sheets.skills import follow_skill, skillprox_reply
 
 MARKER = "## Spreadsheet task"
 RULE = (
@@ -50,7 +50,7 @@ def student_program(task: str, context: str) -> str | None:
     return follow_skill(family.name, program, context)
 
 
-@register_policy("sheets-student")
+@policy("sheets-student")
 def sheets_student(messages: Sequence[Message], params: GenParams) -> str:
     text = "\n\n".join(m.content for m in messages)
     reply = skillprox_reply(text)  # SkillProx's diagnoser, momentum agent, patcher and shrinker

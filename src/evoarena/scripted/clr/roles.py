@@ -20,7 +20,9 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from evoarena.benchmarks.clr.membership import Member, member_line, new_members, revealed_members
+from evoarena.methods.skillprox.patch import changed_files
+from evoarena.methods.skillprox.skill import ablate, read_rendered
+from evoarena.scripted.clr.membership import Member, member_line, new_members, revealed_members
 
 MEMBERS_HEADER = "Values confirmed to belong to a label (records with these values are not counted):"
 SKILL_NAME = "confirmed-members"
@@ -226,7 +228,6 @@ MEMBERS_SECTION = "## Confirmed members"
 
 def _skill_files(text: str, end: str) -> dict[str, str]:
     """The skill files a SkillProx prompt renders between '# Current skill' and `end`."""
-    from evoarena.methods.skillprox.skill import read_rendered  # lazy: methods import the benchmarks package
 
     return read_rendered(section(text, "# Current skill\n", end))
 
@@ -260,8 +261,6 @@ def skillprox_patch(text: str) -> str:
 
 def skillprox_shrink(text: str) -> str:
     """The shrinker's JSON: delete the target outright (an L2 section: its lines; an L3 file: the file and pointer)."""
-    from evoarena.methods.skillprox.patch import changed_files
-    from evoarena.methods.skillprox.skill import ablate
 
     skill = _skill_files(text, "# Target unit")
     target = re.search(r"^# Target unit (.+?) \(an L[23] ", text, re.M)

@@ -1,0 +1,58 @@
+"""The contract a method or a benchmark programs against: tasks, attempts, the practice context, the registry.
+
+Everything here sits below `methods/`, `benchmarks/` and `scripted/`, and above `harness/`, `models/`, `store/`.
+"""
+
+from evoarena.api.attempt import Attempt
+from evoarena.api.benchmark import Benchmark
+from evoarena.api.context import PracticeContext, Reply
+from evoarena.api.method import Method, harness_toml
+from evoarena.api.params import ParamError, check_params, closest
+from evoarena.api.registry import (
+    KINDS,
+    REGISTRY,
+    Entry,
+    Kind,
+    PluginError,
+    Registry,
+    UnknownName,
+    benchmark,
+    load_plugins,
+    method,
+    policy,
+    view,
+)
+from evoarena.api.task import Feedback, Parsed, Split, Task, TaskView, TestSplitLocked
+from evoarena.harness import HarnessWorkspace, Manifest
+
+__all__ = [
+    "KINDS",
+    "REGISTRY",
+    "Attempt",
+    "Benchmark",
+    "Entry",
+    "Feedback",
+    "HarnessWorkspace",
+    "Kind",
+    "Manifest",
+    "Method",
+    "ParamError",
+    "Parsed",
+    "PluginError",
+    "PracticeContext",
+    "Registry",
+    "Reply",
+    "Split",
+    "Task",
+    "TaskView",
+    "TestSplitLocked",
+    "UnknownName",
+    "benchmark",
+    "check_params",
+    "closest",
+    "harness_toml",
+    "load_plugins",
+    "method",
+    "policy",
+    "view",
+]

@@ -1,0 +1,95 @@
+"""What a method programs against during one practice step: the `PracticeContext` protocol and its replies."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from evoarena.api.attempt import Attempt
+from evoarena.api.task import Feedback, TaskView
+from evoarena.harness import HarnessWorkspace
+from evoarena.models import RoleModel
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A role's answer to `ctx.ask`: its text and why it stopped (`length`: cut off at max_tokens)."""
+
+    text: str
+    finish_reason: str | None = None
+    call_id: int | None = None
+
+    @property
+    def cut_off(self) -> bool:
+        return self.finish_reason == "length"
+
+
+class PracticeContext(Protocol):
+    """Handed to `Method.practice` for one step. Every write goes through `harness`; every call through `ask` or
+    `model(role)`; every submitted attempt through `solve`, every internal evaluation through `rollout` (both
+    counted against the cell's budget). It holds train/val tasks only: no test task, no benchmark, no run store."""
+
+    harness: HarnessWorkspace
+    train: tuple[TaskView, ...]
+    val: tuple[TaskView, ...]
+    rng: random.Random
+    step: int
+    update_note: str | None
+    attempt_limit: int | None
+
+    @property
+    def submitted(self) -> int:
+        """Submitted attempts so far in this step."""
+        ...
+
+    def model(self, role: str) -> RoleModel:
+        """The model mapped to `role` (KeyError naming the mapped roles otherwise)."""
+        ...
+
+    def ask(
+        self,
+        role: str,
+        prompt: str,
+        *,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        stop: tuple[str, ...] | None = None,
+        sample_index: int = 0,
+        note: bool = True,
+        reject_cut_off: str | None = None,
+    ) -> Reply | None:
+        """One user-message call in `role`: the update note in front (unless `note=False`), the role's default
+        params with the given overrides. None on a provider error (recorded in the ledger; the runner decides the
+        step's fate). With `reject_cut_off=WHAT`, a reply cut off at max_tokens is recorded as a rejected WHAT and
+        None is returned."""
+        ...
+
+    def solve(self, task: TaskView, *, tree: Mapping[str, str] | None = None, sample_index: int = 0) -> Attempt:
+        """One submitted attempt with the current harness (or `tree`)."""
+        ...
+
+    def rollout(self, task: TaskView, *, tree: Mapping[str, str] | None = None, sample_index: int = 0) -> Attempt:
+        """One internal evaluation, graded like a submission but never submitted."""
+        ...
+
+    def feedback(self, task: TaskView, attempt: Attempt) -> Feedback:
+        """Grader feedback for a train/val attempt; a provider error raises."""
+        ...
+
+    def observation(self, task: TaskView, attempt: Attempt) -> str | None:
+        """What running the answer showed (None where answers are only graded)."""
+        ...
+
+    def label(self, task: TaskView) -> str:
+        """The reference answer of a train task; val and test are refused."""
+        ...
+
+    def reject(self, what: str, raw: str, reason: str) -> None:
+        """Record malformed model output that the method refused to adopt."""
+        ...
+
+    def log(self, kind: str, payload: dict[str, Any]) -> None:
+        """An event in the run's log, tied to this step."""
+        ...

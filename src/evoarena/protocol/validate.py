@@ -1,0 +1,52 @@
+"""Check a whole spec against the catalog before anything is written: every name, every param, every policy.
+
+Errors are one line naming the field (`methods.2.name: unknown method 'refelxion' (did you mean reflexion?) …`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from evoarena.api import Benchmark, Method, ParamError, UnknownName
+from evoarena.protocol import catalog
+from evoarena.spec import ExperimentSpec, SpecError
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """What a valid spec names: its benchmark class and one method class per condition."""
+
+    benchmark: type[Benchmark]
+    methods: dict[str, type[Method]]
+
+
+def validate_spec(spec: ExperimentSpec, search: Iterable[Path] = ()) -> Resolved:
+    """Resolve and check every name and param of `spec`; raise SpecError (one line) on the first problem."""
+    search = tuple(search)
+    try:
+        bench = catalog.benchmark_class(spec.benchmark.name, search)
+    except UnknownName as err:
+        raise SpecError(f"benchmark.name: {err}") from None
+    try:
+        bench.check_params(spec.benchmark.params)
+    except ParamError as err:
+        raise SpecError(str(err)) from None
+    methods: dict[str, type[Method]] = {}
+    for i, m in enumerate(spec.methods):
+        try:
+            cls = catalog.method_class(m.name, search)
+        except UnknownName as err:
+            raise SpecError(f"methods.{i}.name: {err}") from None
+        try:
+            cls.check_params(m.params)
+        except ParamError as err:
+            raise SpecError(f"methods.{i}: {err}") from None
+        methods[m.condition] = cls
+    for key, model in spec.models.items():
+        if model.backend == "scripted":
+            try:
+                catalog.policy(model.model, search)
+            except UnknownName as err:
+                raise SpecError(f"models.{key}.model: {err}") from None
+    return Resolved(bench, methods)

@@ -1,0 +1,9 @@
+"""Scripted model policies: deterministic Python players of a benchmark's roles, for mechanism tests
+(evidence: mechanism). They sit above methods and benchmarks, so they may read both; importing this package
+registers them all."""
+
+from evoarena.scripted import arith, echo
+from evoarena.scripted.clr import student as clr_student
+from evoarena.scripted.sheets import student as sheets_student
+
+__all__ = ["arith", "clr_student", "echo", "sheets_student"]

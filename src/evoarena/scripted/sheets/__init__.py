@@ -1,0 +1,1 @@
+"""Scripted players of the sheets benchmark: the student and its SkillProx roles."""
