@@ -45,13 +45,16 @@ class TokenLogprob:
 
 @dataclass(frozen=True)
 class Completion:
-    """What a backend returns: text, token usage and (when offered) per-token logprobs."""
+    """What a backend returns: text, token usage and (when offered) per-token logprobs; through a RoleModel, also
+    the id of the ledger row it was recorded as."""
 
     text: str
     usage: Usage
     logprobs: tuple[TokenLogprob, ...] | None = None
     finish_reason: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    # The ledger row (calls.id) this completion was recorded as; set by RoleModel, never cached, not compared.
+    call_id: int | None = field(default=None, compare=False)
 
     def to_json(self) -> dict[str, Any]:
         return {

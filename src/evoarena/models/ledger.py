@@ -7,7 +7,7 @@ import json
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Protocol
 
 from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential
@@ -15,7 +15,7 @@ from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_expo
 from evoarena.models.base import Backend, Completion, GenParams, Message, ProviderError
 from evoarena.models.cache import ResponseCache, cache_key, prompt_hash
 from evoarena.spec import ModelSpec
-from evoarena.store import RunStore
+from evoarena.store import RunStore, TextResponse
 
 
 class ModelCallError(RuntimeError):
@@ -109,8 +109,8 @@ class RoleModel:
             self.scope.meter.before_call()
         hit = self.cache.get(key) if self.cache is not None else None
         if hit is not None:
-            self._record(params, messages, key, hit, 0.0, cached=True, retries=0, error=None)
-            return hit
+            call_id = self._record(params, messages, key, hit, 0.0, cached=True, retries=0, error=None)
+            return replace(hit, call_id=call_id)
         tries = 0
         start = time.monotonic()
 
@@ -137,8 +137,8 @@ class RoleModel:
         latency = time.monotonic() - start
         if self.cache is not None:
             self.cache.put(key, completion)
-        self._record(params, messages, key, completion, latency, cached=False, retries=tries - 1, error=None)
-        return completion
+        call_id = self._record(params, messages, key, completion, latency, cached=False, retries=tries - 1, error=None)
+        return replace(completion, call_id=call_id)
 
     def _record(
         self,
@@ -151,10 +151,20 @@ class RoleModel:
         cached: bool,
         retries: int,
         error: str | None,
-    ) -> None:
+    ) -> int:
+        """Write the ledger row with the exact messages and response (none for an error); return its id."""
         tin = completion.usage.input_tokens if completion else 0
         tout = completion.usage.output_tokens if completion else 0
-        self.store.record_call(
+        response = None
+        if completion is not None:
+            response = TextResponse(
+                text=completion.text,
+                finish_reason=completion.finish_reason,
+                logprobs=None if completion.logprobs is None else [asdict(t) for t in completion.logprobs],
+            )
+        call_id = self.store.record_call(
+            request=[(m.role, m.content) for m in messages],
+            response=response,
             cell=self.scope.cell,
             phase=self.scope.phase,
             unit=self.scope.unit,
@@ -175,3 +185,4 @@ class RoleModel:
         )
         if self.scope.meter is not None and completion is not None:
             self.scope.meter.after_call(tin + tout)
+        return call_id

@@ -12,9 +12,20 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from evoarena.store import texts
 from evoarena.store.blobs import BlobStore
+from evoarena.store.texts import TextMessage, TextResponse
 
 DB_NAME = "run.sqlite"
+
+# Columns added after the first stores were written: (table, column, type), added on open when missing.
+_ADDED_COLUMNS = (
+    ("calls", "unit", "TEXT"),  # the unit key a call/event belongs to
+    ("events", "unit", "TEXT"),
+    ("calls", "request_blob", "TEXT"),  # the call's messages and response, in `texts` (see store/texts.py)
+    ("calls", "response_blob", "TEXT"),
+    ("attempts", "call_id", "INTEGER"),  # the call that produced the attempt's answer
+)
 
 
 def now_iso() -> str:
@@ -37,10 +48,10 @@ class RunStore:
         schema = resources.files("evoarena.store").joinpath("schema.sql").read_text(encoding="utf-8")
         with self._lock:
             self._conn.executescript(schema)
-            for table in ("calls", "events"):  # stores written before calls/events carried their unit key
+            for table, column, kind in _ADDED_COLUMNS:
                 cols = {r["name"] for r in self._conn.execute(f"PRAGMA table_info({table})")}
-                if "unit" not in cols:
-                    self._conn.execute(f"ALTER TABLE {table} ADD COLUMN unit TEXT")
+                if column not in cols:
+                    self._conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
 
     @classmethod
     def open_existing(cls, run_dir: Path) -> RunStore:
@@ -127,10 +138,46 @@ class RunStore:
             )
 
     # -- calls and events -----------------------------------------------------------------------
-    def record_call(self, **row: Any) -> None:
+    def record_call(
+        self,
+        *,
+        request: Sequence[tuple[str, str]] | None = None,
+        response: TextResponse | None = None,
+        **row: Any,
+    ) -> int:
+        """Insert a ledger row with its request messages `(role, content)` and response texts, in one transaction
+        (a kill never leaves a row without its texts or texts without their row); return the row id."""
         row.setdefault("created_at", now_iso())
-        cols = ", ".join(row)
-        self.execute(f"INSERT INTO calls ({cols}) VALUES ({', '.join('?' for _ in row)})", list(row.values()))
+        with self.transaction() as conn:
+            if request is not None:
+                row["request_blob"] = texts.put_request(conn, request)
+            if response is not None:
+                row["response_blob"] = texts.put_response(conn, response)
+            cols = ", ".join(row)
+            cur = conn.execute(f"INSERT INTO calls ({cols}) VALUES ({', '.join('?' for _ in row)})", list(row.values()))
+            assert cur.lastrowid is not None
+            return cur.lastrowid
+
+    # -- texts (content-addressed, in the database) ---------------------------------------------
+    def put_text(self, text: str) -> str:
+        """Store `text` once under its sha256 (idempotent) and return the digest."""
+        with self.transaction() as conn:
+            return texts.put_text(conn, text)
+
+    def get_text(self, digest: str) -> str:
+        """The text stored under `digest`; KeyError when there is none."""
+        with self._lock:
+            return texts.get_text(self._conn, digest)
+
+    def get_request(self, digest: str) -> list[TextMessage]:
+        """A call's messages, from its `request_blob`."""
+        with self._lock:
+            return texts.get_request(self._conn, digest)
+
+    def get_response(self, digest: str) -> TextResponse:
+        """A call's response, from its `response_blob`."""
+        with self._lock:
+            return texts.get_response(self._conn, digest)
 
     def event(self, kind: str, payload: dict[str, Any], cell: str | None = None, unit: str | None = None) -> None:
         """`unit`: the cell's unit key the event happened in (a practice step, a test), when there is one."""

@@ -60,7 +60,8 @@ CREATE TABLE IF NOT EXISTS attempts (
   error TEXT,
   parse_error TEXT,
   output_blob TEXT,
-  created_at TEXT NOT NULL
+  created_at TEXT NOT NULL,
+  call_id INTEGER  -- the calls row that produced this attempt's answer, when known
 );
 CREATE INDEX IF NOT EXISTS attempts_cell ON attempts (cell, phase);
 CREATE TABLE IF NOT EXISTS calls (
@@ -82,7 +83,9 @@ CREATE TABLE IF NOT EXISTS calls (
   retries INTEGER NOT NULL,
   error TEXT,
   created_at TEXT NOT NULL,
-  unit TEXT
+  unit TEXT,
+  request_blob TEXT,   -- texts digest of [[role, content_digest], ...]; NULL in stores written before texts were kept
+  response_blob TEXT   -- texts digest of {"text", "finish_reason", "logprobs"}; NULL for a provider error
 );
 CREATE INDEX IF NOT EXISTS calls_cell ON calls (cell, role);
 CREATE TABLE IF NOT EXISTS events (
@@ -92,4 +95,10 @@ CREATE TABLE IF NOT EXISTS events (
   kind TEXT NOT NULL,
   payload TEXT NOT NULL,
   unit TEXT
+);
+-- Content-addressed texts (model call messages and responses): digest = sha256 of the utf-8 text, body = zlib.
+CREATE TABLE IF NOT EXISTS texts (
+  digest TEXT PRIMARY KEY,
+  size INTEGER NOT NULL,
+  body BLOB NOT NULL
 );

@@ -1,0 +1,160 @@
+"""`evoarena trace` (each matching call's exact messages and response) and `calls_command` (the filtered ledger)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+from rich.panel import Panel
+from rich.rule import Rule
+from rich.table import Table
+from rich.text import Text
+
+from evoarena.cli_common import JsonOpt, RunDirArg, emit_json, err, fail, open_run, out
+from evoarena.store import CallRow, Conversation, RunStore, attempt_call_id, conversation_of, find_calls
+
+CellOpt = Annotated[
+    str | None, typer.Option("--cell", help="A cell name; when no call has that cell, every cell starting with it.")
+]
+TaskOpt = Annotated[
+    str | None,
+    typer.Option("--task", help="Calls behind attempts on this task id, or whose unit key names it."),
+]
+RoleOpt = Annotated[str | None, typer.Option("--role", help="Only calls of this role (solver, reflector, …).")]
+PhaseOpt = Annotated[str | None, typer.Option("--phase", help="Only calls of this phase (practice, select, test).")]
+AttemptOpt = Annotated[int | None, typer.Option("--attempt", help="The call behind this attempt row id.")]
+
+NOT_KEPT = "(texts not kept: this call was recorded before the run store kept call texts)"
+
+
+def _select(
+    store: RunStore,
+    *,
+    cell: str | None,
+    task: str | None,
+    role: str | None,
+    phase: str | None,
+    attempt: int | None,
+    limit: int,
+) -> list[CallRow]:
+    """The last `limit` matching calls, oldest first; a one-line error for an attempt that links to no call."""
+    if attempt is not None:
+        try:
+            if attempt_call_id(store, attempt) is None:
+                fail(f"attempt {attempt} links to no call (its row carries no call_id)")
+        except KeyError:
+            fail(f"no attempt {attempt} in {store.run_dir}")
+    return find_calls(
+        store, cell=cell, cell_match="auto", role=role, task=task, attempt=attempt, phase=phase, limit=limit
+    )
+
+
+def _header(c: CallRow) -> str:
+    cached = "yes" if c.cached else "no"
+    return (
+        f"call {c.id} · cell {c.cell} · unit {c.unit} · phase {c.phase} · role {c.role} · model {c.model_id}"
+        f" · cached {cached} · tokens {c.input_tokens} in / {c.output_tokens} out"
+    )
+
+
+def _print_plain(conv: Conversation) -> None:
+    w = sys.stdout.write
+    w(f"=== {_header(conv.call)}\n")
+    if conv.messages is None:
+        w(NOT_KEPT + "\n\n")
+        return
+    for m in conv.messages:
+        w(f"--- {m.role}\n{m.content}\n")
+    if conv.response is not None:
+        w(f"--- response (finish: {conv.response.finish_reason})\n{conv.response.text}\n")
+    else:
+        w(f"--- no response: {conv.call.error or 'none kept'}\n")
+    w("\n")
+
+
+def _print_rich(conv: Conversation) -> None:
+    out.print(Rule(Text(_header(conv.call), style="bold"), align="left"))
+    if conv.messages is None:
+        out.print(Text(NOT_KEPT, style="yellow"))
+        return
+    for m in conv.messages:
+        out.print(Panel(Text(m.content), title=f"[bold]{escape(m.role)}[/]", title_align="left", border_style="blue"))
+    if conv.response is not None:
+        title = f"[bold]response[/] · finish: {escape(str(conv.response.finish_reason))}"
+        out.print(Panel(Text(conv.response.text), title=title, title_align="left", border_style="green"))
+    else:
+        out.print(
+            Panel(
+                Text(conv.call.error or "none kept"),
+                title="[bold]no response[/]",
+                title_align="left",
+                border_style="red",
+            )
+        )
+
+
+def trace(
+    run_dir: RunDirArg,
+    cell: CellOpt = None,
+    task: TaskOpt = None,
+    role: RoleOpt = None,
+    attempt: AttemptOpt = None,
+    phase: PhaseOpt = None,
+    limit: Annotated[int, typer.Option(help="At most this many calls (the last ones matching).")] = 20,
+    as_json: JsonOpt = False,
+) -> None:
+    """The matching calls' exact messages and responses (cached calls too), oldest first."""
+    store = open_run(run_dir)
+    rows = _select(store, cell=cell, task=task, role=role, phase=phase, attempt=attempt, limit=limit)
+    convs = [conversation_of(store, r) for r in rows]
+    if as_json:
+        emit_json([c.to_json() for c in convs])
+        return
+    if not convs:
+        err.print("no calls match")
+        return
+    show = _print_rich if out.is_terminal else _print_plain
+    for c in convs:
+        show(c)
+
+
+def calls_command(
+    run_dir: RunDirArg,
+    cell: CellOpt = None,
+    task: TaskOpt = None,
+    role: RoleOpt = None,
+    phase: PhaseOpt = None,
+    limit: Annotated[int, typer.Option(help="At most this many calls (the last ones matching).")] = 50,
+    as_json: JsonOpt = False,
+) -> None:
+    """The call ledger, newest last (filtered by cell, task, role or phase)."""
+    store = open_run(run_dir)
+    rows = _select(store, cell=cell, task=task, role=role, phase=phase, attempt=None, limit=limit)
+    if as_json:
+        emit_json([r.to_json() for r in rows])
+        return
+    t = Table(title=f"last {len(rows)} calls")
+    for col in ("id", "cell", "unit", "phase", "role", "model_id", "in", "out", "latency", "cached", "error"):
+        t.add_column(col)
+    for r in rows:
+        t.add_row(
+            str(r.id),
+            str(r.cell),
+            str(r.unit),
+            str(r.phase),
+            r.role,
+            r.model_id,
+            str(r.input_tokens),
+            str(r.output_tokens),
+            f"{r.latency_s:.2f}",
+            "yes" if r.cached else "",
+            (r.error or "")[:40],
+        )
+    out.print(t)
+
+
+def register(app: typer.Typer) -> None:
+    """Add `trace` to the `evoarena` app (`calls_command` is wired by cli.py as `calls`)."""
+    app.command(name="trace")(trace)

@@ -1,0 +1,161 @@
+"""Reading the call ledger back: ledger rows by cell, role, task, attempt or phase, and each call's full texts."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+from evoarena.store.db import RunStore
+from evoarena.store.texts import TextMessage, TextResponse
+
+CellMatch = Literal["exact", "prefix", "auto"]
+
+
+@dataclass(frozen=True)
+class CallRow:
+    """One ledger row (table `calls`); `request_blob`/`response_blob` address its texts (None when not kept)."""
+
+    id: int
+    cell: str | None
+    phase: str | None
+    unit: str | None
+    role: str
+    model: str
+    backend: str
+    model_id: str
+    params: dict[str, Any]
+    prompt_hash: str
+    cache_key: str
+    input_tokens: int
+    output_tokens: int
+    latency_s: float
+    cost_usd: float
+    cached: bool
+    retries: int
+    error: str | None
+    created_at: str
+    request_blob: str | None
+    response_blob: str | None
+
+    @classmethod
+    def from_db(cls, r: dict[str, Any]) -> CallRow:
+        return cls(
+            id=int(r["id"]), cell=r["cell"], phase=r["phase"], unit=r.get("unit"), role=r["role"], model=r["model"],
+            backend=r["backend"], model_id=r["model_id"], params=json.loads(r["params"]),
+            prompt_hash=r["prompt_hash"], cache_key=r["cache_key"], input_tokens=int(r["input_tokens"]),
+            output_tokens=int(r["output_tokens"]), latency_s=float(r["latency_s"]), cost_usd=float(r["cost_usd"]),
+            cached=bool(r["cached"]), retries=int(r["retries"]), error=r["error"], created_at=r["created_at"],
+            request_blob=r.get("request_blob"), response_blob=r.get("response_blob"),
+        )  # fmt: skip
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """A call with its exact messages and response. `messages` is None when the store predates kept texts;
+    `response` is None for a provider error (or when not kept)."""
+
+    call: CallRow
+    messages: list[TextMessage] | None
+    response: TextResponse | None
+
+    @property
+    def kept(self) -> bool:
+        """Whether this call's texts were kept (stores written before texts were kept have none)."""
+        return self.call.request_blob is not None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            **self.call.to_json(),
+            "kept": self.kept,
+            "messages": None if self.messages is None else [asdict(m) for m in self.messages],
+            "response": None if self.response is None else self.response.to_json(),
+        }
+
+
+def find_calls(
+    store: RunStore,
+    *,
+    cell: str | None = None,
+    cell_match: CellMatch = "exact",
+    role: str | None = None,
+    task: str | None = None,
+    attempt: int | None = None,
+    phase: str | None = None,
+    limit: int | None = 50,
+) -> list[CallRow]:
+    """The last `limit` ledger rows matching every given filter, oldest first.
+
+    `cell`: with `cell_match` "exact" that cell, "prefix" every cell starting with it, "auto" the exact cell when
+    some call has it and otherwise the prefix. `task`: calls linked from an attempt on
+    that task (`attempts.call_id`) or whose unit key has the task id as one of its `/`-separated parts.
+    `attempt`: the call linked from that attempt row (none when the attempt carries no call_id)."""
+    where: list[str] = []
+    args: list[Any] = []
+    if cell is not None:
+        if cell_match == "auto":
+            exact = store.query_one("SELECT 1 AS hit FROM calls WHERE cell = ? LIMIT 1", [cell]) is not None
+            cell_match = "exact" if exact else "prefix"
+        if cell_match == "prefix":
+            where.append("substr(cell, 1, length(?)) = ?")
+            args += [cell, cell]
+        else:
+            where.append("cell = ?")
+            args.append(cell)
+    if role is not None:
+        where.append("role = ?")
+        args.append(role)
+    if phase is not None:
+        where.append("phase = ?")
+        args.append(phase)
+    if task is not None:
+        where.append(
+            "(id IN (SELECT call_id FROM attempts WHERE task_id = ? AND call_id IS NOT NULL)"
+            " OR instr('/' || unit || '/', '/' || ? || '/') > 0)"
+        )
+        args += [task, task]
+    if attempt is not None:
+        where.append("id = (SELECT call_id FROM attempts WHERE id = ?)")
+        args.append(attempt)
+    sql = "SELECT * FROM calls" + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY id DESC"
+    if limit is not None:
+        sql += " LIMIT ?"
+        args.append(limit)
+    return [CallRow.from_db(r) for r in reversed(store.query(sql, args))]
+
+
+def call_row(store: RunStore, call_id: int) -> CallRow | None:
+    """The ledger row with that id, if any."""
+    row = store.query_one("SELECT * FROM calls WHERE id = ?", [call_id])
+    return None if row is None else CallRow.from_db(row)
+
+
+def conversation_of(store: RunStore, call: CallRow) -> Conversation:
+    """A ledger row's exact messages and response, read from `texts`."""
+    messages = None if call.request_blob is None else store.get_request(call.request_blob)
+    response = None if call.response_blob is None else store.get_response(call.response_blob)
+    return Conversation(call=call, messages=messages, response=response)
+
+
+def conversation(store: RunStore, call_id: int) -> Conversation | None:
+    """The call with that id and its texts, if there is such a call."""
+    call = call_row(store, call_id)
+    return None if call is None else conversation_of(store, call)
+
+
+def attempt_call_id(store: RunStore, attempt_id: int) -> int | None:
+    """The call id an attempt row links to: None when it carries none; KeyError when there is no such attempt."""
+    row = store.query_one("SELECT call_id FROM attempts WHERE id = ?", [attempt_id])
+    if row is None:
+        raise KeyError(f"no attempt {attempt_id}")
+    return None if row["call_id"] is None else int(row["call_id"])
+
+
+def attempt_conversation(store: RunStore, attempt_id: int) -> Conversation | None:
+    """The conversation that produced an attempt row's answer: None when the attempt links to no call; KeyError
+    when there is no such attempt."""
+    call_id = attempt_call_id(store, attempt_id)
+    return None if call_id is None else conversation(store, call_id)
