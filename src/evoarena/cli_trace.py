@@ -8,7 +8,6 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 from rich.panel import Panel
-from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
@@ -75,7 +74,7 @@ def _print_plain(conv: Conversation) -> None:
 
 
 def _print_rich(conv: Conversation) -> None:
-    out.print(Rule(Text(_header(conv.call), style="bold"), align="left"))
+    out.print(Text(_header(conv.call), style="bold cyan"))
     if conv.messages is None:
         out.print(Text(NOT_KEPT, style="yellow"))
         return
