@@ -13,6 +13,9 @@ from rich.table import Table
 
 from evoarena.cli_clr import clr_app
 from evoarena.cli_common import JsonOpt, RunDirArg, emit_json, err, fail, open_run, out
+from evoarena.cli_list import register as register_list
+from evoarena.cli_trace import calls_command
+from evoarena.cli_trace import register as register_trace
 from evoarena.harness import diff_trees, lineage, load_tree, resolve_version, rollback
 from evoarena.spec import SpecError, load_spec
 from evoarena.store import DB_NAME, RunStore
@@ -197,33 +200,6 @@ def diff(run_dir: RunDirArg, v1: str, v2: str) -> None:
 
 
 @app.command()
-def calls(run_dir: RunDirArg, limit: int = 50, as_json: JsonOpt = False) -> None:
-    """The call ledger, newest last."""
-    store = open_run(run_dir)
-    rows = store.query("SELECT * FROM (SELECT * FROM calls ORDER BY id DESC LIMIT ?) ORDER BY id", [limit])
-    if as_json:
-        emit_json(rows)
-        return
-    t = Table(title=f"last {len(rows)} calls")
-    for col in ("id", "cell", "phase", "role", "model_id", "in", "out", "latency", "cached", "error"):
-        t.add_column(col)
-    for r in rows:
-        t.add_row(
-            str(r["id"]),
-            str(r["cell"]),
-            str(r["phase"]),
-            r["role"],
-            r["model_id"],
-            str(r["input_tokens"]),
-            str(r["output_tokens"]),
-            f"{r['latency_s']:.2f}",
-            "yes" if r["cached"] else "",
-            (r["error"] or "")[:40],
-        )
-    out.print(t)
-
-
-@app.command()
 def checkout(run_dir: RunDirArg, version: str, dest: Path) -> None:
     """Write a harness version's files into DEST (which must be empty or absent)."""
     from evoarena.harness import HarnessWorkspace
@@ -278,9 +254,9 @@ def list_runs(root: Annotated[Path, typer.Argument()] = Path("runs"), as_json: J
 
 app.add_typer(clr_app, name="clr")
 
-from evoarena.cli_trace import register as _register_trace  # noqa: E402
-
-_register_trace(app)
+register_list(app)
+register_trace(app)
+app.command(name="calls")(calls_command)
 
 
 if __name__ == "__main__":  # pragma: no cover

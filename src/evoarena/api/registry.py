@@ -46,8 +46,13 @@ class Entry:
 
     @property
     def description(self) -> str:
-        doc = inspect.getdoc(self.obj) or ""
-        return doc.strip().splitlines()[0] if doc.strip() else ""
+        """The first line of the object's own docstring, else of its module's (built-in methods keep theirs there)."""
+        own = vars(self.obj).get("__doc__") if inspect.isclass(self.obj) else getattr(self.obj, "__doc__", None)
+        module = inspect.getmodule(self.obj)
+        for doc in (own, module.__doc__ if module else None):
+            if doc and doc.strip():
+                return " ".join(inspect.cleandoc(doc).split("\n\n")[0].split())
+        return ""
 
     @property
     def params(self) -> dict[str, Any]:

@@ -132,6 +132,11 @@ class EvoSkill(Method):
     roles = ("solver", "proposer", "skill_writer")
     defaults = {"frontier_size": 3, "failure_threshold": 0.8, "extra_samples": 2, "patience": 5}
 
+    @classmethod
+    def state_view(cls, tree: Mapping[str, str]) -> dict[str, Any]:
+        """The iteration history and the live skills ({name: SKILL.md}) held in a harness tree."""
+        return {"history": read_history(tree), "skills": skills_of(tree)}
+
     def context(self, tree: Mapping[str, str], task: TaskView) -> str:
         skills = skills_of(tree)
         if not skills:

@@ -111,6 +111,11 @@ class TfGrpo(Method):
     roles = ("solver", "summarizer", "critic", "updater")
     defaults = {"group_size": 5, "temperature": 0.7, "max_words": 32, "variant": "original", "max_tokens": 800}
 
+    @classmethod
+    def state_view(cls, tree: Mapping[str, str]) -> dict[str, Any]:
+        """The experience library held in a harness tree, in id order."""
+        return {"library": read_library(tree)}
+
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
         if self.params["variant"] not in UPDATE_OPS:

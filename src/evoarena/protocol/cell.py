@@ -93,7 +93,7 @@ class CellRunner:
     def _finish(self, key: str, result: dict[str, Any], rows: list[dict[str, Any]]) -> None:
         for r in rows:
             text = r.pop("_text", "")
-            r.pop("_call_id", None)  # linked once the attempts table carries call_id
+            r["call_id"] = r.pop("_call_id", None)  # the ledger row of the call that produced the attempt
             r["output_blob"] = self.store.blobs.put(text) if text else None
         self.store.finish_unit(self.plan.cell, key, result, rows)
 

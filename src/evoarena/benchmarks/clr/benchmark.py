@@ -41,7 +41,9 @@ _CODE = re.compile(r"```(?:python|py)?\s*\n(.*?)```", re.S)
 
 @benchmark("clr")
 class ClrBenchmark(Benchmark):
-    """Params: `release` (path to a release JSON; default: build from `seed`), `seed` (0), `chains` (how many of
+    """CLR-Bench: a curriculum of latent rules over public named groupings (chains are episodes, layers stages).
+
+    Params: `release` (path to a release JSON; default: build from `seed`), `seed` (0), `chains` (how many of
     the release's chains to use, in order; default all), `layers` (4), `rewarded` (rewarded practice, False),
     `max_attempts` (practice attempts per layer, 3)."""
 

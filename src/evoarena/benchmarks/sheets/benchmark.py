@@ -53,7 +53,9 @@ class SheetsParams(BaseModel):
 
 @benchmark("sheets")
 class SheetsBenchmark(Benchmark):
-    """Score = cell accuracy (mean over the 3 cases of the fraction of target cells right); passed = hard (every
+    """Spreadsheet tasks in the spirit of SpreadsheetBench: a solve(input_path, output_path) program run in the sandbox.
+
+    Score = cell accuracy (mean over the 3 cases of the fraction of target cells right); passed = hard (every
     target cell of every case right). Practice feedback names wrong cells; the test split gets numbers only."""
 
     defaults = {k: f.get_default(call_default_factory=True) for k, f in SheetsParams.model_fields.items()}
