@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from evoarena.cli_trace import calls_command, register
 from evoarena.models import CallScope, Completion, GenParams, Message, ResponseCache, RoleModel, Usage
 from evoarena.spec import ModelSpec
-from evoarena.store import RunStore
+from evoarena.store import AttemptRow, RunStore
 
 runner = CliRunner()
 SYSTEM = "SYSTEM PROMPT: answer with one number.\nLine two of the prompt."
@@ -62,8 +62,8 @@ def run_dir(tmp_path: Path) -> Path:
     a = ask("solver", "test", "test/v1", "What is 9 - 4?")
     b = ask("solver", "test", "test/v1", "What is 1 + 1?")
     store.finish_unit("frozen__scripted__s0", "test/v1", {"n": 2}, [
-        {"phase": "test", "task_id": "t9", "version_id": "v1", "answer": "5", "call_id": a.call_id},
-        {"phase": "test", "task_id": "t10", "version_id": "v1", "answer": "2", "call_id": b.call_id},
+        AttemptRow(phase="test", task_id="t9", version_id="v1", answer="5", call_id=a.call_id),
+        AttemptRow(phase="test", task_id="t10", version_id="v1", answer="2", call_id=b.call_id),
     ])  # fmt: skip
     ask("solver", "practice", "practice/e1/0000/t1", "What is 2 + 3?")  # served from the cache
     store.close()

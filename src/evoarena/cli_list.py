@@ -26,7 +26,7 @@ def list_command(
 
     if kind not in PLURALS:
         fail(f"list: unknown kind {kind!r} (known: {', '.join(PLURALS)})")
-    rows = [{"name": e.name, "origin": e.origin, "description": e.description, "params": e.params}
+    rows: list[dict[str, Any]] = [{"name": e.name, "origin": e.origin, "description": e.description, "params": e.params}
             for e in entries(PLURALS[kind])]  # type: ignore[arg-type]
     if as_json:
         emit_json(rows)

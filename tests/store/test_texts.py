@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from evoarena.store import DB_NAME, RunStore, TextMessage, TextResponse, conversation, find_calls
+from evoarena.store import DB_NAME, AttemptRow, RunStore, TextMessage, TextResponse, conversation, find_calls
 
 ROW = dict(role="solver", model="m", backend="test", model_id="test:m", params="{}", prompt_hash="h", cache_key="k",
            input_tokens=1, output_tokens=2, latency_s=0.0, cost_usd=0.0, cached=0, retries=0)  # fmt: skip
@@ -79,8 +79,8 @@ def test_find_calls_filters_by_cell_prefix_role_phase_task_and_attempt(tmp_path:
         )
     test_call = ids[("frozen__s1", "solver", "test/abc")]
     store.finish_unit("frozen__s1", "test/abc", {}, [
-        dict(phase="test", task_id="t_7", version_id="v", call_id=test_call),
-        dict(phase="test", task_id="t_8", version_id="v"),
+        AttemptRow(phase="test", task_id="t_7", version_id="v", call_id=test_call),
+        AttemptRow(phase="test", task_id="t_8", version_id="v"),
     ])  # fmt: skip
 
     def found(**kw: object) -> list[int]:

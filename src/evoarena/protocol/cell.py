@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import json
 import random
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,7 +22,7 @@ from evoarena.protocol.context import StepContext, _Grader
 from evoarena.protocol.evaluate import Evaluator, evaluate_tree, mean_score
 from evoarena.protocol.splits import PracticeSplits
 from evoarena.spec import ExperimentSpec, MethodSpec
-from evoarena.store import RunStore
+from evoarena.store import AttemptRow, RunStore
 
 Progress = Callable[[str, int, int], None]
 
@@ -90,11 +90,7 @@ class CellRunner:
                 "to resume."
             )
 
-    def _finish(self, key: str, result: dict[str, Any], rows: list[dict[str, Any]]) -> None:
-        for r in rows:
-            text = r.pop("_text", "")
-            r["call_id"] = r.pop("_call_id", None)  # the ledger row of the call that produced the attempt
-            r["output_blob"] = self.store.blobs.put(text) if text else None
+    def _finish(self, key: str, result: dict[str, Any], rows: Sequence[AttemptRow]) -> None:
         self.store.finish_unit(self.plan.cell, key, result, rows)
 
     def _event(self, kind: str, payload: dict[str, Any]) -> None:
@@ -189,7 +185,7 @@ class CellRunner:
         if status == "ok" and tree_hash(tree) != current:
             version = save_version(self.store, self.plan.cell, tree, parents=[current], method=self.method.name,
                                    manifest=manifest or Manifest(intent="(method gave no manifest)"), step=key)
-        passed = any(r["passed"] for r in ctx.attempt_rows if r["phase"] == "practice")  # rollouts never pass a stage
+        passed = any(r.passed for r in ctx.attempt_rows if r.phase == "practice")  # rollouts never pass a stage
         result = {"version": version, "budget": self.meter.state(), "status": status, "checkpoint": checkpoint,
                   "rejections": ctx.rejections, "passed": passed}
         self._finish(key, result, ctx.attempt_rows)

@@ -13,6 +13,7 @@ from evoarena.harness import HarnessWorkspace
 from evoarena.models import Message, ModelCallError, RoleModel
 from evoarena.protocol.budget import BudgetMeter
 from evoarena.protocol.solve import solve
+from evoarena.store import AttemptRow
 
 
 class _Grader:
@@ -73,7 +74,7 @@ class StepContext:
         self._meter = meter
         self._version_id = version_id
         self._on_event = on_event
-        self.attempt_rows: list[dict[str, Any]] = []
+        self.attempt_rows: list[AttemptRow] = []
         self.rejections = 0
         self.attempt_limit = attempt_limit  # attempts allowed in this step (None: as the method likes)
         self._first_attempt = first_attempt  # the stage's attempt number of this step's first solve
@@ -144,21 +145,11 @@ class StepContext:
         attempt = solve(self._method, self._benchmark, use_tree, task, self.model("solver"), sample_index=sample_index)
         attempt = replace(attempt, number=number)
         fb = None if attempt.error else self._grader.grade(task.id, attempt.answer, number)
-        self.attempt_rows.append(
-            {
-                "phase": phase,
-                "task_id": task.id,
-                "version_id": self._version_id if tree is None else "custom",
-                "answer": attempt.answer,
-                "score": None if fb is None else fb.score,
-                "passed": None if fb is None else int(fb.passed),
-                "error": attempt.error,
-                "parse_error": attempt.parse_error,
-                "output_blob": None,
-                "_text": attempt.text,
-                "_call_id": attempt.call_id,
-            }
-        )
+        self.attempt_rows.append(AttemptRow(
+            phase=phase, task_id=task.id, version_id=self._version_id if tree is None else "custom",
+            answer=attempt.answer, score=None if fb is None else fb.score, passed=None if fb is None else fb.passed,
+            error=attempt.error, parse_error=attempt.parse_error, text=attempt.text, call_id=attempt.call_id,
+        ))
         return attempt
 
     def feedback(self, task: TaskView, attempt: Attempt) -> Feedback:

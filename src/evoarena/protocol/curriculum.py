@@ -91,6 +91,6 @@ class CurriculumCellRunner(CellRunner):
             workers=1,
         )
         self._check_provider_errors(key, since)
-        diagnostics = self.evaluator.diagnose(test_id, rows[0]["answer"],
+        diagnostics = self.evaluator.diagnose(test_id, rows[0].answer,
                                               self.evaluator.state_shown(self.method, tree, test_id))
-        self._finish(key, {"score": rows[0]["score"], "diagnostics": diagnostics}, rows)
+        self._finish(key, {"score": rows[0].score, "diagnostics": diagnostics}, rows)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from evoarena.api import Benchmark, Task
 from evoarena.models import RoleModel
 from evoarena.protocol.solve import solve
+from evoarena.store import AttemptRow
 
 if TYPE_CHECKING:
     from evoarena.api import Method
@@ -25,32 +26,24 @@ def evaluate_tree(
     phase: str,
     version_id: str,
     workers: int = 1,
-) -> list[dict[str, Any]]:
+) -> list[AttemptRow]:
     """One attempt per task; rows in task order. Provider errors are rows with `error`, no score."""
 
-    def one(task: Task) -> dict[str, Any]:
+    def one(task: Task) -> AttemptRow:
         attempt = solve(method, benchmark, tree, task.view(), solver)
         fb = None if attempt.error else benchmark.grade(task, attempt.answer)
-        return {
-            "phase": phase,
-            "task_id": task.id,
-            "version_id": version_id,
-            "answer": attempt.answer,
-            "score": None if fb is None else fb.score,
-            "passed": None if fb is None else int(fb.passed),
-            "error": attempt.error,
-            "parse_error": attempt.parse_error,
-            "output_blob": None,
-            "_text": attempt.text,
-            "_call_id": attempt.call_id,
-        }
+        return AttemptRow(
+            phase=phase, task_id=task.id, version_id=version_id, answer=attempt.answer,
+            score=None if fb is None else fb.score, passed=None if fb is None else fb.passed, error=attempt.error,
+            parse_error=attempt.parse_error, text=attempt.text, call_id=attempt.call_id,
+        )
 
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         return list(pool.map(one, tasks))
 
 
-def mean_score(rows: Sequence[dict[str, Any]]) -> float:
-    scored = [r["score"] for r in rows if r["score"] is not None]
+def mean_score(rows: Sequence[AttemptRow]) -> float:
+    scored = [r.score for r in rows if r.score is not None]
     return sum(scored) / len(scored) if scored else 0.0
 
 
@@ -65,7 +58,7 @@ class Evaluator:
     def grade_ids(
         self, method: Method, tree: Mapping[str, str], solver: RoleModel, ids: Sequence[str], *, version_id: str,
         workers: int,
-    ) -> list[dict[str, Any]]:
+    ) -> list[AttemptRow]:
         """Grade named test tasks (a curriculum grades one stage's test at a time); unknown ids are refused."""
         by_id = {t.id: t for t in self._tasks}
         missing = [i for i in ids if i not in by_id]
@@ -86,7 +79,7 @@ class Evaluator:
 
     def grade_test(
         self, method: Method, tree: Mapping[str, str], solver: RoleModel, *, version_id: str, workers: int
-    ) -> list[dict[str, Any]]:
+    ) -> list[AttemptRow]:
         return evaluate_tree(
             method, self._benchmark, tree, self._tasks, solver, phase="test", version_id=version_id,
             workers=workers,

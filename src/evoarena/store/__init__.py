@@ -1,5 +1,6 @@
 """SQLite run store, content-addressed blobs, and the call ledger's kept texts."""
 
+from evoarena.store.attempts import AttemptRow
 from evoarena.store.blobs import BlobStore
 from evoarena.store.calls import (
     CallRow,
@@ -16,6 +17,7 @@ from evoarena.store.texts import TextMessage, TextResponse
 
 __all__ = [
     "DB_NAME",
+    "AttemptRow",
     "BlobStore",
     "CallRow",
     "Conversation",

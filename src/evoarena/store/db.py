@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from evoarena.store import texts
+from evoarena.store.attempts import AttemptRow
 from evoarena.store.blobs import BlobStore
 from evoarena.store.texts import TextMessage, TextResponse
 
@@ -123,15 +124,18 @@ class RunStore:
         row = self.query_one("SELECT result FROM units WHERE cell=? AND key=?", [cell, key])
         return None if row is None else json.loads(row["result"])
 
-    def finish_unit(self, cell: str, key: str, result: dict[str, Any], attempts: Sequence[dict[str, Any]]) -> None:
-        """Record a finished unit and its attempts in one transaction, so a kill never half-records it."""
+    def finish_unit(self, cell: str, key: str, result: dict[str, Any], attempts: Sequence[AttemptRow]) -> None:
+        """Record a finished unit and its attempts in one transaction, so a kill never half-records it (the
+        attempts' output texts go to the blob store first: content-addressed, so a redo rewrites the same files)."""
+        blobs = [self.blobs.put(a.text) if a.text else None for a in attempts]
         with self.transaction() as conn:
-            for a in attempts:
-                cols = ["cell", "unit_key", "created_at", *a]
-                conn.execute(
-                    f"INSERT INTO attempts ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)})",
-                    [cell, key, now_iso(), *a.values()],
-                )
+            conn.executemany(
+                "INSERT INTO attempts (cell, unit_key, created_at, phase, task_id, version_id, answer, score, passed,"
+                " error, parse_error, output_blob, call_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [[cell, key, now_iso(), a.phase, a.task_id, a.version_id, a.answer, a.score,
+                  None if a.passed is None else int(a.passed), a.error, a.parse_error, blob, a.call_id]
+                 for a, blob in zip(attempts, blobs, strict=True)],
+            )
             conn.execute(
                 "INSERT OR REPLACE INTO units (cell, key, result, finished_at) VALUES (?, ?, ?, ?)",
                 [cell, key, json.dumps(result, sort_keys=True), now_iso()],
