@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from pathlib import PurePosixPath, PureWindowsPath
 from typing import Any
 
-from evoarena.sandbox import isolation
+import evoarena.sandbox.isolation as isolation
 from evoarena.sandbox.interpreter import Interpreter, resolve_python
 from evoarena.sandbox.limits import SandboxLimits, SandboxResult
 from evoarena.sandbox.process import CappedReader, ProcessTree, StdinFeeder

@@ -12,7 +12,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from evoarena.store import texts
+import evoarena.store.texts as texts
 from evoarena.store.attempts import AttemptRow
 from evoarena.store.blobs import BlobStore
 from evoarena.store.texts import TextMessage, TextResponse
