@@ -137,19 +137,21 @@ def report(run_dir: RunDirArg, as_json: JsonOpt = False) -> None:
 
 @app.command()
 def show(run_dir: RunDirArg, as_json: JsonOpt = False) -> None:
-    """The run: spec, evidence, cells with their selected versions, and call totals."""
+    """The run: spec, evidence, each cell's scores and selected version, and call totals per role."""
+    from dataclasses import asdict
+
+    from evoarena.store.calls import totals_by_role
+    from evoarena.store.scores import cell_scores
+
     store = open_run(run_dir)
     run_row = store.run() or {}
-    calls = store.query(
-        "SELECT role, COUNT(*) AS calls, SUM(cached) AS cached_calls, SUM(error IS NOT NULL) AS errors,"
-        " SUM(input_tokens) AS input_tokens, SUM(output_tokens) AS output_tokens, SUM(cost_usd) AS cost_usd"
-        " FROM calls GROUP BY role ORDER BY role"
-    )
-    cells = store.cells()
+    calls = [asdict(r) for r in totals_by_role(store)]
+    scores = cell_scores(store)
     data: dict[str, Any] = {
         "run": {k: v for k, v in run_row.items() if k != "spec_json"},
         "spec": json.loads(run_row["spec_json"]) if run_row else None,
-        "cells": cells,
+        "cells": store.cells(),
+        "scores": [asdict(s) for s in scores],
         "calls_by_role": calls,
     }
     if as_json:
@@ -159,13 +161,19 @@ def show(run_dir: RunDirArg, as_json: JsonOpt = False) -> None:
         f"[bold]{run_row.get('name')}[/] status={run_row.get('status')} evidence={run_row.get('evidence')} "
         f"isolation={run_row.get('isolation')} code={run_row.get('code_version')}"
     )
-    t = Table(title="cells")
-    for col in ("cell", "status", "selected", "current"):
-        t.add_column(col)
-    for c in cells:
-        t.add_row(c["cell"], c["status"], (c["selected_version"] or "")[:12], (c["current_version"] or "")[:12])
+    t = Table(title="cells (test: the deployed version; val: its selection score)")
+    t.add_column("cell", no_wrap=True)
+    for col in ("status", "version", "test mean", "test pass", "n", "errors", "val mean"):
+        t.add_column(col, no_wrap=True)
+    for s in scores:
+        t.add_row(s.cell, s.status, (s.version or "(curriculum)")[:12], _num(s.test.mean), _num(s.test.pass_rate),
+                  str(s.test.n_graded), str(s.test.n_errors), _num(s.val.mean))
     out.print(t)
     out.print(_role_table("model calls by role", [(r["role"], r) for r in calls]))
+
+
+def _num(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
 
 
 @app.command()
@@ -188,15 +196,28 @@ def versions(run_dir: RunDirArg, cell: Annotated[str | None, typer.Option()] = N
 
 
 @app.command()
-def diff(run_dir: RunDirArg, v1: str, v2: str) -> None:
-    """Unified diff between two harness versions (ids or unique prefixes)."""
+def diff(
+    run_dir: RunDirArg, v1: str, v2: str,
+    color: Annotated[bool | None, typer.Option("--color/--no-color", help="Colour (default: on a terminal).")] = None,
+) -> None:
+    """Unified diff between two harness versions (ids or unique prefixes), coloured on a terminal."""
     store = open_run(run_dir)
     try:
         a, b = resolve_version(store, v1), resolve_version(store, v2)
     except KeyError as e:
         fail(str(e.args[0]))
         return
-    sys.stdout.write(diff_trees(load_tree(store, a), load_tree(store, b), a[:12], b[:12]))
+    text = diff_trees(load_tree(store, a), load_tree(store, b), a[:12], b[:12])
+    if color is None:
+        color = sys.stdout.isatty()
+    if color:
+        from rich.console import Console
+        from rich.syntax import Syntax
+
+        Console(force_terminal=True, soft_wrap=True).print(
+            Syntax(text, "diff", theme="ansi_dark", background_color="default"))
+    else:
+        sys.stdout.write(text)
 
 
 @app.command()

@@ -8,7 +8,8 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 
-from evoarena.store import RunStore, now_iso
+from evoarena.store import RunStore
+from evoarena.store.versions import cell_versions, insert_version, tree_blob, version_ids
 
 Tree = Mapping[str, str]
 
@@ -49,29 +50,26 @@ def save_version(
     norm = normalise(tree)
     vid = tree_hash(norm)
     blob = store.blobs.put(json.dumps(norm, sort_keys=True, ensure_ascii=False))
-    store.execute(
-        "INSERT OR IGNORE INTO harness_versions (id, cell, parent_ids, method, manifest, tree_blob, step,"
-        " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        [vid, cell, json.dumps(list(parents)), method, manifest.to_json(), blob, step, now_iso()],
-    )
+    insert_version(store, version_id=vid, cell=cell, parents=parents, method=method,
+                   manifest_json=manifest.to_json(), tree_blob=blob, step=step)
     return vid
 
 
 def resolve_version(store: RunStore, ref: str) -> str:
     """Accept a full id or a unique prefix (>= 4 characters)."""
-    rows = store.query("SELECT DISTINCT id FROM harness_versions WHERE id LIKE ?", [ref + "%"])
-    if len(ref) < 4 or not rows:
+    ids = version_ids(store, ref)
+    if len(ref) < 4 or not ids:
         raise KeyError(f"no harness version {ref!r} in this run")
-    if len(rows) > 1:
-        raise KeyError(f"version prefix {ref!r} is ambiguous ({len(rows)} matches)")
-    return str(rows[0]["id"])
+    if len(ids) > 1:
+        raise KeyError(f"version prefix {ref!r} is ambiguous ({len(ids)} matches)")
+    return ids[0]
 
 
 def load_tree(store: RunStore, version_id: str) -> dict[str, str]:
-    row = store.query_one("SELECT tree_blob FROM harness_versions WHERE id=? LIMIT 1", [version_id])
-    if row is None:
+    blob = tree_blob(store, version_id)
+    if blob is None:
         raise KeyError(f"no harness version {version_id!r} in this run")
-    tree: dict[str, str] = json.loads(store.blobs.get_text(row["tree_blob"]))
+    tree: dict[str, str] = json.loads(store.blobs.get_text(blob))
     return tree
 
 
@@ -96,12 +94,5 @@ def diff_trees(a: Tree, b: Tree, a_label: str = "a", b_label: str = "b") -> str:
 
 
 def lineage(store: RunStore, cell: str) -> list[dict[str, object]]:
-    rows = store.query(
-        "SELECT id, parent_ids, method, manifest, step, created_at FROM harness_versions WHERE cell=?"
-        " ORDER BY created_at, rowid",
-        [cell],
-    )
-    for r in rows:
-        r["parent_ids"] = json.loads(str(r["parent_ids"]))
-        r["manifest"] = json.loads(str(r["manifest"]))
-    return rows
+    """A cell's versions, oldest first, as plain records (for `evoarena versions --json`)."""
+    return [asdict(v) for v in cell_versions(store, cell)]

@@ -5,12 +5,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import sqlite3
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 
 from evoarena.models.base import Completion, GenParams, Message
+from evoarena.store.responses import ResponseTable
 
 
 def default_cache_path() -> Path:
@@ -36,25 +35,14 @@ class ResponseCache:
 
     def __init__(self, path: Path | None = None) -> None:
         self.path = path or default_cache_path()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.Lock()
-        self._conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA busy_timeout=10000")
-        self._conn.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, completion TEXT NOT NULL)")
+        self._table = ResponseTable(self.path)
 
     def get(self, key: str) -> Completion | None:
-        with self._lock:
-            row = self._conn.execute("SELECT completion FROM responses WHERE key=?", [key]).fetchone()
-        return None if row is None else Completion.from_json(json.loads(row[0]))
+        raw = self._table.get(key)
+        return None if raw is None else Completion.from_json(json.loads(raw))
 
     def put(self, key: str, completion: Completion) -> None:
-        with self._lock:
-            self._conn.execute(
-                "INSERT OR REPLACE INTO responses (key, completion) VALUES (?, ?)",
-                [key, json.dumps(completion.to_json(), sort_keys=True)],
-            )
+        self._table.put(key, json.dumps(completion.to_json(), sort_keys=True))
 
     def close(self) -> None:
-        with self._lock:
-            self._conn.close()
+        self._table.close()

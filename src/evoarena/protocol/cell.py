@@ -23,6 +23,7 @@ from evoarena.protocol.evaluate import Evaluator, evaluate_tree, mean_score
 from evoarena.protocol.splits import PracticeSplits
 from evoarena.spec import ExperimentSpec, MethodSpec
 from evoarena.store import AttemptRow, RunStore
+from evoarena.store.calls import errors_since, last_call_id
 
 Progress = Callable[[str, int, int], None]
 
@@ -73,21 +74,17 @@ class CellRunner:
         return {role: m.scoped(scope) for role, m in self.base_models.items()}
 
     def _last_call_id(self) -> int:
-        row = self.store.query_one("SELECT COALESCE(MAX(id), 0) AS n FROM calls")
-        return int(row["n"]) if row else 0
+        return last_call_id(self.store)
 
     def _check_provider_errors(self, key: str, since: int) -> None:
         if self.spec.protocol.on_provider_error != "stop":
             return
-        errors = self.store.query(
-            "SELECT error FROM calls WHERE cell=? AND id>? AND error IS NOT NULL ORDER BY id", [self.plan.cell, since]
-        )
+        errors = errors_since(self.store, self.plan.cell, since)
         if errors:
-            self._event("provider_unavailable", {"unit": key, "errors": len(errors), "last": errors[-1]["error"]})
+            self._event("provider_unavailable", {"unit": key, "errors": len(errors), "last": errors[-1]})
             raise ProviderUnavailable(
                 f"{len(errors)} model call(s) failed after retries in {self.plan.cell} {key} "
-                f"(last: {errors[-1]['error']}). Nothing from that unit was kept; run the same command again "
-                "to resume."
+                f"(last: {errors[-1]}). Nothing from that unit was kept; run the same command again to resume."
             )
 
     def _finish(self, key: str, result: dict[str, Any], rows: Sequence[AttemptRow]) -> None:

@@ -159,3 +159,41 @@ def attempt_conversation(store: RunStore, attempt_id: int) -> Conversation | Non
     when there is no such attempt."""
     call_id = attempt_call_id(store, attempt_id)
     return None if call_id is None else conversation(store, call_id)
+
+
+def last_call_id(store: RunStore) -> int:
+    """The id of the newest ledger row (0 for an empty ledger): a mark to find the calls a unit makes."""
+    row = store.query_one("SELECT COALESCE(MAX(id), 0) AS n FROM calls")
+    return int(row["n"]) if row else 0
+
+
+def errors_since(store: RunStore, cell: str, since: int) -> list[str]:
+    """Provider errors recorded for `cell` after ledger row `since`, oldest first."""
+    rows = store.query("SELECT error FROM calls WHERE cell=? AND id>? AND error IS NOT NULL ORDER BY id",
+                       [cell, since])
+    return [str(r["error"]) for r in rows]
+
+
+@dataclass(frozen=True)
+class RoleTotals:
+    """Ledger totals of one role: calls, cached calls, errors, tokens and cost."""
+
+    role: str
+    calls: int
+    cached_calls: int
+    errors: int
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float
+
+
+def totals_by_role(store: RunStore) -> list[RoleTotals]:
+    """Per role, over the whole ledger (cached calls counted and shown)."""
+    rows = store.query(
+        "SELECT role, COUNT(*) AS calls, SUM(cached) AS cached_calls, SUM(error IS NOT NULL) AS errors,"
+        " SUM(input_tokens) AS input_tokens, SUM(output_tokens) AS output_tokens, SUM(cost_usd) AS cost_usd"
+        " FROM calls GROUP BY role ORDER BY role"
+    )
+    return [RoleTotals(str(r["role"]), int(r["calls"]), int(r["cached_calls"] or 0), int(r["errors"] or 0),
+                       int(r["input_tokens"] or 0), int(r["output_tokens"] or 0), float(r["cost_usd"] or 0.0))
+            for r in rows]
