@@ -1,3 +1,89 @@
-"""evoarena: a lab for self-evolving agent harnesses."""
+"""evoarena: a lab for self-evolving agent harnesses.
+
+The public API, importable from here (loaded on first use, so `import evoarena` stays light):
+- writing a method or a benchmark: `Method`, `Benchmark`, `PracticeContext`, `Reply`, `Attempt`, `Task`, `TaskView`,
+  `Feedback`, `Parsed`, `Manifest`, `HarnessWorkspace`, and the registry decorators `method`, `benchmark`,
+  `policy` (scripted-model policies) and `view` (report sections);
+- running: `load_spec`, `parse_spec`, `ExperimentSpec`, `run_experiment`, `validate_spec`;
+- reading a run: `RunStore`, `rebuild_report`.
+Everything else is internal and may move.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+_EXPORTS: dict[str, str] = {
+    **{name: "evoarena.api" for name in (
+        "Attempt", "Benchmark", "Feedback", "HarnessWorkspace", "Manifest", "Method", "Parsed", "PracticeContext",
+        "Reply", "Task", "TaskView", "TestSplitLocked", "benchmark", "method", "policy", "view",
+    )},
+    "ExperimentSpec": "evoarena.spec", "SpecError": "evoarena.spec", "load_spec": "evoarena.spec",
+    "parse_spec": "evoarena.spec",
+    "run_experiment": "evoarena.protocol.runner", "validate_spec": "evoarena.protocol.validate",
+    "RunStore": "evoarena.store",
+    "rebuild_report": "evoarena.protocol.reporting",
+}
+
+__all__ = [
+    "Attempt",
+    "Benchmark",
+    "ExperimentSpec",
+    "Feedback",
+    "HarnessWorkspace",
+    "Manifest",
+    "Method",
+    "Parsed",
+    "PracticeContext",
+    "Reply",
+    "RunStore",
+    "SpecError",
+    "Task",
+    "TaskView",
+    "TestSplitLocked",
+    "benchmark",
+    "load_spec",
+    "method",
+    "parse_spec",
+    "policy",
+    "rebuild_report",
+    "run_experiment",
+    "validate_spec",
+    "view",
+]
+
+if TYPE_CHECKING:
+    from evoarena.api import (
+        Attempt,
+        Benchmark,
+        Feedback,
+        HarnessWorkspace,
+        Manifest,
+        Method,
+        Parsed,
+        PracticeContext,
+        Reply,
+        Task,
+        TaskView,
+        TestSplitLocked,
+        benchmark,
+        method,
+        policy,
+        view,
+    )
+    from evoarena.protocol.reporting import rebuild_report
+    from evoarena.protocol.runner import run_experiment
+    from evoarena.protocol.validate import validate_spec
+    from evoarena.spec import ExperimentSpec, SpecError, load_spec, parse_spec
+    from evoarena.store import RunStore
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'evoarena' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_EXPORTS[name]), name)
+    globals()[name] = value
+    return value

@@ -4,9 +4,9 @@ Everything here sits below `methods/`, `benchmarks/` and `scripted/`, and above 
 """
 
 from evoarena.api.attempt import Attempt
-from evoarena.api.benchmark import Benchmark
+from evoarena.api.benchmark_base import Benchmark
 from evoarena.api.context import PracticeContext, Reply
-from evoarena.api.method import Method, harness_toml
+from evoarena.api.method_base import Method, harness_toml
 from evoarena.api.params import ParamError, check_params, closest
 from evoarena.api.registry import (
     KINDS,
@@ -23,6 +23,7 @@ from evoarena.api.registry import (
     view,
 )
 from evoarena.api.task import Feedback, Parsed, Split, Task, TaskView, TestSplitLocked
+from evoarena.api.views import ReportContext, ReportView, RunInfo, TemplateView, ViewPage
 from evoarena.harness import HarnessWorkspace, Manifest
 
 __all__ = [
@@ -42,11 +43,16 @@ __all__ = [
     "PracticeContext",
     "Registry",
     "Reply",
+    "ReportContext",
+    "ReportView",
+    "RunInfo",
     "Split",
     "Task",
     "TaskView",
+    "TemplateView",
     "TestSplitLocked",
     "UnknownName",
+    "ViewPage",
     "benchmark",
     "check_params",
     "closest",
