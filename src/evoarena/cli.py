@@ -125,7 +125,7 @@ def _role_table(title: str, rows: list[tuple[str, dict[str, Any]]]) -> Table:
 @app.command()
 def report(run_dir: RunDirArg, as_json: JsonOpt = False) -> None:
     """Rebuild results.json and report.html from the run store."""
-    from evoarena.report.collect import rebuild_report
+    from evoarena.protocol.reporting import rebuild_report
 
     results = rebuild_report(open_run(run_dir))
     if as_json:

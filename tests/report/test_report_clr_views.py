@@ -1,4 +1,5 @@
-"""The CLR section of report.html from a hand-made views.clr: captions, escaping, and the fallbacks."""
+"""The CLR section of report.html (drawn by the registered ClrView) from a hand-made views.clr: captions, escaping,
+and the fallbacks."""
 
 from __future__ import annotations
 
@@ -6,7 +7,10 @@ from typing import Any
 
 from report_samples import make_budgets, make_calls, make_meta, make_scores
 
+from evoarena.benchmarks.clr.report_view import ClrView
 from evoarena.report import build_results, render_html
+
+VIEWS = {"clr": ClrView()}
 
 
 def _condition(inc_u: float, exc: float) -> dict[str, Any]:
@@ -53,7 +57,7 @@ def _views() -> dict[str, Any]:
 def test_clr_section_renders_every_table_with_the_evidence_label() -> None:
     results = build_results(make_meta("scaled"), make_scores(), make_calls(), make_budgets())
     results["views"] = {"clr": _views()}
-    page = render_html(results)
+    page = render_html(results, VIEWS)
     assert "<b>x</b>" not in page and "&lt;b&gt;x&lt;/b&gt;" in page
     assert page.count('<caption class="lm">evidence: scaled</caption>') == 7
     assert "1,500 (in+out)" in page  # the ledger could not be aligned: the meter's total, no split
@@ -67,5 +71,5 @@ def test_a_run_without_compare_views_still_renders() -> None:
     views = _views()
     del views["compare"]
     results["views"] = {"clr": views}
-    page = render_html(results)
+    page = render_html(results, VIEWS)
     assert 'id="clr-layers"' in page and 'id="clr-pairs"' not in page

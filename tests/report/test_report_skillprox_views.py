@@ -13,6 +13,7 @@ import pytest
 
 from evoarena.harness import load_tree
 from evoarena.methods.skillprox.common import ITERATIONS, PROX, STATE, read_json, read_jsonl
+from evoarena.methods.skillprox.report_view import SkillProxView
 from evoarena.methods.skillprox.skill import char_stats, size, skill_of
 from evoarena.methods.skillprox.views import reason_category
 from evoarena.protocol.runner import run_experiment
@@ -130,7 +131,7 @@ def test_a_run_without_prox_renders_no_audit(run: tuple[dict[str, Any], RunStore
     results, _ = run
     view = {**results["views"]["skillprox"], "tradeoff_plot": None}
     view["cells"] = [c for c in view["cells"] if c["prox"] is None]
-    page = render_html({**results, "views": {"skillprox": view}})
+    page = render_html({**results, "views": {"skillprox": view}}, {"skillprox": SkillProxView()})
     assert 'id="skillprox-summary"' in page and 'id="skillprox-audit"' not in page
 
 

@@ -116,7 +116,7 @@ def run_experiment(
         raise
     store.update_run(spec_hash[:16], status="finished", finished_at=now_iso())
     store.event("run_finished", {"cells": len(plans)})
-    from evoarena.report.collect import rebuild_report
+    from evoarena.protocol.reporting import rebuild_report
 
     return rebuild_report(store)
 

@@ -1,14 +1,21 @@
-"""render_html / write_report: the self-contained report page and results.json on disk."""
+"""render_html / write_report: the self-contained report page and results.json on disk.
+
+The sections of benchmarks and methods are drawn by the report views passed in, from results.json's `views` alone.
+"""
 
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import jinja2
+from markupsafe import Markup
 
+from .hooks import ReportView
 from .plots import MECHANISM_LABEL, accuracy_plot, evidence_label
 
 RESULTS_FILE = "results.json"
@@ -75,8 +82,27 @@ def _banner(evidence: str) -> tuple[str, str]:
     return "lm", f"evidence: {evidence} \u2014 language-model run"
 
 
-def render_html(results: dict[str, Any]) -> str:
-    """One self-contained HTML page: inline CSS, the plot as a base64 PNG, no external references."""
+@dataclass
+class Page:
+    """The page helpers a view draws its section with (hooks.ViewPage): the evidence label and the report's
+    template environment (its filters, autoescaping), with the results as `r`."""
+
+    results: Mapping[str, Any]
+    evidence: str
+    evidence_caption: str
+    banner_class: str
+    env: jinja2.Environment = field(default_factory=_env, repr=False)
+
+    def render(self, source: str, **context: Any) -> str:
+        return self.env.from_string(source).render(
+            r=self.results, evidence=self.evidence, banner_class=self.banner_class,
+            evidence_caption=self.evidence_caption, **context,
+        )  # fmt: skip
+
+
+def render_html(results: dict[str, Any], views: Mapping[str, ReportView] | None = None) -> str:
+    """One self-contained HTML page: inline CSS, the plot as a base64 PNG, no external references. A section per
+    entry of `results["views"]` whose view is in `views` (by name), in the order of `views`."""
     evidence = str(results.get("evidence", ""))
     banner_class, banner_text = _banner(evidence)
     budgets = results.get("budgets", [])
@@ -84,7 +110,11 @@ def render_html(results: dict[str, Any]) -> str:
         {k.removeprefix("max_") for b in budgets for k in b.get("limits", {})}
         | {k for b in budgets for k in b.get("used", {})}
     )
-    template = _env().get_template("report.html.j2")
+    env = _env()
+    page = Page(results, evidence, evidence_label(evidence), banner_class, env)
+    data = results.get("views") or {}
+    sections = [Markup(view.html(data[name], page)) for name, view in (views or {}).items() if data.get(name)]
+    template = env.get_template("report.html.j2")
     return template.render(
         r=results,
         budget_columns=budget_columns,
@@ -94,17 +124,21 @@ def render_html(results: dict[str, Any]) -> str:
         banner_text=banner_text,
         evidence_caption=evidence_label(evidence),
         plot_png=accuracy_plot(results),
+        sections=sections,
     )
 
 
-def write_report(run_dir: Path, results: dict[str, Any]) -> tuple[Path, Path]:
-    """Write results.json (sorted keys, indent 2) and report.html into run_dir; return both paths."""
+def write_report(
+    run_dir: Path, results: dict[str, Any], views: Mapping[str, ReportView] | None = None
+) -> tuple[Path, Path]:
+    """Write results.json (sorted keys, indent 2) and report.html (with the sections of `views`) into run_dir;
+    return both paths."""
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     json_path = run_dir / RESULTS_FILE
     html_path = run_dir / REPORT_FILE
     text = json.dumps(results, sort_keys=True, indent=2, allow_nan=False, ensure_ascii=False) + "\n"
-    page = render_html(results)  # render before writing anything, so a failure leaves no half report
+    page = render_html(results, views)  # render before writing anything, so a failure leaves no half report
     _write_atomic(json_path, text)
     _write_atomic(html_path, page)
     return json_path, html_path

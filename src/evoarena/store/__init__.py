@@ -13,17 +13,24 @@ from evoarena.store.calls import (
     find_calls,
 )
 from evoarena.store.db import DB_NAME, RunStore, now_iso
+from evoarena.store.queries import AttemptScore, CellRow, EventRow, RunRow, TestedVersion, UnitRow
 from evoarena.store.texts import TextMessage, TextResponse
 
 __all__ = [
     "DB_NAME",
     "AttemptRow",
+    "AttemptScore",
     "BlobStore",
     "CallRow",
+    "CellRow",
     "Conversation",
+    "EventRow",
+    "RunRow",
     "RunStore",
     "TextMessage",
+    "TestedVersion",
     "TextResponse",
+    "UnitRow",
     "attempt_call_id",
     "attempt_conversation",
     "call_row",

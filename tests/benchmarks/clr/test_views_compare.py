@@ -6,6 +6,7 @@ import base64
 import json
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -87,16 +88,23 @@ def test_label_fallback() -> None:
     ]
 
 
-def test_unit_calls_skip_the_prefix_left_by_a_unit_cut_off_before_a_resume() -> None:
-    def call(unit: str, key: str, tin: int, tout: int) -> dict[str, Any]:
-        return {"unit": unit, "cache_key": key, "input_tokens": tin, "output_tokens": tout, "role": "solver"}
+@dataclass(frozen=True)
+class Call:
+    """The fields of a ledger row (store.CallRow) that unit_calls reads, and its cache key."""
 
+    unit: str
+    cache_key: str
+    input_tokens: int
+    output_tokens: int
+
+
+def test_unit_calls_skip_the_prefix_left_by_a_unit_cut_off_before_a_resume() -> None:
     # unit u1 made 2 calls; u2 was cut off after 1 call (k3), then redone: k3 (cached) and k4
-    calls = [call("u1", "k1", 10, 1), call("u1", "k2", 20, 2), call("u2", "k3", 30, 3), call("u2", "k3", 30, 3),
-             call("u2", "k4", 40, 4)]
+    calls = [Call("u1", "k1", 10, 1), Call("u1", "k2", 20, 2), Call("u2", "k3", 30, 3), Call("u2", "k3", 30, 3),
+             Call("u2", "k4", 40, 4)]
     units = [("u1", {"calls": 2, "tokens": 33}), ("u2", {"calls": 4, "tokens": 110})]
     by_unit, unattributed, aligned = unit_calls(units, calls, {"calls": 0, "tokens": 0})
-    assert [c["cache_key"] for c in by_unit["u2"]] == ["k3", "k4"] and unattributed == 1 and aligned
+    assert [c.cache_key for c in by_unit["u2"]] == ["k3", "k4"] and unattributed == 1 and aligned
     assert not unit_calls([("u1", {"calls": 2, "tokens": 34})], calls[:2], {})[2]  # the meter disagrees
 
 

@@ -1,5 +1,6 @@
 """CLR-Bench (work in progress): a curriculum of latent rules over public named groupings (seed 003)."""
 
+from evoarena.benchmarks.clr import report_view  # noqa: F401  (registers the "clr" report view)
 from evoarena.benchmarks.clr.certify import CertifyConfig, certify_release, lesson_text
 from evoarena.benchmarks.clr.chains import Chain, Slot, draw_chain
 from evoarena.benchmarks.clr.domains import Domain, TrapField, parse_domains

@@ -14,9 +14,10 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
-from evoarena.store import RunStore
+from evoarena.store import RunStore, queries
+from evoarena.store.queries import UnitRow
 
 PRACTICE_KEY = re.compile(r"^(?P<chain>.+)/L(?P<layer>\d+)/practice/a(?P<attempt>\d+)$")  # ClrBenchmark task ids
 TEST_KEY = re.compile(r"^test/(?P<chain>.+)/L(?P<layer>\d+)/test$")
@@ -123,26 +124,35 @@ def label_pairs(conditions: Iterable[str]) -> list[Pair]:
     return pairs
 
 
-def run_pairs(store: RunStore, conditions: Iterable[str]) -> list[Pair]:
+def run_pairs(spec: Mapping[str, Any] | None, conditions: Iterable[str]) -> list[Pair]:
     """Pairs from the run's spec; from the condition labels only when the store holds no readable spec."""
-    run = store.run()
-    try:
-        spec = json.loads(run["spec_json"]) if run else None
-    except (TypeError, ValueError):
-        spec = None
     return lesson_pairs(spec_conditions(spec)) if spec else label_pairs(conditions)
 
 
+class Metered(Protocol):
+    """A ledger row as unit_calls reads it (evoarena.store.CallRow)."""
+
+    @property
+    def unit(self) -> str | None: ...
+    @property
+    def input_tokens(self) -> int: ...
+    @property
+    def output_tokens(self) -> int: ...
+
+
+C = TypeVar("C", bound=Metered)
+
+
 def unit_calls(
-    units: Sequence[tuple[str, Mapping[str, Any]]], calls: Sequence[Mapping[str, Any]], start: Mapping[str, Any]
-) -> tuple[dict[str, list[Mapping[str, Any]]], int, bool]:
+    units: Sequence[tuple[str, Mapping[str, Any]]], calls: Sequence[C], start: Mapping[str, Any]
+) -> tuple[dict[str, list[C]], int, bool]:
     """Each practice unit's metered calls: the last `Δcalls` of the ledger rows carrying its unit key (a unit
     cut off before a resume left a prefix that the redone unit replays; those rows are unattributed).
     Returns ({unit: rows}, unattributed rows, whether every unit's tokens match its meter)."""
-    by_unit: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    by_unit: dict[str, list[C]] = defaultdict(list)
     for r in calls:
-        by_unit[str(r["unit"])].append(r)
-    out: dict[str, list[Mapping[str, Any]]] = {}
+        by_unit[str(r.unit)].append(r)
+    out: dict[str, list[C]] = {}
     prev_calls, prev_tokens = int(start.get("calls", 0)), int(start.get("tokens", 0))
     skipped, aligned = 0, True
     for key, budget in units:
@@ -150,44 +160,40 @@ def unit_calls(
         rows = by_unit.get(key, [])
         out[key] = rows[len(rows) - n :] if n else []
         skipped += len(rows) - len(out[key])
-        aligned = aligned and sum(int(r["input_tokens"]) + int(r["output_tokens"]) for r in out[key]) == tokens
+        aligned = aligned and sum(r.input_tokens + r.output_tokens for r in out[key]) == tokens
         prev_calls, prev_tokens = int(budget["calls"]), int(budget["tokens"])
     return out, skipped, aligned
 
 
 def read_cells(store: RunStore) -> list[CellData]:
     """Every finished curriculum cell with its practice units, their costs and the chain's tested versions."""
-    units: dict[str, list[tuple[str, dict[str, Any]]]] = defaultdict(list)
-    for row in store.query("SELECT cell, key, result FROM units ORDER BY cell, rowid"):
-        units[row["cell"]].append((row["key"], json.loads(row["result"])))
-    tested = store.query("SELECT cell, unit_key, version_id FROM attempts WHERE phase='test' ORDER BY id")
+    units: dict[str, list[UnitRow]] = defaultdict(list)
+    for row in queries.units(store):
+        units[row.cell].append(row)
+    tested = queries.tested_versions(store)
     out = []
-    for c in store.cells():
-        if c["status"] != "done":
+    for c in queries.cells(store):
+        if c.status != "done":
             continue
-        data = CellData(c["cell"], c["condition"], c["method"])
-        for row in tested:
-            m = TEST_KEY.match(row["unit_key"])
-            if row["cell"] == c["cell"] and m:
-                data.layer_versions[(m["chain"], int(m["layer"]))] = row["version_id"]
+        data = CellData(c.cell, c.condition, c.method)
+        for t in tested:
+            m = TEST_KEY.match(t.unit_key)
+            if t.cell == c.cell and m:
+                data.layer_versions[(m["chain"], int(m["layer"]))] = t.version_id
         last: dict[str, int] = {}
         for chain, layer in data.layer_versions:
             last[chain] = max(layer, last.get(chain, 0))
         data.final_versions = {ch: data.layer_versions[(ch, k)] for ch, k in last.items()}
-        _costs(store, data, units[c["cell"]])
+        _costs(store, data, units[c.cell])
         data.chains = sorted(set(last) | {u.chain for u in data.units})
         out.append(data)
     return out
 
 
-def _costs(store: RunStore, data: CellData, units: Sequence[tuple[str, dict[str, Any]]]) -> None:
-    init = next((r for k, r in units if k == "init"), {})
-    practice = [(k, r) for k, r in units if PRACTICE_KEY.match(k)]
-    calls = store.query(
-        "SELECT unit, role, input_tokens, output_tokens FROM calls"
-        " WHERE cell=? AND phase='practice' AND error IS NULL ORDER BY id",
-        [data.cell],
-    )
+def _costs(store: RunStore, data: CellData, units: Sequence[UnitRow]) -> None:
+    init = next((u.result for u in units if u.key == "init"), {})
+    practice = [(u.key, u.result) for u in units if PRACTICE_KEY.match(u.key)]
+    calls = queries.calls(store, cell=data.cell, phase="practice", errors=False)
     by_unit, data.unattributed_calls, data.aligned = unit_calls(
         [(k, r["budget"]) for k, r in practice], calls, init.get("budget", {}))
     prev_tokens, prev_version = int(init.get("budget", {}).get("tokens", 0)), init.get("version")
@@ -202,10 +208,10 @@ def _costs(store: RunStore, data: CellData, units: Sequence[tuple[str, dict[str,
             cell=data.cell, chain=m["chain"], layer=int(m["layer"]), passed=bool(result.get("passed")),
             changed=result.get("version") != prev_version,
             tokens=int(result["budget"]["tokens"]) - prev_tokens,
-            input_tokens=None if rows is None else sum(int(r["input_tokens"]) for r in rows),
-            output_tokens=None if rows is None else sum(int(r["output_tokens"]) for r in rows),
+            input_tokens=None if rows is None else sum(r.input_tokens for r in rows),
+            output_tokens=None if rows is None else sum(r.output_tokens for r in rows),
             update_tokens=None if rows is None else sum(
-                int(r["input_tokens"]) + int(r["output_tokens"]) for r in rows if r["role"] != "solver"),
+                r.input_tokens + r.output_tokens for r in rows if r.role != "solver"),
         ))
         prev_tokens, prev_version = int(result["budget"]["tokens"]), result.get("version")
 
@@ -222,10 +228,9 @@ def event_chain(payload: Mapping[str, Any]) -> str | None:
 def read_events(store: RunStore, kinds: Sequence[str]) -> dict[str, list[tuple[str, dict[str, Any]]]]:
     """{cell: [(kind, payload), ...]} in the order they happened."""
     out: dict[str, list[tuple[str, dict[str, Any]]]] = defaultdict(list)
-    marks = ", ".join("?" for _ in kinds)
-    for row in store.query(f"SELECT cell, kind, payload, unit FROM events WHERE kind IN ({marks}) ORDER BY id", kinds):
-        payload = json.loads(row["payload"])
-        if row["unit"]:
-            payload.setdefault("unit", row["unit"])
-        out[row["cell"] or ""].append((row["kind"], payload))
+    for e in queries.events(store, kinds):
+        payload = dict(e.payload)
+        if e.unit:
+            payload.setdefault("unit", e.unit)
+        out[e.cell or ""].append((e.kind, payload))
     return out

@@ -15,10 +15,10 @@ from typing import Any
 from matplotlib import colormaps
 from matplotlib.figure import Figure
 
+from evoarena.api.views import ReportContext
 from evoarena.benchmarks.clr.compare_data import CellData, Pair, read_cells, run_pairs
 from evoarena.benchmarks.clr.gates import gate_stats
 from evoarena.report.plots import evidence_color, evidence_label, png_base64
-from evoarena.store import RunStore
 
 
 def _avg(total: int | None, n: int) -> float | None:
@@ -160,15 +160,16 @@ def tokens_plot(tokens: Mapping[str, Any], pairs: Sequence[Mapping[str, Any]], e
     return png_base64(fig)
 
 
-def compare_views(store: RunStore, per_condition: Mapping[str, Any], evidence: str) -> dict[str, Any]:
+def compare_views(ctx: ReportContext, per_condition: Mapping[str, Any]) -> dict[str, Any]:
     """The comparison views; `per_condition` is `clr_views(...)["conditions"]` (inc_u / exc per condition)."""
-    cells = read_cells(store)
-    pairs = pair_rows(run_pairs(store, [*per_condition, *(c.condition for c in cells)]), per_condition)
+    evidence = ctx.evidence
+    cells = read_cells(ctx.store)
+    pairs = pair_rows(run_pairs(ctx.spec, [*per_condition, *(c.condition for c in cells)]), per_condition)
     tokens = token_table(cells)
     return {
         "pairs": pairs,
         "scatter": scatter_plot(per_condition, pairs, evidence) if per_condition else None,
         "tokens": tokens,
         "tokens_plot": tokens_plot(tokens, pairs, evidence) if tokens else None,
-        "gates": gate_stats(store, cells),
+        "gates": gate_stats(ctx, cells),
     }

@@ -1,20 +1,51 @@
 """The paper's views of a CLR run, computed from the per-stage diagnostics the curriculum runner stores:
 accuracy per layer against the frozen ladder, single-cell accuracy, inc / inc_u / exc, and the string-match
 content of the final per-layer states. The cross-condition views (inc_u vs exc with self -> lesson arrows,
-tokens, gates) are in compare_views.py."""
+tokens, gates) are in compare_views.py; `clr_report` is what the registered view (report_view.py) puts at
+results.json `views.clr`."""
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from matplotlib.figure import Figure
 
+from evoarena.api.views import ReportContext
+from evoarena.benchmarks.clr.compare_views import compare_views
 from evoarena.benchmarks.clr.metrics import ValueOutcome, aggregate
 from evoarena.report.plots import evidence_color, evidence_label, png_base64
+from evoarena.store import RunStore, queries
 
 FROZEN_LADDER = {1: 0.8, 2: 0.6, 3: 0.4, 4: 0.2}
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One graded curriculum stage of a cell: its condition, score and the benchmark's diagnostics."""
+
+    condition: str
+    score: float | None
+    diagnostics: dict[str, Any]
+
+
+def stages(store: RunStore) -> list[Stage]:
+    """Every graded stage (unit `test/...`) that carries diagnostics (ClrBenchmark.diagnose), by cell and key."""
+    conditions = {c.cell: c.condition for c in queries.cells(store)}
+    return [
+        Stage(conditions[u.cell], u.result.get("score"), u.result["diagnostics"])
+        for u in queries.units(store, key_like="test/%", order="key")
+        if u.result.get("diagnostics") and u.cell in conditions
+    ]
+
+
+def clr_report(ctx: ReportContext) -> dict[str, Any]:
+    """`views.clr`: the per-condition views and, under `compare`, the comparison views."""
+    views = clr_views(stages(ctx.store), ctx.evidence)
+    views["compare"] = compare_views(ctx, views["conditions"])
+    return views
 
 
 def _rate(hits: int, n: int) -> float | None:
@@ -33,23 +64,23 @@ def _state_shares(states: Sequence[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def clr_views(stages: Sequence[dict[str, Any]], evidence: str) -> dict[str, Any]:
-    """`stages`: one dict per graded stage with `condition`, `score` and `diagnostics` (see ClrBenchmark.diagnose)."""
-    by_cond: dict[str, list[dict[str, Any]]] = defaultdict(list)
+def clr_views(stages: Sequence[Stage], evidence: str) -> dict[str, Any]:
+    """Accuracy per layer, single cells, inc / inc_u / exc and state content per condition, from graded stages."""
+    by_cond: dict[str, list[Stage]] = defaultdict(list)
     for s in stages:
-        if s.get("diagnostics"):
-            by_cond[str(s["condition"])].append(s)
+        if s.diagnostics:
+            by_cond[str(s.condition)].append(s)
     per_condition: dict[str, Any] = {}
     for cond, rows in sorted(by_cond.items()):
         layers: dict[int, list[float]] = defaultdict(list)
-        single = [c for r in rows for c in r["diagnostics"]["cells"] if c["kind"] == "single"]
-        outcomes = [ValueOutcome(**v) for r in rows for v in r["diagnostics"]["values"]]
+        single = [c for r in rows for c in r.diagnostics["cells"] if c["kind"] == "single"]
+        outcomes = [ValueOutcome(**v) for r in rows for v in r.diagnostics["values"]]
         for r in rows:
-            layers[int(r["diagnostics"]["layer"])].append(float(r["score"] or 0.0))
+            layers[int(r.diagnostics["layer"])].append(float(r.score or 0.0))
         agg = aggregate(outcomes)
         # the state after layer k, judged on layer k's own rule (the paper's "final states")
         own = [
-            st for r in rows for st in r["diagnostics"].get("states", []) if st["layer"] == r["diagnostics"]["layer"]
+            st for r in rows for st in r.diagnostics.get("states", []) if st["layer"] == r.diagnostics["layer"]
         ]
         per_condition[cond] = {
             "layer_accuracy": {str(k): round(sum(v) / len(v), 6) for k, v in sorted(layers.items())},

@@ -4,6 +4,7 @@ Modules: `skill` (knowledge units, ablate, struct_ok, G), `patch` (the strict pa
 `common` (H/C evaluation, model calls, record files), `forward`, `prox`, `method`. See docs/methods/skillprox.md.
 """
 
+from evoarena.methods.skillprox import report_view  # noqa: F401  (registers the "skillprox" report view)
 from evoarena.methods.skillprox.method import SkillProx
 
 __all__ = ["SkillProx"]

@@ -6,23 +6,23 @@ the Prox unit audit (utilities, candidate order, the shrinker's edit and its ver
 Why the harness files and not the `skillprox_*` events: events are written outside a unit's transaction, so a
 resumed unit may have logged them twice; the files under `memory/skillprox/` travel with the version that was
 graded, exactly once. Test hard and cell accuracy (with CIs) are copied from results.json's conditions, where
-`test.pass_rate` is hard and `test.mean` is cell accuracy (the sheets benchmark's score).
+`test.pass_rate` is hard and `test.mean` is cell accuracy (the sheets benchmark's score). The registered view that
+puts them in the report is report_view.py.
 """
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from evoarena.harness import load_tree
+from evoarena.api.views import ReportContext
 from evoarena.methods.skillprox.common import ITERATIONS, PROX, STATE, read_json, read_jsonl
 from evoarena.methods.skillprox.method import SkillProx
 from evoarena.methods.skillprox.skill import char_stats, size, skill_of, units
 from evoarena.methods.skillprox.view_plots import chars_plot, tradeoff_plot
 from evoarena.report.stats import clean
-from evoarena.store import RunStore
+from evoarena.store import queries
 
 SHOWN_PARAMS = ("forward", "diagnosis", "prox", "iterations", "batch_size", "max_candidates", "val_size", "tau",
                 "delta_h", "delta_c", "rho")
@@ -111,11 +111,6 @@ def cell_view(tree: Mapping[str, str]) -> dict[str, Any]:
     }
 
 
-def _spec_methods(store: RunStore) -> list[dict[str, Any]]:
-    run = store.run()
-    return list(json.loads(run["spec_json"]).get("methods", [])) if run else []
-
-
 def _test(conditions: Sequence[Mapping[str, Any]], condition: str, model: str) -> dict[str, Any] | None:
     row = next((c for c in conditions if c["condition"] == condition and c["model"] == model), None)
     test = row.get("test") if row else None
@@ -125,28 +120,29 @@ def _test(conditions: Sequence[Mapping[str, Any]], condition: str, model: str) -
     return {"cell": cell, "hard": test.get("pass_rate"), "n_tasks": test.get("n_tasks")}
 
 
-def skillprox_views(store: RunStore, conditions: Sequence[Mapping[str, Any]], evidence: str) -> dict[str, Any]:
+def skillprox_views(ctx: ReportContext) -> dict[str, Any]:
     """`views.skillprox`: one row per SkillProx cell (spec order, then seed), the other conditions as baselines."""
-    methods = _spec_methods(store)
+    methods = ctx.spec_methods
     order = {str(m.get("label") or m["name"]): i for i, m in enumerate(methods)}
     params = {str(m.get("label") or m["name"]): {**SkillProx.defaults, **m.get("params", {})}
               for m in methods if m["name"] == SkillProx.name}
-    cells = sorted((c for c in store.cells() if c["status"] == "done"),
-                   key=lambda c: (order.get(c["condition"], len(order)), c["condition"], c["model"], c["seed"]))
+    cells = sorted((c for c in queries.cells(ctx.store) if c.status == "done"),
+                   key=lambda c: (order.get(c.condition, len(order)), c.condition, c.model, c.seed))
     rows, baselines = [], []
     for c in cells:
-        test = _test(conditions, c["condition"], c["model"])
-        if c["method"] != SkillProx.name:
-            baselines.append({"condition": c["condition"], "method": c["method"], "model": c["model"],
-                              "seed": c["seed"], "test": test})
+        test = _test(ctx.conditions, c.condition, c.model)
+        if c.method != SkillProx.name:
+            baselines.append({"condition": c.condition, "method": c.method, "model": c.model, "seed": c.seed,
+                              "test": test})
             continue
-        version = c["selected_version"] or c["current_version"]
-        p = params.get(c["condition"], SkillProx.defaults)
-        rows.append({"condition": c["condition"], "model": c["model"], "seed": c["seed"], "version": version,
-                     "params": {k: p.get(k) for k in SHOWN_PARAMS}, "test": test,
-                     **cell_view(load_tree(store, version))})
+        version = c.selected_version or c.current_version
+        assert version is not None, f"SkillProx cell {c.cell} finished without a version"
+        p = params.get(c.condition, SkillProx.defaults)
+        rows.append({"condition": c.condition, "model": c.model, "seed": c.seed, "version": version,
+                     "params": {k: p.get(k) for k in SHOWN_PARAMS}, "test": test, **cell_view(ctx.tree(version))})
     if not rows:
         return {}
+    evidence = ctx.evidence
     view = {"cells": rows, "baselines": baselines}
     cleaned: dict[str, Any] = clean(view)
     cleaned["chars_plot"] = chars_plot(cleaned["cells"], evidence)

@@ -1,0 +1,207 @@
+"""Named read-only queries of a run store for reports and their views, each returning typed records.
+
+Report code reads the store only through these, so a change of the schema is met here and nowhere else.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from evoarena.store.calls import CallRow
+from evoarena.store.db import RunStore
+
+
+@dataclass(frozen=True)
+class RunRow:
+    """The run (table `runs`); `spec_json` is the spec as the runner stored it."""
+
+    id: str
+    name: str
+    spec_json: str
+    spec_hash: str
+    code_version: str
+    evidence: str
+    test_hash: str | None
+    isolation: str | None
+    status: str
+    started_at: str
+    finished_at: str | None
+
+    @property
+    def spec(self) -> dict[str, Any] | None:
+        """The parsed spec; None when it is not readable JSON."""
+        try:
+            spec = json.loads(self.spec_json)
+        except (TypeError, ValueError):
+            return None
+        return spec if isinstance(spec, dict) else None
+
+
+@dataclass(frozen=True)
+class CellRow:
+    """One cell (table `cells`): a condition x model x seed, its status and versions."""
+
+    cell: str
+    condition: str
+    method: str
+    model: str
+    seed: int
+    status: str
+    current_version: str | None
+    selected_version: str | None
+    budget_json: str | None
+
+    @property
+    def budget(self) -> dict[str, Any] | None:
+        """The budget meter the cell stored at its end (`limits`, `used`); None before it finished."""
+        return json.loads(self.budget_json) if self.budget_json else None
+
+
+@dataclass(frozen=True)
+class AttemptScore:
+    """A graded attempt: its phase, task, score, the grader's verdict and a provider error (if any)."""
+
+    phase: str
+    task_id: str
+    score: float | None
+    passed: bool | None
+    error: str | None
+
+
+@dataclass(frozen=True)
+class TestedVersion:
+    """The harness version a test attempt was graded with, and the unit it ran in."""
+
+    cell: str
+    unit_key: str
+    version_id: str
+
+
+@dataclass(frozen=True)
+class UnitRow:
+    """A finished unit of a cell (table `units`) with its parsed result."""
+
+    cell: str
+    key: str
+    result: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class EventRow:
+    """One event (table `events`) with its parsed payload; `unit` is the unit key it happened in, if any."""
+
+    id: int
+    cell: str | None
+    kind: str
+    payload: dict[str, Any]
+    unit: str | None
+
+
+def run(store: RunStore) -> RunRow | None:
+    """The store's run, or None when it holds none."""
+    r = store.run()
+    if r is None:
+        return None
+    return RunRow(
+        id=r["id"], name=r["name"], spec_json=r["spec_json"], spec_hash=r["spec_hash"],
+        code_version=r["code_version"], evidence=r["evidence"], test_hash=r["test_hash"], isolation=r["isolation"],
+        status=r["status"], started_at=r["started_at"], finished_at=r["finished_at"],
+    )  # fmt: skip
+
+
+def cells(store: RunStore) -> list[CellRow]:
+    """Every cell, by cell id."""
+    return [
+        CellRow(
+            cell=c["cell"], condition=c["condition"], method=c["method"], model=c["model"], seed=int(c["seed"]),
+            status=c["status"], current_version=c["current_version"], selected_version=c["selected_version"],
+            budget_json=c["budget_json"],
+        )  # fmt: skip
+        for c in store.cells()
+    ]
+
+
+def attempt_scores(store: RunStore, cell: str, version_id: str | None) -> list[AttemptScore]:
+    """With a version: that version's test and select attempts in the cell; without: every test attempt of the cell
+    (a curriculum cell grades a version per stage). By task id."""
+    if version_id:
+        rows = store.query(
+            "SELECT phase, task_id, score, passed, error FROM attempts WHERE cell=? AND version_id=?"
+            " AND phase IN ('test', 'select') ORDER BY task_id",
+            [cell, version_id],
+        )
+    else:
+        rows = store.query(
+            "SELECT phase, task_id, score, passed, error FROM attempts WHERE cell=? AND phase='test' ORDER BY task_id",
+            [cell],
+        )
+    return [
+        AttemptScore(phase=r["phase"], task_id=r["task_id"], score=None if r["score"] is None else float(r["score"]),
+                     passed=None if r["passed"] is None else bool(r["passed"]), error=r["error"])
+        for r in rows
+    ]
+
+
+def tested_versions(store: RunStore) -> list[TestedVersion]:
+    """Every test attempt's cell, unit key and graded version, in the order they were recorded."""
+    rows = store.query("SELECT cell, unit_key, version_id FROM attempts WHERE phase='test' ORDER BY id")
+    return [TestedVersion(cell=r["cell"], unit_key=r["unit_key"], version_id=r["version_id"]) for r in rows]
+
+
+def calls(
+    store: RunStore, *, cell: str | None = None, phase: str | None = None, errors: bool = True
+) -> list[CallRow]:
+    """Ledger rows in the order they were made, optionally of one cell and phase; `errors=False` leaves out
+    provider errors."""
+    where, args = [], []
+    if cell is not None:
+        where.append("cell=?")
+        args.append(cell)
+    if phase is not None:
+        where.append("phase=?")
+        args.append(phase)
+    if not errors:
+        where.append("error IS NULL")
+    sql = "SELECT * FROM calls" + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY id"
+    return [CallRow.from_db(r) for r in store.query(sql, args)]
+
+
+def units(
+    store: RunStore, *, key_like: str | None = None, order: Literal["written", "key"] = "written"
+) -> list[UnitRow]:
+    """Finished units by cell, then in the order written (or by key); `key_like` is an SQL LIKE pattern."""
+    where = " WHERE key LIKE ?" if key_like is not None else ""
+    by = "key" if order == "key" else "rowid"
+    rows = store.query(f"SELECT cell, key, result FROM units{where} ORDER BY cell, {by}",
+                       [key_like] if key_like is not None else [])
+    return [UnitRow(cell=r["cell"], key=r["key"], result=json.loads(r["result"])) for r in rows]
+
+
+def events(store: RunStore, kinds: Sequence[str]) -> list[EventRow]:
+    """Events of the given kinds, in the order they happened."""
+    if not kinds:
+        return []
+    marks = ", ".join("?" for _ in kinds)
+    rows = store.query(f"SELECT id, cell, kind, payload, unit FROM events WHERE kind IN ({marks}) ORDER BY id",
+                       list(kinds))
+    return [_event(r) for r in rows]
+
+
+def last_event(store: RunStore, kind: str) -> EventRow | None:
+    """The latest event of one kind (e.g. the `run_started` of the last resume), if any."""
+    r = store.query_one("SELECT id, cell, kind, payload, unit FROM events WHERE kind=? ORDER BY id DESC LIMIT 1",
+                        [kind])
+    return None if r is None else _event(r)
+
+
+def count_events(store: RunStore, kind: str) -> int:
+    """How many events of one kind the run logged."""
+    r = store.query_one("SELECT COUNT(*) AS n FROM events WHERE kind=?", [kind])
+    return int(r["n"]) if r else 0
+
+
+def _event(r: dict[str, Any]) -> EventRow:
+    return EventRow(id=int(r["id"]), cell=r["cell"], kind=r["kind"], payload=json.loads(r["payload"]), unit=r["unit"])
