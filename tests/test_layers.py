@@ -23,7 +23,7 @@ FLOORS: dict[str, int] = {
     "api": 20,
     "report": 12,
     "models": 11, "harness": 11,
-    "store": 5, "sandbox": 5, "search": 5, "spec": 5,
+    "store": 5, "sandbox": 5, "search": 5, "spec": 5, "version": 0,
 }
 
 

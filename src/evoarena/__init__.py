@@ -14,7 +14,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from evoarena.version import __version__
 
 _EXPORTS: dict[str, str] = {
     **{name: "evoarena.api" for name in (
@@ -29,6 +29,7 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
+    "__version__",
     "Attempt",
     "Benchmark",
     "ExperimentSpec",

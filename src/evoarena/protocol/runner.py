@@ -7,7 +7,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-import evoarena
 from evoarena.api import Method
 from evoarena.models import Backend, GenParams, ResponseCache, RoleModel, build_backend
 from evoarena.protocol import catalog
@@ -19,6 +18,7 @@ from evoarena.protocol.validate import validate_spec
 from evoarena.sandbox import isolation_level
 from evoarena.spec import ExperimentSpec, MethodSpec, SpecError
 from evoarena.store import DB_NAME, RunStore, now_iso
+from evoarena.version import __version__
 
 
 class RunDirConflict(RuntimeError):
@@ -37,7 +37,7 @@ def code_version() -> str:
         ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         sha, dirty = "", ""
-    return f"{evoarena.__version__}+{sha}{'.dirty' if dirty else ''}" if sha else evoarena.__version__
+    return f"{__version__}+{sha}{'.dirty' if dirty else ''}" if sha else __version__
 
 
 def default_run_dir(spec: ExperimentSpec, root: Path = Path("runs")) -> Path:
