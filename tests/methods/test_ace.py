@@ -15,6 +15,7 @@ from evoarena.harness import HarnessWorkspace, load_tree
 from evoarena.methods.ace import PLAYBOOK, STATE, Ace, cited_ids
 from evoarena.methods.ace_playbook import SECTIONS, extract_json, parse_playbook, render_playbook
 from evoarena.models import GenParams, Message
+from evoarena.protocol.context import StepContext
 from evoarena.protocol.runner import run_experiment
 from evoarena.scripted.arith import RULES, arith_student
 from evoarena.store import RunStore
@@ -110,6 +111,8 @@ SEEDED = ("## COMMON MISTAKES\n[com-00001] helpful=0 harmful=0 :: a\n[com-00002]
 
 
 class FakeCtx:
+    ask = StepContext.ask  # the real `ask`, over this fake's model(), reject() and update_note
+
     def __init__(self, root: Path, reply: Callable[[str, str], str], passes: Callable[[int], bool],
                  solver_text: str = "5", attempt_limit: int | None = None) -> None:
         self.harness = HarnessWorkspace(root)
@@ -120,6 +123,7 @@ class FakeCtx:
         self.prompts: list[tuple[str, str]] = []
         self.rejected: list[tuple[str, str]] = []
         self.trees: list[dict[str, str] | None] = []
+        self.finish = "stop"  # every reply's finish reason
         self._reply, self._passes, self._solver_text = reply, passes, solver_text
 
     def solve(self, task: TaskView, *, tree: dict[str, str] | None = None, sample_index: int = 0) -> Attempt:
@@ -138,9 +142,9 @@ class FakeCtx:
         return Feedback(float(ok), ok, "Correct." if ok else "The answer 5 is wrong.")
 
     def model(self, role: str) -> Any:
-        def complete(messages: Sequence[Message], params: GenParams) -> Any:
+        def complete(messages: Sequence[Message], params: GenParams, sample_index: int = 0) -> Any:
             self.prompts.append((role, messages[-1].content))
-            return SimpleNamespace(text=self._reply(role, messages[-1].content), finish_reason="stop")
+            return SimpleNamespace(text=self._reply(role, messages[-1].content), finish_reason=self.finish)
         return SimpleNamespace(default_params=GenParams(), complete=complete)
 
     def label(self, task: TaskView) -> str:
@@ -181,6 +185,18 @@ def test_counters_update_from_reflector_tags_and_reflector_sees_only_cited(tmp_p
     assert reflect.startswith("NOTE: be brief.") and ctx.prompts[1][1].startswith("NOTE: be brief.")
     assert "[com-00002] helpful=2" in reflect and "com-00001]" not in reflect and "Ground truth" not in reflect
     assert "Token budget: 80000" in ctx.prompts[1][1]
+
+
+def test_a_cut_off_reply_is_adopted_when_its_json_parses(tmp_path: Path) -> None:
+    ctx = make_ctx(tmp_path, reply=replies, passes=lambda n: True)
+    ctx.finish = "length"
+    Ace().practice(ctx, TASK)  # type: ignore[arg-type]
+    assert not ctx.rejected and parse_playbook(ctx.harness.read(PLAYBOOK)).find("com-00001").helpful == 1  # type: ignore[union-attr]
+    bad = make_ctx(tmp_path / "b", reply=lambda role, prompt: "no json", passes=lambda n: True)
+    bad.finish = "length"
+    Ace().practice(bad, TASK)  # type: ignore[arg-type]
+    assert bad.rejected == [("ace_reflection", "reflector output cut off at max_tokens"),
+                            ("ace_curation", "no JSON object in output")]
 
 
 def test_failures_rerun_up_to_max_rounds_with_the_reflection(tmp_path: Path) -> None:

@@ -24,6 +24,7 @@ from evoarena.methods.dynamic_cheatsheet import (
 )
 from evoarena.models import GenParams, Message
 from evoarena.models.base import Completion, Usage
+from evoarena.protocol.context import StepContext
 from evoarena.protocol.runner import run_experiment
 from evoarena.retrieval import RETRIEVER_FILE, LexicalRetriever, RetrieverUnavailable, factory, similarity
 from evoarena.scripted.arith import arith_student
@@ -178,13 +179,16 @@ class FakeModel:
         self.reply = reply
         self.prompts: list[str] = []
 
-    def complete(self, messages: Sequence[Message], params: GenParams) -> Completion:
+    def complete(self, messages: Sequence[Message], params: GenParams, sample_index: int = 0) -> Completion:
         self.prompts.append(messages[-1].content)
         return Completion(self.reply, Usage(1, 1), finish_reason="stop")
 
 
 class FakeCtx:
     """Only what the method may use; asking for the reference or the grader's verdict fails the test."""
+
+    ask = StepContext.ask  # the real `ask`, over this fake's model(), reject() and update_note
+
 
     def __init__(self, root: Path, curator: FakeModel, attempt_limit: int | None, note: str | None) -> None:
         self.harness = HarnessWorkspace(root)

@@ -14,6 +14,7 @@ from evoarena.harness import HarnessWorkspace, load_tree
 from evoarena.methods.reasoning_bank import BANK, ReasoningBank, parse_items, parse_judge, read_bank
 from evoarena.models import GenParams, Message
 from evoarena.models.base import Completion, Usage
+from evoarena.protocol.context import StepContext
 from evoarena.protocol.runner import run_experiment
 from evoarena.retrieval import RETRIEVER_FILE, LexicalRetriever, factory, similarity
 from evoarena.scripted.arith import arith_student
@@ -140,15 +141,19 @@ class FakeModel:
         self.reply = reply
         self.prompts: list[str] = []
         self.params: list[GenParams] = []
+        self.finish = "stop"
 
-    def complete(self, messages: Sequence[Message], params: GenParams) -> Completion:
+    def complete(self, messages: Sequence[Message], params: GenParams, sample_index: int = 0) -> Completion:
         self.prompts.append(messages[-1].content)
         self.params.append(params)
-        return Completion(self.reply, Usage(1, 1), finish_reason="stop")
+        return Completion(self.reply, Usage(1, 1), finish_reason=self.finish)
 
 
 class FakeCtx:
     """The grader's verdict carries a marker that must never reach a model prompt."""
+
+    ask = StepContext.ask  # the real `ask`, over this fake's model(), reject() and update_note
+
 
     def __init__(self, root: Path, judge: FakeModel, inducer: FakeModel, note: str | None = None) -> None:
         self.harness = HarnessWorkspace(root)
@@ -195,6 +200,15 @@ def test_execution_output_is_part_of_the_trajectory_the_judge_sees(tmp_path: Pat
     assert "RAN: total" in inducer.prompts[0] and all("GRADER-SECRET" not in p for p in judge.prompts)
 
 
+def test_a_cut_off_induction_is_rejected_and_nothing_appended(tmp_path: Path) -> None:
+    judge, inducer = FakeModel("Status: success"), FakeModel(items_md("x"))
+    inducer.finish = "length"
+    ctx = FakeCtx(tmp_path, judge, inducer)
+    assert ReasoningBank(retriever="lexical").practice(ctx, TaskView("t1", "train", "s1", "Q?")) is None  # type: ignore[arg-type]
+    assert ctx.events.count(("rejected_output", {"what": "memory_items"})) == 1
+    assert not ctx.harness.exists(BANK) and ctx.feedback_calls == 0
+
+
 def test_judge_never_sees_the_grader_and_unclear_verdict_is_failure(tmp_path: Path) -> None:
     judge, inducer = FakeModel("Hmm, maybe fine."), FakeModel(items_md("x", "y", "z", "w"))
     ctx = FakeCtx(tmp_path, judge, inducer, note="NOTE: be brief.")
@@ -204,7 +218,9 @@ def test_judge_never_sees_the_grader_and_unclear_verdict_is_failure(tmp_path: Pa
     assert "I think it is 7" in judge.prompts[0] and "What is 3 plus 4?" in judge.prompts[0]
     assert all("GRADER-SECRET" not in p for p in judge.prompts + inducer.prompts)
     assert inducer.prompts[0].startswith("NOTE: be brief.\n\n# Memory induction (failed")
+    assert not judge.prompts[0].startswith("NOTE")  # the judge gets no update note
     assert inducer.params[0].temperature == 1.0
+    assert (judge.params[0].max_tokens, inducer.params[0].max_tokens) == (512, 1024)
     (row,) = [json.loads(line) for line in ctx.harness.read(BANK).splitlines()]
     assert row["status"] == "failure" and row["grader_passed"] is True
     assert [i["title"] for i in row["memory_items"]] == ["x", "y", "z"]

@@ -16,6 +16,7 @@ from evoarena.benchmarks.arith.generator import family_of
 from evoarena.harness import HarnessWorkspace, load_tree
 from evoarena.methods.tf_grpo import MEMORY, TfGrpo, dump_library, read_library
 from evoarena.models import GenParams, Message
+from evoarena.protocol.context import StepContext
 from evoarena.protocol.runner import run_experiment
 from evoarena.scripted.arith import RULES, arith_student, naive_answer, solve_correctly
 from evoarena.store import RunStore
@@ -26,6 +27,9 @@ TASK = TaskView(id="t1", split="train", source_id="t1", prompt="Q: 2 + 3")
 class FakeCtx:
     """Just enough of PracticeContext: `rewards` script the group, `replies` script the critic and updater."""
 
+    ask = StepContext.ask  # the real `ask`, over this fake's model(), reject() and update_note
+
+
     def __init__(self, root: Path, rewards: list[float], replies: dict[str, str], limit: int | None = None) -> None:
         self.harness = HarnessWorkspace(root)
         self.rewards, self.replies = rewards, replies
@@ -34,6 +38,8 @@ class FakeCtx:
         self.events: list[tuple[str, dict[str, Any]]] = []
         self.rejected: list[tuple[str, str]] = []
         self.calls: list[str] = []
+        self.prompts: list[str] = []
+        self.cut: set[str] = set()  # roles whose replies stop at max_tokens
         self.solves = 0
         self.rollouts = 0
 
@@ -49,9 +55,11 @@ class FakeCtx:
         return SimpleNamespace(score=attempt.score, passed=attempt.score == 1.0, message="graded")
 
     def model(self, role: str) -> Any:
-        def complete(messages: Sequence[Message], params: GenParams) -> Any:
+        def complete(messages: Sequence[Message], params: GenParams, sample_index: int = 0) -> Any:
             self.calls.append(role)
-            return SimpleNamespace(text=self.replies.get(role, "ok"), finish_reason="stop")
+            self.prompts.append(messages[-1].content)
+            return SimpleNamespace(text=self.replies.get(role, "ok"),
+                                   finish_reason="length" if role in self.cut else "stop")
 
         return SimpleNamespace(default_params=GenParams(), complete=complete)
 
@@ -86,6 +94,23 @@ def test_mixed_group_applies_exactly_one_op(tmp_path: Path) -> None:
     ctx = step(tmp_path, [1.0, 0.0, 1.0, 0.0, 0.0], ADD, ADD, library=["Old rule."])
     assert ctx.calls == ["summarizer"] * 5 + ["critic", "updater"]
     assert read_library(ctx.harness.tree()) == ["Old rule.", "Check the operation before computing."]
+
+
+def test_only_the_critic_sees_the_update_note(tmp_path: Path) -> None:
+    ctx = FakeCtx(tmp_path / "h", [1.0, 0.0], {"critic": json.dumps(ADD), "updater": json.dumps(ADD)})
+    ctx.update_note = "NOTE: be brief."
+    TfGrpo(group_size=2).practice(ctx, TASK)  # type: ignore[arg-type]
+    assert ctx.calls == ["summarizer", "summarizer", "critic", "updater"]
+    assert [p.startswith("NOTE: be brief.\n\n") for p in ctx.prompts] == [False, False, True, False]
+
+
+@pytest.mark.parametrize("role", ["summarizer", "critic", "updater"])
+def test_a_cut_off_reply_is_rejected_once_and_ends_the_step(tmp_path: Path, role: str) -> None:
+    ctx = FakeCtx(tmp_path / "h", [1.0, 0.0], {"critic": json.dumps(ADD), "updater": json.dumps(ADD)})
+    ctx.cut = {role}
+    TfGrpo(group_size=2, max_tokens=50).practice(ctx, TASK)  # type: ignore[arg-type]
+    assert ctx.rejected == [(role, f"{role} cut off at max_tokens=50")]
+    assert ctx.calls[-1] == role and not ctx.harness.exists(MEMORY)
 
 
 def test_critic_with_two_ops_is_rejected(tmp_path: Path) -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any
 
 from evoarena.api import Attempt, Method, PracticeContext, TaskView, TestSplitLocked, method
@@ -24,7 +23,7 @@ from evoarena.methods.ace_playbook import (
     render_playbook,
 )
 from evoarena.methods.prompting import render_prompt
-from evoarena.models import GenParams, Message, ModelCallError
+from evoarena.models import GenParams
 
 PLAYBOOK = "memory/playbook.md"
 STATE = "memory/ace_state.json"
@@ -93,18 +92,6 @@ class Ace(Method):
 
     # -- roles ------------------------------------------------------------------------------------------------
 
-    def _call(self, ctx: PracticeContext, role: str, prompt: str, max_tokens: int) -> tuple[str, str | None] | None:
-        """(text, finish_reason) of one call with the update note in front; None on a provider error."""
-        if ctx.update_note:
-            prompt = f"{ctx.update_note.strip()}\n\n{prompt}"
-        model = ctx.model(role)
-        params = replace(model.default_params, max_tokens=max_tokens)
-        try:
-            out = model.complete([Message("user", prompt)], params)
-        except ModelCallError:
-            return None
-        return out.text, out.finish_reason
-
     def _reflect(
         self, ctx: PracticeContext, task: TaskView, attempt: Attempt, feedback: str, pb: Playbook
     ) -> dict[str, Any] | None:
@@ -124,13 +111,14 @@ class Ace(Method):
             feedback=feedback,
             cited="\n".join(b.line() for b in cited) or "(none)",
         )
-        got = self._call(ctx, "reflector", prompt, int(self.params["reflector_max_tokens"]))
-        if got is None:
+        # a cut-off reply is still adopted when its JSON parses; only the reason of a rejection names the cut
+        reply = ctx.ask("reflector", prompt, max_tokens=int(self.params["reflector_max_tokens"]))
+        if reply is None:
             return None
-        data = extract_json(got[0])
+        data = extract_json(reply.text)
         if data is None:
-            why = "reflector output cut off at max_tokens" if got[1] == "length" else "no JSON object in output"
-            ctx.reject("ace_reflection", got[0], why)
+            why = "reflector output cut off at max_tokens" if reply.cut_off else "no JSON object in output"
+            ctx.reject("ace_reflection", reply.text, why)
         return data
 
     def _curate(
@@ -147,13 +135,13 @@ class Ace(Method):
             question=task.prompt,
             sections=", ".join(SECTIONS),
         )
-        got = self._call(ctx, "curator", prompt, int(self.params["curator_max_tokens"]))
-        if got is None:
+        reply = ctx.ask("curator", prompt, max_tokens=int(self.params["curator_max_tokens"]))
+        if reply is None:
             return [], next_id
-        data = extract_json(got[0])
+        data = extract_json(reply.text)
         if data is None or not isinstance(data.get("operations"), list):
             why = "no JSON object in output" if data is None else "JSON has no 'operations' list"
-            ctx.reject("ace_curation", got[0], why)
+            ctx.reject("ace_curation", reply.text, why)
             return [], next_id
         added, next_id = apply_operations(pb, data["operations"], next_id)
         return [b.id for b in added], next_id

@@ -11,13 +11,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from evoarena.api import Method, PracticeContext, TaskView, method
 from evoarena.harness import HarnessWorkspace, Manifest
 from evoarena.methods.prompting import generator_output, render_prompt
-from evoarena.models import GenParams, Message, ModelCallError
+from evoarena.models import GenParams
 from evoarena.retrieval import Hit, Retriever, RetrieverChoice
 
 SHEET = "memory/cheatsheet.md"
@@ -149,15 +149,10 @@ class DynamicCheatsheet(Method):
 
     def _curate(self, ctx: PracticeContext, prompt: str) -> str | None:
         """One curator call; the new sheet, or None (recorded as a rejection) when the output is unusable."""
-        if ctx.update_note:
-            prompt = f"{ctx.update_note.strip()}\n\n{prompt}"
-        curator = ctx.model("curator")
-        params = replace(curator.default_params, max_tokens=int(self.params["max_tokens"]))
-        try:
-            out = curator.complete([Message("user", prompt)], params)
-        except ModelCallError:
+        reply = ctx.ask("curator", prompt, max_tokens=int(self.params["max_tokens"]))  # a cut-off sheet still counts
+        if reply is None:
             return None
-        sheet, why = parse_sheet(out.text)
+        sheet, why = parse_sheet(reply.text)
         if sheet is None:
-            ctx.reject("cheatsheet", out.text, why)
+            ctx.reject("cheatsheet", reply.text, why)
         return sheet

@@ -18,7 +18,6 @@ from evoarena.api import Attempt, Method, PracticeContext, TaskView, method
 from evoarena.harness import Manifest
 from evoarena.methods.gepa import mean, valset
 from evoarena.methods.prompting import render_prompt
-from evoarena.models import Message, ModelCallError
 
 FRONTIER = "memory/evoskill/frontier.json"
 HISTORY = "memory/evoskill/history.jsonl"
@@ -168,14 +167,6 @@ class EvoSkill(Method):
         for name, text in skills.items():
             ctx.harness.write(f"skills/{name}/SKILL.md", text)
 
-    def _complete(self, ctx: PracticeContext, role: str, prompt: str) -> tuple[str | None, str | None]:
-        model = ctx.model(role)
-        try:
-            out = model.complete([Message("user", prompt)], model.default_params)
-        except ModelCallError:
-            return None, None
-        return out.text, out.finish_reason
-
     def practice(self, ctx: PracticeContext, task: TaskView) -> Manifest | None:
         p = self.params
         known: dict[str, Outcome] = {}
@@ -220,28 +211,23 @@ class EvoSkill(Method):
         history = read_history(ctx.harness.tree())
         skill_list = [{"name": n, "body": b.strip()} for n, b in parent["skills"].items()]
         prompt = render_prompt("evoskill_propose.md", skills=skill_list, history=history, failures=failures)
-        if ctx.update_note:
-            prompt = f"{ctx.update_note.strip()}\n\n{prompt}"
-        raw, finish = self._complete(ctx, "proposer", prompt)
-        if raw is None:
+        reply = ctx.ask("proposer", prompt, reject_cut_off="proposal")
+        if reply is None:
             return seed_manifest
-        prop, why = parse_proposal(raw, parent["skills"])
-        if prop is not None and finish == "length":
-            prop, why = None, "proposer output cut off at max_tokens"
+        prop, why = parse_proposal(reply.text, parent["skills"])
         if prop is None:
-            ctx.reject("proposal", raw, why)
+            ctx.reject("proposal", reply.text, why)
             return seed_manifest
 
         name = prop["target_skill"]
-        raw, finish = self._complete(ctx, "skill_writer", render_prompt(
-            "evoskill_write.md", existing=parent["skills"].get(name, "") if prop["action"] == "edit" else "", **prop))
-        if raw is None:
+        write = render_prompt(
+            "evoskill_write.md", existing=parent["skills"].get(name, "") if prop["action"] == "edit" else "", **prop)
+        reply = ctx.ask("skill_writer", write, note=False, reject_cut_off="skill")  # the writer sees no update note
+        if reply is None:
             return seed_manifest
-        skill, why = parse_skill(raw, name)
-        if skill is not None and finish == "length":
-            skill, why = None, "skill writer output cut off at max_tokens"
+        skill, why = parse_skill(reply.text, name)
         if skill is None:
-            ctx.reject("skill", raw, why)
+            ctx.reject("skill", reply.text, why)
             return seed_manifest
 
         child = {"id": f"p{state['next_id']}", "parent": parent["id"], "skills": {**parent["skills"], name: skill},

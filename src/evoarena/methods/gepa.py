@@ -16,7 +16,6 @@ from typing import Any
 from evoarena.api import Attempt, Feedback, Method, PracticeContext, TaskView, method
 from evoarena.harness import Manifest
 from evoarena.methods.prompting import render_prompt
-from evoarena.models import Message, ModelCallError
 
 POOL = "memory/gepa/pool.json"
 COMPONENTS = ("system.md",)
@@ -201,18 +200,12 @@ class Gepa(Method):
         parent["next_component"] = (int(parent.get("next_component", 0)) + 1) % len(names)
         prompt = render_prompt("gepa_reflect.md", instruction=parent["components"][component].strip(),
                                examples=examples)
-        if ctx.update_note:
-            prompt = f"{ctx.update_note.strip()}\n\n{prompt}"
-        proposer = ctx.model("proposer")
-        try:
-            out = proposer.complete([Message("user", prompt)], proposer.default_params)
-        except ModelCallError:
+        reply = ctx.ask("proposer", prompt, reject_cut_off="instruction")
+        if reply is None:
             return None
-        text, why = parse_instruction(out.text)
-        if text is not None and out.finish_reason == "length":
-            text, why = None, "proposer output cut off at max_tokens"
+        text, why = parse_instruction(reply.text)
         if text is None:
-            ctx.reject("instruction", out.text, why)
+            ctx.reject("instruction", reply.text, why)
             return None
 
         child_components = {**parent["components"], component: text}

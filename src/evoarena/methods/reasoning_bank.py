@@ -11,13 +11,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from evoarena.api import Method, PracticeContext, TaskView, method
 from evoarena.harness import HarnessWorkspace, Manifest
 from evoarena.methods.prompting import generator_output, render_prompt
-from evoarena.models import GenParams, Message, ModelCallError
+from evoarena.models import GenParams
 from evoarena.retrieval import Hit, RetrieverChoice
 
 BANK = "memory/reasoning_bank.jsonl"
@@ -147,37 +147,27 @@ class ReasoningBank(Method):
 
     def _judge(self, ctx: PracticeContext, query: str, output: str) -> str | None:
         """The judge's verdict; anything but a clear success/failure counts as failure (strict, as released)."""
-        judge = ctx.model("judge")
-        params = replace(judge.default_params, max_tokens=int(self.params["judge_max_tokens"]))
-        try:
-            out = judge.complete([Message("user", render_prompt("rb_judge.md", query=query, output=output))], params)
-        except ModelCallError:
+        prompt = render_prompt("rb_judge.md", query=query, output=output)
+        reply = ctx.ask("judge", prompt, max_tokens=int(self.params["judge_max_tokens"]), note=False)  # no note
+        if reply is None:
             return None
-        status = parse_judge(out.text)
+        status = parse_judge(reply.text)
         if status is None:
-            ctx.reject("judge", out.text, "no 'Status: success|failure' line; counted as failure")
+            ctx.reject("judge", reply.text, "no 'Status: success|failure' line; counted as failure")
             return "failure"
         return status
 
     def _induce(self, ctx: PracticeContext, status: str, query: str, output: str) -> list[MemoryItem] | None:
         prompt = render_prompt(PROMPTS[status], query=query, output=output)
-        if ctx.update_note:
-            prompt = f"{ctx.update_note.strip()}\n\n{prompt}"
-        inducer = ctx.model("inducer")
-        params = replace(inducer.default_params, temperature=float(self.params["temperature"]),
-                         max_tokens=int(self.params["max_tokens"]))
-        try:
-            out = inducer.complete([Message("user", prompt)], params)
-        except ModelCallError:
+        reply = ctx.ask("inducer", prompt, temperature=float(self.params["temperature"]),
+                        max_tokens=int(self.params["max_tokens"]), reject_cut_off="memory_items")
+        if reply is None:
             return None
-        if out.finish_reason == "length":
-            ctx.reject("memory_items", out.text, f"induction cut off at max_tokens={self.params['max_tokens']}")
-            return None
-        items, why = parse_items(out.text, int(self.params["max_items"]))
+        items, why = parse_items(reply.text, int(self.params["max_items"]))
         if items is None:
-            ctx.reject("memory_items", out.text, why)
+            ctx.reject("memory_items", reply.text, why)
             return None
-        found = len(_ITEM.findall(out.text))
+        found = len(_ITEM.findall(reply.text))
         if found > len(items):
             ctx.log("rb_items_truncated", {"found": found, "kept": len(items)})
         return items

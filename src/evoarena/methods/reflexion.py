@@ -7,12 +7,10 @@ Differences from the released code are in docs/methods/reflexion.md.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 
 from evoarena.api import Method, PracticeContext, TaskView, method
 from evoarena.harness import Manifest
 from evoarena.methods.prompting import render_prompt
-from evoarena.models import Message, ModelCallError
 
 MEMORY = "memory/reflections.md"
 
@@ -62,19 +60,13 @@ class Reflexion(Method):
             prompt = render_prompt(
                 "reflexion_reflect.md", question=task.prompt, output=attempt.text.strip(), feedback=fb.message
             )
-            if ctx.update_note:
-                prompt = f"{ctx.update_note.strip()}\n\n{prompt}"
-            reflector = ctx.model("reflector")
-            params = replace(reflector.default_params, max_tokens=int(self.params["max_tokens"]), stop=("\n\n",))
-            try:
-                out = reflector.complete([Message("user", prompt)], params)
-            except ModelCallError:
+            reply = ctx.ask("reflector", prompt, max_tokens=int(self.params["max_tokens"]), stop=("\n\n",),
+                            reject_cut_off="reflection")
+            if reply is None:  # a provider error, or a cut-off reflection (recorded as rejected)
                 break
-            reflection, why = clean_reflection(out.text, int(self.params["max_chars"]))
-            if reflection is not None and out.finish_reason == "length":
-                reflection, why = None, f"reflection cut off at max_tokens={self.params['max_tokens']}"
+            reflection, why = clean_reflection(reply.text, int(self.params["max_chars"]))
             if reflection is None:
-                ctx.reject("reflection", out.text, why)
+                ctx.reject("reflection", reply.text, why)
                 break
             kept = (read_reflections(ctx.harness.tree()) + [reflection])[-self.max_reflections :]
             ctx.harness.write(MEMORY, "".join(f"- {r}\n" for r in kept))

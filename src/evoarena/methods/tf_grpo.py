@@ -17,7 +17,7 @@ from evoarena.api import Method, PracticeContext, TaskView, harness_toml, method
 from evoarena.harness import HarnessWorkspace, Manifest
 from evoarena.methods.jsonparse import first_json, whole_and_fenced
 from evoarena.methods.prompting import render_prompt
-from evoarena.models import GenParams, Message, ModelCallError
+from evoarena.models import GenParams
 
 MEMORY = "memory/experiences.json"
 CRITIQUE_OPS = ("add", "modify")
@@ -129,17 +129,10 @@ class TfGrpo(Method):
     def context(self, tree: Mapping[str, str], task: TaskView) -> str:
         return render_prompt("tfgrpo_context.md", experiences=render_library(read_library(tree)))
 
-    def _call(self, ctx: PracticeContext, role: str, prompt: str) -> str | None:
-        model = ctx.model(role)
-        params = replace(model.default_params, max_tokens=int(self.params["max_tokens"]))
-        try:
-            out = model.complete([Message("user", prompt)], params)
-        except ModelCallError:
-            return None
-        if out.finish_reason == "length":
-            ctx.reject(role, out.text, f"{role} output cut off at max_tokens={self.params['max_tokens']}")
-            return None
-        return out.text
+    def _call(self, ctx: PracticeContext, role: str, prompt: str, *, note: bool = False) -> str | None:
+        """One call in `role` (the update note only where `note`); None on a provider error or a cut-off reply."""
+        reply = ctx.ask(role, prompt, max_tokens=int(self.params["max_tokens"]), note=note, reject_cut_off=role)
+        return None if reply is None else reply.text
 
     def practice(self, ctx: PracticeContext, task: TaskView) -> Manifest | None:
         exps = read_library(ctx.harness.tree())
@@ -165,9 +158,7 @@ class TfGrpo(Method):
             summaries.append(f"Rollout {k + 1} (reward {fb.score:g}): {' '.join(text.split())}")
         prompt = render_prompt("tfgrpo_critique.md", question=task.prompt, experiences=library,
                                summaries="\n".join(summaries), max_words=self.params["max_words"])
-        if ctx.update_note:
-            prompt = f"{ctx.update_note.strip()}\n\n{prompt}"
-        raw = self._call(ctx, "critic", prompt)
+        raw = self._call(ctx, "critic", prompt, note=True)  # only the critic sees the update note
         if raw is None:
             return None
         proposed = self._checked(ctx, "tf_grpo_critique", raw, CRITIQUE_OPS, len(exps))

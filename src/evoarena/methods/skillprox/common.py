@@ -1,4 +1,4 @@
-"""Shared pieces of SkillProx: batch evaluation (H and C from the arena's feedback), model calls, record files."""
+"""Shared pieces of SkillProx: batch evaluation (H and C from the arena's feedback), record files."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from evoarena.api import Attempt, PracticeContext, TaskView
-from evoarena.models import Message, ModelCallError
 
 MEMORY = "memory/skillprox"
 STATE = f"{MEMORY}/state.json"
@@ -71,19 +70,6 @@ def evaluate(ctx: PracticeContext, tree: Mapping[str, str], tasks: Sequence[Task
         else:
             out.append(result_of(ctx, t, ctx.rollout(t, tree=tree)))
     return Batch(tuple(out))
-
-
-def complete(ctx: PracticeContext, role: str, prompt: str, sample_index: int = 0) -> tuple[str | None, str | None]:
-    """(text, finish reason) of one call in `role` with the update note in front; (None, None) on a provider
-    error (the runner decides what happens to the step)."""
-    if ctx.update_note:
-        prompt = f"{ctx.update_note.strip()}\n\n{prompt}"
-    model = ctx.model(role)
-    try:
-        out = model.complete([Message("user", prompt)], model.default_params, sample_index=sample_index)
-    except ModelCallError:
-        return None, None
-    return out.text, out.finish_reason
 
 
 def clip(text: str, limit: int) -> str:

@@ -23,7 +23,6 @@ from evoarena.methods.skillprox.common import (
     Batch,
     TaskResult,
     clip,
-    complete,
     evaluate,
 )
 from evoarena.methods.skillprox.patch import Patch, json_object, parse_patch
@@ -197,10 +196,11 @@ class ForwardStep:
         self.state["patterns"] = patterns
         prompt = render_prompt("skillprox_patch.md", skill=render(skill), diagnoses=cand.diagnoses,
                                patterns=patterns, overlay=cand.overlay, history=self.history, feedback=feedback)
-        raw, finish = complete(self.ctx, "patcher", prompt, j - 1)
-        if raw is None:
+        reply = self.ctx.ask("patcher", prompt, sample_index=j - 1)
+        if reply is None:
             cand.refused = "patcher call failed"
             return cand
+        raw = reply.text
         parsed = parse_patch(raw, skill)
         why = parsed if isinstance(parsed, str) else ""
         if isinstance(parsed, Patch):
@@ -208,7 +208,7 @@ class ForwardStep:
             self.state["counters"]["chars_written"] += parsed.chars_written
             problems = struct_problems(parsed.skill)
             why = f"breaks the skill structure: {'; '.join(problems)}" if problems else ""
-            if not why and finish == "length":
+            if not why and reply.cut_off:
                 why = "patcher output cut off at max_tokens"
         if why or not isinstance(parsed, Patch):
             self.ctx.reject("patch", raw, why)
@@ -224,13 +224,14 @@ class ForwardStep:
             others = [_task(o, OTHER_LIMIT) for o in before.results if o.task.id != r.task.id]
             prompt = render_prompt("skillprox_diagnose.md", skill=render(skill), task=_task(r, TEXT_LIMIT),
                                    others=others, history=self.history, feedback=feedback)
-            raw, finish = complete(self.ctx, "diagnoser", prompt, j - 1)
-            if raw is None:
+            reply = self.ctx.ask("diagnoser", prompt, sample_index=j - 1)
+            if reply is None:
                 continue
+            raw = reply.text
             self.state["counters"]["diagnoses"] += 1
             obj = json_object(raw)
             why = _strings(obj, ("diagnosis", "skill_change"))
-            if not why and finish == "length":
+            if not why and reply.cut_off:
                 why = "diagnoser output cut off at max_tokens"
             if why:
                 self.ctx.reject("diagnosis", raw, why)
@@ -247,9 +248,10 @@ class ForwardStep:
         patterns = list(self.state.get("patterns", []))
         prompt = render_prompt("skillprox_momentum.md", patterns=patterns, diagnoses=diagnoses, feedback=feedback,
                                max_patterns=self.cfg.max_patterns)
-        raw, finish = complete(self.ctx, "diagnoser", prompt, j - 1)
-        if raw is None:
+        reply = self.ctx.ask("diagnoser", prompt, sample_index=j - 1)
+        if reply is None:
             return patterns, ""
+        raw = reply.text
         obj = json_object(raw)
         why = _strings(obj, ("overlay",))
         new = obj.get("patterns") if isinstance(obj, dict) else None
@@ -257,7 +259,7 @@ class ForwardStep:
             why = "'patterns' must be a list of non-empty strings"
         elif not why and isinstance(new, list) and len(new) > self.cfg.max_patterns:
             why = f"{len(new)} patterns; at most {self.cfg.max_patterns}"
-        if not why and finish == "length":
+        if not why and reply.cut_off:
             why = "momentum output cut off at max_tokens"
         if why or not isinstance(obj, dict) or not isinstance(new, list):
             self.ctx.reject("momentum", raw, why)

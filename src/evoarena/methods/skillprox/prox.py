@@ -19,7 +19,7 @@ from typing import Any
 
 from evoarena.api import PracticeContext, TaskView
 from evoarena.methods.prompting import render_prompt
-from evoarena.methods.skillprox.common import TOL, Batch, complete, evaluate
+from evoarena.methods.skillprox.common import TOL, Batch, evaluate
 from evoarena.methods.skillprox.forward import set_skill
 from evoarena.methods.skillprox.patch import Patch, locality_problems, parse_patch
 from evoarena.methods.skillprox.skill import (
@@ -134,13 +134,14 @@ class ProxStep:
             "skillprox_shrink.md", skill=render(current), target=target, u_cell=f"{a['u_cell']:+.4f}",
             u_hard=f"{a['u_hard']:+.4f}", overlaps=overlaps(target, list(present.values()))[:3],
             H=f"{cur.hard:.3f}", C=f"{cur.cell:.3f}", delta_h=cfg.delta_h, delta_c=cfg.delta_c)
-        raw, finish = complete(ctx, "shrinker", prompt)
-        if raw is None:
+        reply = ctx.ask("shrinker", prompt)
+        if reply is None:
             trial.update(verdict="refused", reason="shrinker call failed")
             return trial
+        raw = reply.text
         parsed = parse_patch(raw, current, extra=("action", "receiver"))
         why = parsed if isinstance(parsed, str) else self._problems(current, parsed, target.uid)
-        if not why and finish == "length":
+        if not why and reply.cut_off:
             why = "shrinker output cut off at max_tokens"
         if why or not isinstance(parsed, Patch):
             ctx.reject("shrink", raw, why)
