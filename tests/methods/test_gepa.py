@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import random
 import re
-from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -15,7 +13,7 @@ import pytest
 from evoarena.api import policy
 from evoarena.benchmarks.arith.generator import family_of
 from evoarena.harness import load_tree
-from evoarena.methods.gepa import POOL, pareto_weights, parse_instruction, read_pool, sample_parent
+from evoarena.methods.gepa import POOL, parse_instruction, read_pool
 from evoarena.models import GenParams, Message
 from evoarena.protocol.catalog import build_method
 from evoarena.protocol.runner import run_experiment
@@ -104,28 +102,6 @@ def test_malformed_proposer_output_is_rejected(tmp_path: Path, make_spec: Any) -
     pool = read_pool(tree)
     assert pool is not None and len(pool["candidates"]) == 1 and tree["system.md"] == SEED
     assert POOL in tree
-
-
-def test_pareto_weights_count_co_best_instances_after_removing_dominated() -> None:
-    scores = {
-        "a": [1, 1, 0, 0, 0],  # co-best on 0 and 1 (alone on 1)
-        "b": [1, 0, 1, 0, 0],  # co-best on 0 and 2 (alone on 2)
-        "c": [0, 0, 0, 1, 0.5],  # best on 3 and 4
-        "d": [1, 0, 0, 0, 0],  # only on front 0, where a and b also are: dominated
-    }
-    assert pareto_weights(scores) == {"a": 2, "b": 2, "c": 2}
-    # c (lowest mean) is only on front 2, shared with a: removed; a is then alone on front 2 and stays
-    assert pareto_weights({"a": [1, 0, 1], "b": [1, 1, 0], "c": [0, 0, 1]}) == {"a": 2, "b": 2}
-    assert pareto_weights({"x": [0.5, 0.5], "y": [0.5, 0.5]}) in ({"x": 2}, {"y": 2})
-    assert pareto_weights({"x": [], "y": []}) == {"x": 1, "y": 1}
-
-
-def test_parent_sampling_is_proportional_to_weights() -> None:
-    scores = {"a": [1, 1, 1, 0], "b": [0, 0, 0, 1], "d": [0, 0, 0, 0]}
-    rng = random.Random(0)
-    counts = Counter(sample_parent(scores, rng) for _ in range(8000))
-    assert "d" not in counts
-    assert abs(counts["a"] / 8000 - 0.75) < 0.03 and abs(counts["b"] / 8000 - 0.25) < 0.03
 
 
 def test_parse_instruction() -> None:

@@ -16,13 +16,16 @@ from typing import Any
 
 from evoarena.api import Attempt, Method, PracticeContext, TaskView, method
 from evoarena.harness import Manifest
-from evoarena.methods.gepa import mean, valset
 from evoarena.methods.prompting import render_prompt
+from evoarena.methods.scoring import valset
+from evoarena.search import BoundedFrontier, Scored, StrictImprovement, best_index, mean
 
 FRONTIER = "memory/evoskill/frontier.json"
 HISTORY = "memory/evoskill/history.jsonl"
 SKILL_RE = re.compile(r"^skills/([^/]+)/SKILL\.md$")
 NAME_RE = re.compile(r"^[a-z0-9-]+$")
+IMPROVED = StrictImprovement("max")
+"""A kept child IMPROVED the run iff its score is strictly above the frontier's best before it (ties refused)."""
 
 
 def read_frontier(tree: Mapping[str, str]) -> dict[str, Any] | None:
@@ -60,26 +63,20 @@ def scored(ctx: PracticeContext, task: TaskView, attempt: Attempt) -> Outcome:
     return float(fb.score), attempt.text.strip(), fb.message
 
 
-def best_index(programs: Sequence[Mapping[str, Any]]) -> int:
-    """The program with the highest val score; ties go to the earliest."""
-    best = 0
-    for i, p in enumerate(programs):
-        if p["score"] > programs[best]["score"]:
-            best = i
-    return best
+def best_of(programs: Sequence[Mapping[str, Any]]) -> int:
+    """Index of the program with the highest val score; ties go to the earliest (`search.BestMean`)."""
+    return best_index([Scored(p["id"], (p["score"],)) for p in programs])
 
 
 def admit(programs: list[dict[str, Any]], child: dict[str, Any], size: int) -> bool:
-    """EvoSkill's acceptance, as released: add if the frontier has room, else replace the worst member if the
-    child is strictly better; otherwise discard. Not "only if better than the parent". Mutates `programs`."""
-    if len(programs) < size:
+    """EvoSkill's acceptance, as released (`search.BoundedFrontier`): add if the frontier has room, else replace
+    the worst member if the child is strictly better; otherwise discard. Mutates `programs`."""
+    got = BoundedFrontier(size).admit([p["score"] for p in programs], child["score"])
+    if got.evicted is not None:
+        programs[got.evicted] = child
+    elif got.admitted:
         programs.append(child)
-        return True
-    worst = min(range(len(programs)), key=lambda i: (programs[i]["score"], -i))
-    if child["score"] > programs[worst]["score"]:
-        programs[worst] = child
-        return True
-    return False
+    return got.admitted
 
 
 def parse_proposal(raw: str, existing: Mapping[str, str]) -> tuple[dict[str, str] | None, str]:
@@ -188,7 +185,7 @@ class EvoSkill(Method):
             ctx.log("evoskill_seed", {"val_mean": programs[0]["score"]})
         seed_manifest = Manifest(intent="seed the EvoSkill frontier with the initial harness",
                                  evidence="val scores of the seed") if seeded else None
-        parent = programs[best_index(programs)]
+        parent = programs[best_of(programs)]
         ptree = self._tree(ctx, parent["skills"])
         reuse = known if parent["skills"] == skills_of(ctx.harness.tree()) else {}
         train = [t for t in ctx.train if t.id != task.id]
@@ -234,9 +231,9 @@ class EvoSkill(Method):
                  "scores": {}, "score": 0.0}
         self._score(ctx, child, {})
         state["next_id"] = int(state["next_id"]) + 1
-        best_before = max(q["score"] for q in programs)
+        gain = IMPROVED.decide([q["score"] for q in programs], [child["score"]])
         added = admit(programs, child, int(p["frontier_size"]))
-        improved = added and child["score"] > best_before
+        improved = added and gain.accepted
         outcome = "IMPROVED" if improved else "KEPT" if added else "DISCARDED"
         state["no_improve"] = 0 if improved else int(state.get("no_improve", 0)) + 1
         change = child["score"] - parent["score"]
@@ -250,7 +247,7 @@ class EvoSkill(Method):
         if not added:
             ctx.log("evoskill_discarded", {"child": child["id"], "score": child["score"]})
             return seed_manifest
-        best = programs[best_index(programs)]
+        best = programs[best_of(programs)]
         self._set_live(ctx, best["skills"])
         return Manifest(
             intent=f"EvoSkill: {prop['action']} skill {name} -> {child['id']} ({outcome}); harness = best {best['id']}",

@@ -9,17 +9,22 @@ step first submits one attempt with the live harness. Differences from the relea
 from __future__ import annotations
 
 import json
-import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evoarena.api import Attempt, Feedback, Method, PracticeContext, TaskView, method
 from evoarena.harness import Manifest
 from evoarena.methods.prompting import render_prompt
+from evoarena.methods.scoring import valset
+from evoarena.search import ParetoSampler, Scored, StrictImprovement, best_index, mean
 
 POOL = "memory/gepa/pool.json"
 COMPONENTS = ("system.md",)
 PERFECT = 1.0
+SELECT = ParetoSampler()
+"""Parent selection: proportional to the number of val instances a candidate is co-best on (see search.pareto)."""
+ACCEPT = StrictImprovement("sum")
+"""Acceptance: the child's minibatch sum strictly above the parent's (a tie is refused)."""
 
 
 def read_pool(tree: Mapping[str, str]) -> dict[str, Any] | None:
@@ -29,49 +34,6 @@ def read_pool(tree: Mapping[str, str]) -> dict[str, Any] | None:
 
 def dump_pool(pool: Mapping[str, Any]) -> str:
     return json.dumps(pool, indent=1, ensure_ascii=False, sort_keys=True) + "\n"
-
-
-def mean(xs: Sequence[float]) -> float:
-    return sum(xs) / len(xs) if xs else 0.0
-
-
-def best_of(scores: Mapping[str, Sequence[float]]) -> str:
-    """The id with the highest mean score; ties go to the earliest."""
-    ids = list(scores)
-    return max(ids, key=lambda i: (mean(scores[i]), -ids.index(i)))
-
-
-def pareto_weights(scores: Mapping[str, Sequence[float]]) -> dict[str, int]:
-    """GEPA's parent weights: per val instance, the set of co-best candidates (its front); candidates dominated on
-    every front they sit in are removed (lowest mean first, as released); each survivor's weight is the number
-    of fronts it is in. With no val instances every candidate gets weight 1."""
-    ids = list(scores)
-    n = len(next(iter(scores.values()), []))
-    if n == 0:
-        return {i: 1 for i in ids}
-    fronts: list[set[str]] = []
-    for k in range(n):
-        top = max(scores[i][k] for i in ids)
-        fronts.append({i for i in ids if scores[i][k] == top})
-    alive = set(ids)
-    changed = True
-    while changed:
-        changed = False
-        for y in sorted(alive, key=lambda i: (mean(scores[i]), ids.index(i))):
-            others = alive - {y}
-            mine = [f for f in fronts if y in f]
-            if mine and all(f & others for f in mine):
-                alive.remove(y)
-                changed = True
-                break
-    return {i: sum(1 for f in fronts if i in f) for i in ids if i in alive}
-
-
-def sample_parent(scores: Mapping[str, Sequence[float]], rng: random.Random) -> str:
-    """A candidate id drawn with probability proportional to its Pareto weight."""
-    weights = pareto_weights(scores)
-    ids = [i for i in scores if weights.get(i, 0) > 0]
-    return rng.choices(ids, weights=[weights[i] for i in ids])[0]
 
 
 def parse_instruction(raw: str) -> tuple[str | None, str]:
@@ -90,15 +52,9 @@ def parse_instruction(raw: str) -> tuple[str | None, str]:
     return body + "\n", ""
 
 
-def valset(ctx: PracticeContext) -> tuple[TaskView, ...]:
-    """GEPA's validation set: the val split, or the train tasks when there is none (as released: `valset`
-    defaults to the trainset). Under the curriculum protocol that is the episode's stages so far, so it grows."""
-    return ctx.val or ctx.train
-
-
-def aligned(candidates: Sequence[Mapping[str, Any]], ids: Sequence[str]) -> dict[str, list[float]]:
-    """{candidate id: its scores on `ids`, in order} for Pareto sampling."""
-    return {c["id"]: [float(c["scores"][i]) for i in ids] for c in candidates}
+def aligned(candidates: Sequence[Mapping[str, Any]], ids: Sequence[str]) -> tuple[Scored, ...]:
+    """The pool as a search archive: every candidate with its scores on `ids`, in order, in pool order."""
+    return tuple(Scored(c["id"], tuple(float(c["scores"][i]) for i in ids), c.get("parent")) for c in candidates)
 
 
 @method("gepa")
@@ -168,10 +124,11 @@ class Gepa(Method):
         candidates: list[dict[str, Any]] = pool["candidates"]
         self._fill_scores(ctx, candidates, known)
         ids = [t.id for t in valset(ctx)]
+        archive = aligned(candidates, ids)
         if seeded_now:
-            ctx.log("gepa_seed", {"val_mean": mean(aligned(candidates, ids)["c0"])})
+            ctx.log("gepa_seed", {"val_mean": archive[0].mean})
         by_id = {c["id"]: c for c in candidates}
-        parent = by_id[sample_parent(aligned(candidates, ids), ctx.rng)]
+        parent = by_id[SELECT.select(archive, ctx.rng).id]
         outcome = self._iterate(ctx, task, pool, parent, known)
         ctx.harness.write(POOL, dump_pool(pool))
         if outcome is not None:
@@ -210,7 +167,7 @@ class Gepa(Method):
 
         child_components = {**parent["components"], component: text}
         after, _ = self._evaluate(ctx, child_components, batch)
-        accepted = sum(after) > sum(before)
+        accepted = ACCEPT.decide(before, after).accepted
         ctx.log("gepa_iteration", {"parent": parent["id"], "component": component, "minibatch": [t.id for t in batch],
                                    "before": before, "after": after, "accepted": accepted})
         if not accepted:
@@ -221,7 +178,7 @@ class Gepa(Method):
         child = {"id": f"c{len(candidates)}", "parent": parent["id"], "components": child_components,
                  "scores": {t.id: s for t, s in zip(vals, val_scores, strict=True)}, "next_component": 0}
         candidates.append(child)
-        best = {c["id"]: c for c in candidates}[best_of(aligned(candidates, [t.id for t in vals]))]
+        best = candidates[best_index(aligned(candidates, [t.id for t in vals]))]
         for name, body in best["components"].items():
             ctx.harness.write(name, body)
         return Manifest(
