@@ -37,6 +37,7 @@ from evoarena.methods.skillprox.skill import (
     struct_problems,
     with_skill,
 )
+from evoarena.search import NonRegression, StrictImprovement
 
 TEXT_LIMIT = 6000  # characters of a task prompt, output or feedback shown to the diagnoser
 OTHER_LIMIT = 800  # … of another batch task's (the contrast)
@@ -76,9 +77,16 @@ def _key(b: Batch) -> tuple[float, float]:
     return round(b.hard, 9), round(b.cell, 9)
 
 
+HOLD = NonRegression(slack=TOL)
+"""Gate_fwd on one metric: no drop beyond float noise."""
+GAIN = StrictImprovement(margin=TOL)
+"""A strict H gain (beyond float noise) ends the candidate search."""
+
+
 def gate(before: Batch, after: Batch) -> bool:
     """Gate_fwd: neither H nor C drops on the same batch."""
-    return after.hard >= before.hard - TOL and after.cell >= before.cell - TOL
+    return (HOLD.decide([before.hard], [after.hard]).accepted
+            and HOLD.decide([before.cell], [after.cell]).accepted)
 
 
 def verdict(before: Batch, after: Batch) -> str:
@@ -161,7 +169,7 @@ class ForwardStep:
                 cand.after = evaluate(ctx, with_skill(tree0, cand.patch.skill), batch)
                 cand.passed = gate(before, cand.after)
                 cand.reason = verdict(before, cand.after)
-                if cand.passed and cand.after.hard > before.hard + TOL:
+                if cand.passed and GAIN.decide([before.hard], [cand.after.hard]).accepted:
                     break
             if self.cfg.feedback:
                 feedback = self._feedback(cand)

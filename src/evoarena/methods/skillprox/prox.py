@@ -35,6 +35,7 @@ from evoarena.methods.skillprox.skill import (
     units,
     with_skill,
 )
+from evoarena.search import NonRegression
 
 ACTIONS = ("merge", "demote", "delete")
 _WORD = re.compile(r"[a-z0-9]+")
@@ -148,8 +149,8 @@ class ProxStep:
             trial.update(verdict="refused", reason=why)
             return trial
         r = evaluate(ctx, with_skill(tree, parsed.skill), val)
-        ok_h = r.hard >= cur.hard - cfg.delta_h - TOL
-        ok_c = r.cell >= cur.cell - cfg.delta_c - TOL
+        ok_h = NonRegression(tolerance=cfg.delta_h, slack=TOL).decide([cur.hard], [r.hard]).accepted
+        ok_c = NonRegression(tolerance=cfg.delta_c, slack=TOL).decide([cur.cell], [r.cell]).accepted
         reason = (f"val hard {cur.hard:.3f} -> {r.hard:.3f} (tolerance {cfg.delta_h}), cell {cur.cell:.3f} -> "
                   f"{r.cell:.3f} (tolerance {cfg.delta_c})")
         trial.update(verdict="accepted" if ok_h and ok_c else "rejected", reason=reason, H=r.hard, C=r.cell,
