@@ -2,6 +2,7 @@
 
 from evoarena.benchmarks.arith import ArithBenchmark
 from evoarena.benchmarks.clr.benchmark import ClrBenchmark
+from evoarena.benchmarks.files import FilesBenchmark
 from evoarena.benchmarks.sheets import SheetsBenchmark
 
-__all__ = ["ArithBenchmark", "ClrBenchmark", "SheetsBenchmark"]
+__all__ = ["ArithBenchmark", "ClrBenchmark", "FilesBenchmark", "SheetsBenchmark"]

@@ -1,0 +1,157 @@
+"""Reading a user's task file into rows: JSONL, JSON (an array of objects), CSV/TSV, or a Hugging Face `datasets`
+folder written by `save_to_disk` (only when the `datasets` package is installed). Every problem is one line that
+names the file and, where there is one, the line."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+FORMATS = ("jsonl", "json", "csv", "tsv", "hf")
+_BY_SUFFIX = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "csv", ".tsv": "tsv"}
+
+
+class FileTasksError(ValueError):
+    """A task file that cannot be read or used; the message is one line naming the file (and line)."""
+
+
+@dataclass(frozen=True)
+class Row:
+    """One record of the file and where it came from (`tasks.jsonl:7`)."""
+
+    where: str
+    fields: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Loaded:
+    path: Path
+    format: str
+    rows: list[Row]
+    columns: list[str]
+    sha256: str
+
+
+def resolve(path: str) -> Path:
+    """`path` as given (absolute) or against the current directory; a one-line error when nothing is there."""
+    if not path:
+        raise FileTasksError("benchmark.params.path: required (the JSONL, CSV or JSON file of your tasks)")
+    p = Path(path).expanduser()
+    full = p if p.is_absolute() else Path.cwd() / p
+    if not full.exists():
+        where = "" if p.is_absolute() else f" (relative paths resolve against the current directory {Path.cwd()})"
+        raise FileTasksError(f"benchmark.params.path: no such file {path!r}{where}")
+    return full
+
+
+def detect(path: Path, format: str) -> str:
+    if format:
+        if format not in FORMATS:
+            raise FileTasksError(f"benchmark.params.format: {format!r} is not one of {', '.join(FORMATS)}")
+        return format
+    if path.is_dir():
+        return "hf"
+    fmt = _BY_SUFFIX.get(path.suffix.lower())
+    if fmt is None:
+        raise FileTasksError(f"benchmark.params.path: cannot tell the format of {path.name!r} from its suffix "
+                             f"(use .jsonl, .json, .csv or .tsv, or set format: {', '.join(FORMATS)})")
+    return fmt
+
+
+def _digest(path: Path) -> str:
+    h = hashlib.sha256()
+    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+    for f in files:
+        h.update(str(f.relative_to(path)).encode() if path.is_dir() else b"")
+        h.update(f.read_bytes())
+    return h.hexdigest()
+
+
+def _jsonl(path: Path) -> Iterator[Row]:
+    with path.open(encoding="utf-8-sig") as fh:
+        for n, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            where = f"{path.name}:{n}"
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as err:
+                raise FileTasksError(f"{where}: not valid JSON ({err.msg} at column {err.colno})") from None
+            if not isinstance(obj, dict):
+                raise FileTasksError(f"{where}: expected a JSON object per line, got {type(obj).__name__}")
+            yield Row(where, obj)
+
+
+def _json(path: Path) -> Iterator[Row]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8-sig"))
+    except json.JSONDecodeError as err:
+        raise FileTasksError(f"{path.name}:{err.lineno}: not valid JSON ({err.msg} at column {err.colno})") from None
+    if not isinstance(data, list):
+        raise FileTasksError(f"{path.name}: expected a JSON array of objects, got {type(data).__name__}")
+    for i, obj in enumerate(data, 1):
+        if not isinstance(obj, dict):
+            raise FileTasksError(f"{path.name} item {i}: expected a JSON object, got {type(obj).__name__}")
+        yield Row(f"{path.name} item {i}", obj)
+
+
+def _csv(path: Path, delimiter: str) -> Iterator[Row]:
+    with path.open(encoding="utf-8-sig", newline="") as fh:
+        reader = csv.DictReader(fh, delimiter=delimiter)
+        header = reader.fieldnames or []
+        if not header:
+            return
+        for record in reader:
+            where = f"{path.name}:{reader.line_num}"
+            if None in record:
+                raise FileTasksError(f"{where}: more cells than the header's {len(header)} columns")
+            if all(v in (None, "") for v in record.values()):
+                continue
+            yield Row(where, {k: ("" if v is None else v) for k, v in record.items()})
+
+
+def _hf(path: Path) -> Iterator[Row]:
+    try:
+        import datasets
+    except ImportError:
+        raise FileTasksError(f"benchmark.params.path: {path.name!r} is a directory (a Hugging Face datasets folder?); "
+                             "reading one needs the `datasets` package, which is not installed "
+                             "(pip install datasets)") from None
+    try:
+        data = datasets.load_from_disk(str(path))
+    except Exception as err:  # the library's own errors vary by version
+        raise FileTasksError(f"benchmark.params.path: {path.name!r}: not a datasets folder written by save_to_disk "
+                             f"({type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''})") from None
+    parts = list(data.items()) if isinstance(data, dict) else [("", data)]  # a DatasetDict is a dict of splits
+    for split, ds in parts:
+        for i, record in enumerate(ds, 1):
+            fields = dict(record)
+            if split:
+                fields.setdefault("_split", split)
+            yield Row(f"{path.name}/{split + '/' if split else ''}row {i}", fields)
+
+
+def load(path: str, format: str = "") -> Loaded:
+    """Every row of the file at `path` (`format` '' guesses from the suffix; a directory is a datasets folder)."""
+    full = resolve(path)
+    fmt = detect(full, format)
+    if fmt != "hf" and full.is_dir():
+        raise FileTasksError(f"benchmark.params.path: {path!r} is a directory, not a {fmt} file")
+    if fmt == "hf" and not full.is_dir():
+        raise FileTasksError(f"benchmark.params.path: format hf needs a directory written by save_to_disk, "
+                             f"not the file {path!r}")
+    reader = {"jsonl": lambda: _jsonl(full), "json": lambda: _json(full), "csv": lambda: _csv(full, ","),
+              "tsv": lambda: _csv(full, "\t"), "hf": lambda: _hf(full)}[fmt]
+    try:
+        rows = list(reader())
+    except UnicodeDecodeError as err:
+        raise FileTasksError(f"{full.name}: not UTF-8 text ({err.reason} at byte {err.start})") from None
+    if not rows:
+        raise FileTasksError(f"{full.name}: no rows")
+    columns = list(dict.fromkeys(k for r in rows for k in r.fields))
+    return Loaded(full, fmt, rows, columns, _digest(full))
