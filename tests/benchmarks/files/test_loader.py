@@ -395,8 +395,19 @@ def test_grade_and_reveal(tmp_path: Path) -> None:
     assert quiet.grade(task, quiet.parse(f"Answer: {task.reference}").answer).message == "Correct."
 
 
-def test_system_prompt_and_solver_params() -> None:
-    bench = FilesBenchmark(path="x.jsonl", system="Be brief.", max_tokens=32, temperature=0.7)
+def test_system_prompt_and_solver_params(tmp_path: Path) -> None:
+    path = str(write_jsonl(tmp_path / "t.jsonl", rows(3)))
+    bench = FilesBenchmark(path=path, system="Be brief.", max_tokens=32, temperature=0.7)
     assert bench.system_prompt() == "Be brief.\n"
     assert (bench.solver_params().max_tokens, bench.solver_params().temperature) == (32, 0.7)
-    assert "Answer:" in FilesBenchmark(path="x.jsonl").system_prompt()
+    assert "Answer:" in FilesBenchmark(path=path).system_prompt()
+
+
+def test_the_spec_check_reads_no_file_but_finds_it_missing(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text("not json at all\n")
+    assert FilesBenchmark.check_params({"path": str(path)})["path"] == str(path)  # the rows are read by build()
+    with pytest.raises(ParamError, match=r"no such file"):
+        FilesBenchmark.check_params({"path": str(tmp_path / "nope.jsonl")})
+    with pytest.raises(ParamError, match=r"tolerance: applies to the numeric grader"):
+        FilesBenchmark.check_params({"path": str(path), "tolerance": 0.5})

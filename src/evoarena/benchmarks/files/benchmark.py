@@ -3,12 +3,21 @@ deterministic grader (docs/own-tasks.md)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from evoarena.api import Benchmark, Feedback, Parsed, Task, benchmark
 from evoarena.benchmarks.files.graders import make_grader
-from evoarena.benchmarks.files.loader import FileTasksError, load
-from evoarena.benchmarks.files.tasks import Columns, check_ratio, check_splits, drafts, split_by_ratio, to_tasks
+from evoarena.benchmarks.files.loader import FileTasksError, load, resolve
+from evoarena.benchmarks.files.tasks import (
+    Columns,
+    check_ratio,
+    check_splits,
+    drafts,
+    split_by_ratio,
+    template_fields,
+    to_tasks,
+)
 from evoarena.models.base import GenParams
 
 DEFAULT_SYSTEM = "Answer the task. End your reply with a final line of the form `Answer: <your answer>`.\n"
@@ -34,10 +43,12 @@ class FilesBenchmark(Benchmark):
         "choices": "choices", "pass_threshold": 1.0,
     }
 
-    def __init__(self, **params: Any) -> None:
-        super().__init__(**params)
-        p = self.check_params(params)
-        self.p = p
+    @classmethod
+    def check_params(cls, params: Mapping[str, Any]) -> dict[str, Any]:
+        """Declared names and types, then everything that can be checked without reading the file: the file is
+        there, the grader exists and its options apply, the ratio is usable. Called by the spec check, so these
+        errors come before a run starts."""
+        p = super().check_params(params)
         for name in ("path", "format", "input", "answer", "id", "source", "split", "template", "system", "grader",
                      "parse", "pattern", "choices"):
             if not isinstance(p[name], str):
@@ -50,6 +61,16 @@ class FilesBenchmark(Benchmark):
             raise FileTasksError("benchmark.params.limit/max_tokens: expected limit >= 0 and max_tokens >= 1")
         if p["tolerance"] < 0 or p["rel_tolerance"] < 0:
             raise FileTasksError("benchmark.params.tolerance/rel_tolerance: expected non-negative numbers")
+        check_ratio(p["ratio"])
+        template_fields(p["template"])
+        make_grader(p["grader"], p, given=list(params), parse=p["parse"])
+        resolve(p["path"])
+        return p
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        p = self.check_params(params)
+        self.p = p
         self.ratio = check_ratio(p["ratio"])
         self.grader = make_grader(p["grader"], p, given=list(params), parse=p["parse"])
         self.columns = Columns(p["input"], p["answer"], p["id"], p["source"], p["split"])

@@ -12,12 +12,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evoarena.api import ParamError
+
 FORMATS = ("jsonl", "json", "csv", "tsv", "hf")
 _BY_SUFFIX = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "csv", ".tsv": "tsv"}
 
 
-class FileTasksError(ValueError):
-    """A task file that cannot be read or used; the message is one line naming the file (and line)."""
+class FileTasksError(ParamError):
+    """A task file, or a param, that cannot be used; the message is one line naming the param, or the file and line.
+    A ParamError, so the spec check reports it like any other bad param."""
 
 
 @dataclass(frozen=True)
@@ -79,7 +82,7 @@ def _jsonl(path: Path) -> Iterator[Row]:
                 continue
             where = f"{path.name}:{n}"
             try:
-                obj = json.loads(line)
+                obj = json.loads(line.rstrip("\r\n"))
             except json.JSONDecodeError as err:
                 raise FileTasksError(f"{where}: not valid JSON ({err.msg} at column {err.colno})") from None
             if not isinstance(obj, dict):
