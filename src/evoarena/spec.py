@@ -11,6 +11,14 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 Backend = Literal["openai", "embedded", "scripted"]
+
+# `--model NAME` shorthands for the shipped embedded models, when the spec has no model of that name: NAME -> the
+# ModelSpec.model it stands for (resolved by models/shipped.py; "" is the default, Qwen2.5-Coder-1.5B-Instruct).
+EMBEDDED_SHORTHANDS: dict[str, str] = {
+    "embedded": "",
+    "embedded-small": "qwen2.5-coder-0.5b-instruct",
+    "gemma": "gemma3-270m",
+}
 Evidence = Literal["mechanism", "scaled", "replication"]
 
 
@@ -33,7 +41,9 @@ class ModelSpec(_Strict):
     """One model a role can be mapped to."""
 
     backend: Backend
-    model: str = ""  # openai: model name; embedded: GGUF path or "" for the shipped Gemma; scripted: policy
+    # openai: model name; embedded: a shipped model's name (models/shipped.py; "" = Qwen2.5-Coder-1.5B-Instruct) or a
+    # .gguf path; scripted: the policy
+    model: str = ""
     base_url: str | None = None  # openai only
     api_key_env: str | None = None  # name of the env var holding the key (never the key itself)
     timeout_s: float = 120.0
@@ -118,18 +128,24 @@ class ExperimentSpec(_Strict):
         return self
 
     def with_model(self, name: str) -> ExperimentSpec:
-        """Map every role to one model: a key of `models`, or a backend name (scripted/embedded)."""
+        """Map every role to one model: a key of `models`; else `scripted` (the spec's first scripted model), a
+        shipped embedded model (`embedded` = Qwen2.5-Coder-1.5B-Instruct, `embedded-small` = its 0.5B sibling,
+        `gemma` = Gemma 3 270M) or a path to a `.gguf`. An embedded model added here gets the largest `n_ctx` of the
+        spec's own embedded models (the context its prompts were sized for), else the default."""
         models = dict(self.models)
         if name not in models:
-            if name == "embedded":
-                models[name] = ModelSpec(backend="embedded")
+            if name in EMBEDDED_SHORTHANDS or name.lower().endswith(".gguf"):
+                sized = [m.n_ctx for m in models.values() if m.backend == "embedded"]
+                added = ModelSpec(backend="embedded", model=EMBEDDED_SHORTHANDS.get(name, name))
+                models[name] = added.model_copy(update={"n_ctx": max(sized)}) if sized else added
             elif name == "scripted":
                 scripted = [k for k, m in models.items() if m.backend == "scripted"]
                 if not scripted:
                     raise SpecError("--model scripted: the spec defines no scripted model to use")
                 name = scripted[0]
             else:
-                raise SpecError(f"--model: unknown model {name!r} (known: {sorted(models)})")
+                known = sorted({*models, *EMBEDDED_SHORTHANDS, "scripted"})
+                raise SpecError(f"--model: unknown model {name!r} (known: {known}, or a path to a .gguf)")
         roles = {role: name for role in self.roles}
         return self.model_copy(update={"models": models, "roles": roles})
 

@@ -148,3 +148,36 @@ def test_each_sample_of_a_seeded_call_draws_with_its_own_seed(tmp_path: Path) ->
     recorded = [json.loads(r["params"])["seed"] for r in store.query("SELECT params FROM calls ORDER BY id")]
     assert [f"seed {s}" for s in recorded[:4]] == texts  # the ledger holds the seed actually used
     assert model.complete(msgs, GenParams(temperature=0.7), sample_index=1).text == "seed None"  # unseeded stays so
+
+
+class TemplatedBackend(FlakyBackend):
+    """A backend that, like the embedded one, says how it turned the messages into a prompt."""
+
+    model_id = "test:templated"
+
+    def __init__(self, prompt_format: str) -> None:
+        super().__init__()
+        self.prompt_format = prompt_format
+
+    def complete(self, messages: Sequence[Message], params: GenParams) -> Completion:
+        done = super().complete(messages, params)
+        return Completion(done.text, done.usage, extra={"prompt_format": self.prompt_format})
+
+
+def test_the_ledger_records_the_prompt_format_also_for_cached_calls(tmp_path: Path) -> None:
+    from evoarena.store import find_calls
+
+    model, store = make(tmp_path, TemplatedBackend("chat-template"))
+    msgs = [Message("user", "q1")]
+    model.complete(msgs)
+    model.complete(msgs)  # a cache hit: the cached completion carries no extra, the backend still says it
+    plain, _ = make(tmp_path / "other", TemplatedBackend("plain"))
+    plain.store = store
+    plain.complete([Message("user", "q2")])
+    untold, _ = make(tmp_path / "third", FlakyBackend())  # sends messages as they are (openai, scripted)
+    untold.store = store
+    untold.complete([Message("user", "q3")])
+    rows = store.query("SELECT cached, prompt_format FROM calls ORDER BY id")
+    assert [(r["cached"], r["prompt_format"]) for r in rows] == [(0, "chat-template"), (1, "chat-template"),
+                                                                  (0, "plain"), (0, None)]
+    assert [c.prompt_format for c in find_calls(store)] == ["chat-template", "chat-template", "plain", None]

@@ -127,11 +127,11 @@ def test_a_store_with_the_old_schema_gains_the_new_columns_and_its_old_calls_rea
     def columns(table: str) -> set[str]:
         return {r["name"] for r in store.query(f"PRAGMA table_info({table})")}
 
-    assert {"unit", "request_blob", "response_blob"} <= columns("calls")
+    assert {"unit", "request_blob", "response_blob", "prompt_format"} <= columns("calls")
     assert "call_id" in columns("attempts") and "unit" in columns("events")
     assert {"digest", "size", "body"} == columns("texts")
     (old,) = find_calls(store)
-    assert old.request_blob is None and old.unit is None
+    assert old.request_blob is None and old.unit is None and old.prompt_format is None
     conv = conversation(store, old.id)
     assert conv is not None and not conv.kept and conv.messages is None and conv.response is None
     new = store.record_call(request=[("user", "now")], response=TextResponse("kept"), **ROW)

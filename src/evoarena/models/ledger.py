@@ -140,6 +140,14 @@ class RoleModel:
         call_id = self._record(params, messages, key, completion, latency, cached=False, retries=tries - 1, error=None)
         return replace(completion, call_id=call_id)
 
+    def prompt_format(self, completion: Completion | None) -> str | None:
+        """How the backend turned the messages into a prompt (embedded: "chat-template" or "plain"); None for a
+        backend that sends the messages as they are. A cached completion carries no `extra`, so the backend's own
+        (fixed) format is the fallback."""
+        fmt = completion.extra.get("prompt_format") if completion is not None else None
+        fmt = fmt or getattr(self.backend, "prompt_format", None)
+        return None if fmt is None else str(fmt)
+
     def _record(
         self,
         params: GenParams,
@@ -182,6 +190,7 @@ class RoleModel:
             cached=int(cached),
             retries=retries,
             error=error,
+            prompt_format=self.prompt_format(completion),
         )
         if self.scope.meter is not None and completion is not None:
             self.scope.meter.after_call(tin + tout)

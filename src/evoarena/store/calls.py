@@ -37,6 +37,7 @@ class CallRow:
     created_at: str
     request_blob: str | None
     response_blob: str | None
+    prompt_format: str | None = None  # embedded: "chat-template" | "plain"; None: messages sent as they are
 
     @classmethod
     def from_db(cls, r: dict[str, Any]) -> CallRow:
@@ -47,6 +48,7 @@ class CallRow:
             output_tokens=int(r["output_tokens"]), latency_s=float(r["latency_s"]), cost_usd=float(r["cost_usd"]),
             cached=bool(r["cached"]), retries=int(r["retries"]), error=r["error"], created_at=r["created_at"],
             request_blob=r.get("request_blob"), response_blob=r.get("response_blob"),
+            prompt_format=r.get("prompt_format"),
         )  # fmt: skip
 
     def to_json(self) -> dict[str, Any]:

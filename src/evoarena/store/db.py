@@ -26,6 +26,7 @@ _ADDED_COLUMNS = (
     ("calls", "request_blob", "TEXT"),  # the call's messages and response, in `texts` (see store/texts.py)
     ("calls", "response_blob", "TEXT"),
     ("attempts", "call_id", "INTEGER"),  # the call that produced the attempt's answer
+    ("calls", "prompt_format", "TEXT"),  # embedded: "chat-template" | "plain"; NULL for other backends
 )
 
 

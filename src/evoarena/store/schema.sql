@@ -85,7 +85,10 @@ CREATE TABLE IF NOT EXISTS calls (
   created_at TEXT NOT NULL,
   unit TEXT,
   request_blob TEXT,   -- texts digest of [[role, content_digest], ...]; NULL in stores written before texts were kept
-  response_blob TEXT   -- texts digest of {"text", "finish_reason", "logprobs"}; NULL for a provider error
+  response_blob TEXT,  -- texts digest of {"text", "finish_reason", "logprobs"}; NULL for a provider error
+  prompt_format TEXT   -- how the backend turned the messages into a prompt: embedded "chat-template" (the GGUF's
+                       -- chat template) or "plain" (text completion); NULL where the backend sends the messages
+                       -- as they are (openai: the server applies its template; scripted) or stores written before
 );
 CREATE INDEX IF NOT EXISTS calls_cell ON calls (cell, role);
 CREATE TABLE IF NOT EXISTS events (
