@@ -72,11 +72,11 @@ def test_report_rebuilds_identical_results(run_dir: Path) -> None:
 
 def test_bad_spec_and_bad_run_dir_give_one_line_errors(tmp_path: Path) -> None:
     spec = yaml.safe_load(RECIPE.read_text())
-    spec["models"]["gemma"]["backend"] = "gpt"
+    spec["models"]["embedded"]["backend"] = "gpt"
     bad = tmp_path / "bad.yaml"
     bad.write_text(yaml.safe_dump(spec))
     result = runner.invoke(app, ["run", str(bad)])
-    assert result.exit_code == 2 and "models.gemma.backend" in result.output
+    assert result.exit_code == 2 and "models.embedded.backend" in result.output
     result = runner.invoke(app, ["show", str(tmp_path / "nowhere")])
     assert result.exit_code == 2 and "not a run directory" in result.output
 

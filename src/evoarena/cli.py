@@ -14,6 +14,7 @@ from rich.table import Table
 from evoarena.cli_clr import clr_app
 from evoarena.cli_common import JsonOpt, RunDirArg, emit_json, err, fail, open_run, out
 from evoarena.cli_list import register as register_list
+from evoarena.cli_serve import register as register_serve
 from evoarena.cli_trace import calls_command
 from evoarena.cli_trace import register as register_trace
 from evoarena.harness import diff_trees, lineage, load_tree, resolve_version, rollback
@@ -277,6 +278,7 @@ app.add_typer(clr_app, name="clr")
 
 register_list(app)
 register_trace(app)
+register_serve(app)
 app.command(name="calls")(calls_command)
 
 
