@@ -1,6 +1,6 @@
-"""The CLR methods recipe runs unchanged on real models: the embedded Gemma 3 270M in process, and the same GGUF
-behind a real OpenAI-compatible server on 127.0.0.1 (evidence: scaled). Narrowed to one chain and one layer so
-CI can afford it: the methods, roles and generation settings are the recipe's own."""
+"""The CLR methods recipe runs unchanged on real models: Qwen2.5-Coder-0.5B-Instruct (`--model embedded-small`) in
+process, and the same GGUF behind `evoarena serve` on 127.0.0.1 (evidence: scaled). Narrowed to one chain and one
+layer so CI can afford it: the methods, roles and generation settings are the recipe's own."""
 
 from __future__ import annotations
 
@@ -38,13 +38,14 @@ def test_clr_methods_recipe_runs_unchanged_on_a_real_model(target: str, tmp_path
                                                     timeout_s=600)}
         spec = spec.model_copy(update={"models": models}).with_model("local")
     else:
-        spec = spec.with_model("embedded")
+        spec = spec.with_model("embedded-small")
     results: dict[str, Any] = run_experiment(narrowed(spec), tmp_path / "run")
     assert results["evidence"] == "scaled"
     store = RunStore(tmp_path / "run")
-    calls = store.query("SELECT role, model_id, error, input_tokens FROM calls")
-    prefix = "openai:" if target == "openai" else "embedded:"
+    calls = store.query("SELECT role, model_id, error, input_tokens, prompt_format FROM calls")
+    prefix = "openai:" if target == "openai" else "embedded:qwen2.5-coder-0.5b-instruct"
     assert calls and all(c["model_id"].startswith(prefix) and c["error"] is None for c in calls)
+    assert {c["prompt_format"] for c in calls} == ({None} if target == "openai" else {"chat-template"})
     roles = {c["role"] for c in calls}
     assert {"solver", "curator", "proposer"} <= roles  # every update role that ran reached the real model
     assert {c["condition"] for c in results["conditions"]} == set(CONDITIONS)
