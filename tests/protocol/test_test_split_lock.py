@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import types
 from pathlib import Path
 from typing import Any
 
@@ -16,13 +17,16 @@ SEEN: dict[str, Any] = {}
 
 
 def reachable(root: object, limit: int = 500_000) -> list[object]:
-    """Everything reachable from `root` through references (bound methods, closures, globals too)."""
+    """Everything reachable from `root` through references (bound methods, closures, evoarena's module globals too;
+    other libraries' modules are not walked: torch alone holds more objects than the limit)."""
     seen: set[int] = set()
     todo, out = [root], []
     while todo:
         assert len(out) < limit, "object graph walk did not finish"
         obj = todo.pop()
         if id(obj) in seen or isinstance(obj, type):
+            continue
+        if isinstance(obj, types.ModuleType) and not obj.__name__.startswith("evoarena"):
             continue
         seen.add(id(obj))
         out.append(obj)
