@@ -11,7 +11,7 @@ $(BIN)/python:
 	$(BIN)/python -m pip install -q --upgrade pip
 
 install: $(BIN)/python
-	$(BIN)/pip install -q -e '.[dev]'
+	$(BIN)/pip install -q -e '.[dev,tasks]'
 
 # The embedded models (docs/models.md). llama-cpp-python compiles llama.cpp from source (about 9 minutes on 2 cores
 # the first time; pip keeps the built wheel in its cache, so later installs take seconds).
