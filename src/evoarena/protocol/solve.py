@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import tomllib
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from evoarena.api import Attempt, Benchmark, Method, TaskView
-from evoarena.models import GenParams, ModelCallError, RoleModel
+from evoarena.models import GenParams, Message, ModelCallError, RoleModel
 
 
 def solver_params(benchmark: Benchmark, tree: Mapping[str, str]) -> GenParams:
@@ -25,6 +25,21 @@ def solver_params(benchmark: Benchmark, tree: Mapping[str, str]) -> GenParams:
     return replace(base, **{k: v for k, v in knobs.items() if k in allowed})
 
 
+@dataclass(frozen=True)
+class SolverRequest:
+    """What the solver is sent for one task: the messages and the generation parameters (before the role model adds
+    the cell's seed)."""
+
+    messages: tuple[Message, ...]
+    params: GenParams
+
+
+def solver_request(method: Method, benchmark: Benchmark, tree: Mapping[str, str], task: TaskView) -> SolverRequest:
+    """The one place the solve prompt is assembled from a harness; `solve` and `evoarena export --as prompt` use it."""
+    messages = method.build_messages(tree, benchmark.format_task(task), task)
+    return SolverRequest(tuple(messages), solver_params(benchmark, tree))
+
+
 def solve(
     method: Method,
     benchmark: Benchmark,
@@ -34,12 +49,12 @@ def solve(
     *,
     sample_index: int = 0,
 ) -> Attempt:
-    messages = method.build_messages(tree, benchmark.format_task(task), task)
-    params = solver_params(benchmark, tree)
+    request = solver_request(method, benchmark, tree, task)
+    messages = request.messages
     try:
-        completion = solver.complete(messages, params, sample_index=sample_index)
+        completion = solver.complete(messages, request.params, sample_index=sample_index)
     except ModelCallError as err:
-        return Attempt(task.id, "", None, error=str(err), messages=tuple(messages))
+        return Attempt(task.id, "", None, error=str(err), messages=messages)
     parsed = benchmark.parse(completion.text)
-    return Attempt(task.id, completion.text, parsed.answer, parsed.error, messages=tuple(messages),
+    return Attempt(task.id, completion.text, parsed.answer, parsed.error, messages=messages,
                    call_id=getattr(completion, "call_id", None))
