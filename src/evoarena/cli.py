@@ -13,6 +13,7 @@ from rich.table import Table
 
 from evoarena.cli_clr import clr_app
 from evoarena.cli_common import JsonOpt, RunDirArg, emit_json, err, fail, open_run, out
+from evoarena.cli_export import register as register_export
 from evoarena.cli_list import register as register_list
 from evoarena.cli_serve import register as register_serve
 from evoarena.cli_trace import calls_command
@@ -279,6 +280,7 @@ app.add_typer(clr_app, name="clr")
 register_list(app)
 register_trace(app)
 register_serve(app)
+register_export(app)
 app.command(name="calls")(calls_command)
 
 

@@ -54,6 +54,17 @@ class Method(ABC):
         """Method state shown to the solver before the task (reflections, demos, playbook…)."""
         return ""
 
+    def context_is_per_task(self) -> bool:
+        """True when `context` is chosen per task (retrieval over memory), so no single prompt template shows what
+        the solver sees; `evoarena export --as prompt` refuses such a method."""
+        return False
+
+    @classmethod
+    def skill_tree(cls, tree: Mapping[str, str]) -> dict[str, str] | None:
+        """The method's state as an Agent Skills folder: `SKILL.md`'s body (no front matter) and supporting files,
+        for methods whose state is a skill or playbook; None for the rest (`evoarena export --as skill`)."""
+        return None
+
     def build_messages(self, tree: Mapping[str, str], task_text: str, task: TaskView) -> list[Message]:
         block = self.context(tree, task).strip()
         user = f"{block}\n\n{task_text}" if block else task_text

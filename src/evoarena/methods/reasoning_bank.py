@@ -113,6 +113,10 @@ class ReasoningBank(Method):
                                          instruction=QUERY_INSTRUCTION)
         return records, hits
 
+    def context_is_per_task(self) -> bool:
+        """The items shown are retrieved by the task's query, so they differ from task to task."""
+        return True
+
     def context(self, tree: Mapping[str, str], task: TaskView) -> str:
         records, hits = self.retrieve(tree, task.prompt)
         items = [item for i, _ in hits for item in records[i].items]

@@ -51,3 +51,8 @@ def cell_scores(store: RunStore) -> list[CellScore]:
             val=_split(store, c["cell"], "select", version) if version else SplitScore(None, None, 0, 0),
         ))
     return out
+
+
+def version_scores(store: RunStore, cell: str, version: str) -> tuple[SplitScore, SplitScore]:
+    """(val, test) scores of one version of a cell: val when it was a checkpoint, test when it was the one graded."""
+    return _split(store, cell, "select", version), _split(store, cell, "test", version)

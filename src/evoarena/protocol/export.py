@@ -1,0 +1,206 @@
+"""`evoarena export`: one harness version of a run as the solver's prompt, as its files, or as an Agent Skill.
+
+Everything is computed before anything is written, so an error (one line, an ExportError) leaves DEST untouched.
+The prompt comes from `solve.solver_request`, the function the solver's own calls are built by."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Literal
+
+from evoarena.api import Benchmark, Method, TaskView
+from evoarena.harness import HarnessWorkspace, load_tree, resolve_version
+from evoarena.models import Message
+from evoarena.protocol.prompt_file import SLOT, PromptTemplate, prompt_files
+from evoarena.protocol.skill_export import SkillExportError, skill_files
+from evoarena.protocol.solve import solver_request
+from evoarena.protocol.validate import validate_spec
+from evoarena.spec import ExperimentSpec, MethodSpec, SpecError
+from evoarena.store import RunStore
+from evoarena.store.scores import version_scores
+
+Mode = Literal["prompt", "files", "skill"]
+MODES: tuple[str, ...] = ("prompt", "files", "skill")
+_SENTINEL = "EVOARENA-TASK-SLOT-5c1e0d"
+
+
+class ExportError(ValueError):
+    """Why nothing was exported, in one line."""
+
+
+@dataclass(frozen=True)
+class ExportSource:
+    """One harness version of one cell of a run, with what is needed to show it as the solver saw it."""
+
+    store: RunStore
+    spec: ExperimentSpec
+    cell: str
+    method_spec: MethodSpec
+    seed: int
+    solver_model: str
+    version: str
+    which: str  # "selected", "final" or "id"
+    tree: dict[str, str]
+
+    def describe(self) -> dict[str, Any]:
+        """Provenance recorded in every export: run, cell, method, benchmark, version and its scores."""
+        run = self.store.run() or {}
+        val, test = version_scores(self.store, self.cell, self.version)
+        return {
+            "run": run.get("name"), "run_dir": str(self.store.run_dir), "spec_hash": run.get("spec_hash"),
+            "evidence": run.get("evidence"), "code_version": run.get("code_version"), "cell": self.cell,
+            "condition": self.method_spec.condition, "method": self.method_spec.name, "seed": self.seed,
+            "benchmark": self.spec.benchmark.name, "version": self.version, "version_is": self.which,
+            "val": {"mean": val.mean, "n": val.n_graded}, "test": {"mean": test.mean, "n": test.n_graded},
+        }
+
+
+def pick_cell(store: RunStore, cell: str | None) -> dict[str, Any]:
+    """The named cell (or a unique prefix of one); the only cell when none is named."""
+    cells = store.cells()
+    names = [str(c["cell"]) for c in cells]
+    if not cells:
+        raise ExportError(f"{store.run_dir} has no cells yet")
+    if cell is None:
+        if len(cells) == 1:
+            return cells[0]
+        raise ExportError(f"this run has {len(cells)} cells; pass --cell (one of: {', '.join(names)})")
+    exact = [c for c in cells if c["cell"] == cell] or [c for c in cells if str(c["cell"]).startswith(cell)]
+    if len(exact) != 1:
+        what = "no cell" if not exact else f"{len(exact)} cells match"
+        raise ExportError(f"{what} {cell!r} in this run (cells: {', '.join(names)})")
+    return exact[0]
+
+
+def pick_version(store: RunStore, row: Mapping[str, Any], ref: str) -> tuple[str, str]:
+    """(version id, which): `selected` is what the cell graded on test, `final` its last version, else an id or a
+    unique prefix of one of the cell's versions."""
+    from evoarena.harness import lineage
+
+    cell = str(row["cell"])
+    ids = [str(v["id"]) for v in lineage(store, cell)]
+    if ref == "selected":
+        if not row.get("selected_version"):
+            raise ExportError(f"cell {cell} has no selected version (unfinished, or a curriculum cell); "
+                              "use --version final or a version id")
+        return str(row["selected_version"]), "selected"
+    if ref == "final":
+        vid = row.get("current_version") or (ids[-1] if ids else None)
+        if not vid:
+            raise ExportError(f"cell {cell} has no version yet")
+        return str(vid), "final"
+    try:
+        vid = resolve_version(store, ref)
+    except KeyError as err:
+        raise ExportError(f"{err.args[0]} (use selected, final, or an id of at least 4 characters)") from None
+    if vid not in ids:
+        raise ExportError(f"version {vid[:12]} is not a version of cell {cell}")
+    return vid, "id"
+
+
+def open_source(run_dir: Path, *, cell: str | None = None, version: str = "selected") -> ExportSource:
+    """Find the cell and version in a run directory and load the version's tree."""
+    try:
+        store = RunStore.open_existing(run_dir)
+    except FileNotFoundError as err:
+        raise ExportError(str(err)) from None
+    run = store.run()
+    if run is None:
+        raise ExportError(f"{run_dir} holds no run")
+    spec = ExperimentSpec.model_validate_json(run["spec_json"])
+    row = pick_cell(store, cell)
+    vid, which = pick_version(store, row, version)
+    method_spec = next((m for m in spec.methods if m.condition == row["condition"]), None)
+    if method_spec is None:
+        raise ExportError(f"cell {row['cell']}: its condition {row['condition']!r} is not in the run's spec")
+    return ExportSource(store=store, spec=spec, cell=str(row["cell"]), method_spec=method_spec, seed=int(row["seed"]),
+                        solver_model=str(row["model"]), version=vid, which=which, tree=load_tree(store, vid))
+
+
+def instantiate(source: ExportSource, search: Iterable[Path] = ()) -> tuple[Method, Benchmark]:
+    """The cell's method and the run's benchmark, made as the runner made them (the benchmark is not built)."""
+    try:
+        resolved = validate_spec(source.spec, tuple(search))
+        method = resolved.methods[source.method_spec.condition](**source.method_spec.params)
+        benchmark = resolved.benchmark(**source.spec.benchmark.params)
+    except (SpecError, ValueError) as err:
+        raise ExportError(f"cannot rebuild the run's method or benchmark: {err}") from None
+    return method, benchmark
+
+
+def prompt_template(source: ExportSource, method: Method, benchmark: Benchmark) -> PromptTemplate:
+    """The solver's request for any task, with `{task}` where the task's prompt goes: the request of a probe task
+    whose prompt is a sentinel, built by `solver_request`. Refused when the method's context is chosen per task."""
+    name = source.method_spec.name
+    if method.context_is_per_task():
+        raise ExportError(f"{name} chooses its context per task (retrieval), so no single prompt shows what the "
+                          "solver sees; export --as files instead")
+    probes = [TaskView(f"export-probe-{k}", "test", f"export-probe-{k}", _SENTINEL) for k in "ab"]
+    a, b = (solver_request(method, benchmark, source.tree, t) for t in probes)
+    if a.messages != b.messages:
+        raise ExportError(f"{name}'s context depends on the task's id, so no single prompt shows what the solver "
+                          "sees; export --as files instead")
+    if not any(_SENTINEL in m.content for m in a.messages):
+        raise ExportError(f"the {source.spec.benchmark.name} benchmark does not show the task's prompt as given "
+                          "(format_task), so there is no slot to put it in")
+    slot = SLOT
+    while any(slot in m.content for m in a.messages):  # the harness itself mentions the slot: pick another
+        slot = "{" + slot + "}"
+    messages = tuple(Message(m.role, m.content.replace(_SENTINEL, slot)) for m in a.messages)
+    gen = source.spec.gen.get("solver", {})
+    params = a.params if a.params.seed is not None else replace(a.params, seed=gen.get("seed", source.seed))
+    model = {"name": source.solver_model, **source.spec.models[source.solver_model].model_dump(mode="json")}
+    return PromptTemplate(messages, params, slot, model, source.describe())
+
+
+def export_files(source: ExportSource, mode: str, search: Iterable[Path] = ()) -> dict[str, str]:
+    """{relative path: text} of an export in `mode`; raises ExportError before anything is written."""
+    if mode == "files":
+        return dict(source.tree)
+    if mode not in MODES:
+        raise ExportError(f"--as {mode!r}: expected one of {', '.join(MODES)}")
+    method, benchmark = instantiate(source, search)
+    if mode == "prompt":
+        return prompt_files(prompt_template(source, method, benchmark))
+    try:
+        return skill_files(source.describe(), type(method), source.tree)
+    except SkillExportError as err:
+        raise ExportError(str(err)) from None
+
+
+def write_export(dest: Path, files: Mapping[str, str], *, force: bool = False) -> None:
+    """Write `files` under `dest`; a DEST that already holds files is refused unless `force` (which overwrites the
+    files of the same name and removes nothing)."""
+    if dest.exists() and not dest.is_dir():
+        raise ExportError(f"{dest} exists and is not a directory")
+    if dest.is_dir() and any(dest.iterdir()) and not force:
+        raise ExportError(f"{dest} already holds files (pass --force to write over them)")
+    ws = HarnessWorkspace(dest)
+    for rel, text in sorted(files.items()):
+        ws.write(rel, text)
+
+
+def export(run_dir: Path, dest: Path, mode: str, *, cell: str | None = None, version: str = "selected",
+           force: bool = False, search: Iterable[Path] = ()) -> ExportSource:
+    """Export one version of a run into `dest` (the whole of `evoarena export`); returns what was exported."""
+    if mode not in MODES:
+        raise ExportError(f"--as {mode!r}: expected one of {', '.join(MODES)}")
+    if dest.exists() and (not dest.is_dir() or (any(dest.iterdir()) and not force)):
+        write_export(dest, {}, force=force)  # raises the one-line reason, before any work
+    source = open_source(run_dir, cell=cell, version=version)
+    files = export_files(source, mode, search)
+    write_export(dest, files, force=force)
+    return source
+
+
+def summary(source: ExportSource) -> str:
+    """One line naming what was exported."""
+    d = source.describe()
+    return (f"{d['cell']} version {source.version[:12]} ({source.which}; val {_num(d['val']['mean'])}, "
+            f"test {_num(d['test']['mean'])})")
+
+
+def _num(v: float | None) -> str:
+    return "-" if v is None else f"{v:.3f}"

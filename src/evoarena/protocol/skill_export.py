@@ -1,0 +1,75 @@
+"""A harness version as an Agent Skills folder: `SKILL.md` (YAML front matter `name` and a description that says
+what was evolved, by which method, on which benchmark and how it scored) plus supporting files."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import yaml
+
+from evoarena.api import Method
+from evoarena.methods.skill_forms import builtin_skill_tree
+
+PROVENANCE = "evoarena-export.json"
+_KIND = {"ace": "playbook", "dynamic_cheatsheet": "cheatsheet", "tf_grpo": "experience library",
+         "skillprox": "skill", "evoskill": "skill set"}
+
+
+class SkillExportError(ValueError):
+    """The version cannot be shown as a skill: the method keeps none, or it is still empty."""
+
+
+def skill_name(benchmark: str, condition: str) -> str:
+    """Agent Skills' name rule: lowercase letters, digits and single hyphens, at most 64 characters."""
+    slug = re.sub(r"[^a-z0-9]+", "-", f"{benchmark}-{condition}".lower()).strip("-")
+    return slug[:64].rstrip("-") or "evoarena-skill"
+
+
+def _first_line(text: str, limit: int = 240) -> str:
+    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+
+
+def _score(split: Mapping[str, Any]) -> str:
+    n = int(split.get("n") or 0)
+    return "not graded" if split.get("mean") is None else f"{split['mean']:.2f} on {n} task{'s' if n != 1 else ''}"
+
+
+def description(about: Mapping[str, Any], kind: str, instructions: str) -> str:
+    """What the skill is, for which tasks, and the evidence behind it; within the 1024 characters Agent Skills
+    allows."""
+    what = f"{kind[0].upper()}{kind[1:]} evolved by {about['method']} on the {about['benchmark']} benchmark"
+    task = f" for tasks where the instruction is: {instructions.rstrip('.')}" if instructions else ""
+    where = (f" Use it on tasks of that kind. From evoarena run {about['run']} (cell {about['cell']}, version "
+             f"{str(about['version'])[:12]}, the {about['version_is']} one; val {_score(about['val'])}, test "
+             f"{_score(about['test'])}; evidence: {about['evidence']}).")
+    text = f"{what}{task}.{where}"
+    return text if len(text) <= 1024 else text[:1023] + "…"
+
+
+def skill_files(about: Mapping[str, Any], method_cls: type[Method], tree: Mapping[str, str]) -> dict[str, str]:
+    """SKILL.md, the method's supporting files and the export's provenance; SkillExportError when the method's
+    state is no skill or playbook, or is empty in this version."""
+    method = str(about["method"])
+    form = method_cls.skill_tree(tree)
+    if form is None:
+        form = builtin_skill_tree(method_cls.name, tree)
+    if form is None:
+        raise SkillExportError(f"{method} keeps no skill or playbook (its state is its prompt, demos or memory); "
+                               "export --as prompt or --as files instead")
+    body = form.get("SKILL.md", "").strip()
+    if not body:
+        raise SkillExportError(f"{method}'s {_KIND.get(method, 'skill')} is empty in version "
+                               f"{str(about['version'])[:12]}; nothing to export as a skill")
+    instructions = tree.get("system.md", "").strip()
+    front = {"name": skill_name(str(about["benchmark"]), str(about["condition"])),
+             "description": description(about, _KIND.get(method, "skill"), _first_line(instructions))}
+    text = "---\n" + yaml.safe_dump(front, sort_keys=False, allow_unicode=True, width=10_000) + "---\n\n" + body + "\n"
+    if instructions:
+        text += f"\n## Task instructions it was evolved with\n\n{instructions}\n"
+    files = {p: t for p, t in form.items() if p != "SKILL.md"}
+    return {"SKILL.md": text, **files,
+            PROVENANCE: json.dumps(dict(about), indent=2, sort_keys=True, ensure_ascii=False) + "\n"}
