@@ -5,6 +5,7 @@ The public API, importable from here (loaded on first use, so `import evoarena` 
   `Feedback`, `Parsed`, `Manifest`, `HarnessWorkspace`, and the registry decorators `method`, `benchmark`,
   `policy` (scripted-model policies) and `view` (report sections);
 - running: `load_spec`, `parse_spec`, `ExperimentSpec`, `run_experiment`, `validate_spec`;
+- evolving in one call: `evolve` (→ `Evolved`), and `load_prompt` for a prompt that `evoarena export` wrote;
 - reading a run: `RunStore`, `rebuild_report`.
 Everything else is internal and may move.
 """
@@ -26,12 +27,14 @@ _EXPORTS: dict[str, str] = {
     "run_experiment": "evoarena.protocol.runner", "validate_spec": "evoarena.protocol.validate",
     "RunStore": "evoarena.store",
     "rebuild_report": "evoarena.protocol.reporting",
+    "evolve": "evoarena.evolve", "Evolved": "evoarena.evolve", "load_prompt": "evoarena.protocol.prompt_file",
 }
 
 __all__ = [
     "__version__",
     "Attempt",
     "Benchmark",
+    "Evolved",
     "ExperimentSpec",
     "Feedback",
     "HarnessWorkspace",
@@ -46,6 +49,8 @@ __all__ = [
     "TaskView",
     "TestSplitLocked",
     "benchmark",
+    "evolve",
+    "load_prompt",
     "load_spec",
     "method",
     "parse_spec",
@@ -75,6 +80,8 @@ if TYPE_CHECKING:
         policy,
         view,
     )
+    from evoarena.evolve import Evolved, evolve
+    from evoarena.protocol.prompt_file import load_prompt
     from evoarena.protocol.reporting import rebuild_report
     from evoarena.protocol.runner import run_experiment
     from evoarena.protocol.validate import validate_spec

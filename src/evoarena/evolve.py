@@ -1,0 +1,152 @@
+"""`evoarena.evolve(tasks, method=…, model=…)`: one call that evolves a harness on your tasks and hands back the
+selected version (files and solver prompt), its scores and the run directory.
+
+Underneath it is an ordinary run: an ExperimentSpec with one method and one seed goes through `run_experiment`, so the
+split, the selection on val, the single grading on test, the ledger and resuming are the protocol's own. Calling it
+again with the same arguments resumes the same run directory and makes no new model calls."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evoarena.protocol.export import ExportError, instantiate, open_source, prompt_template
+from evoarena.protocol.prompt_file import PromptTemplate
+from evoarena.protocol.runner import default_run_dir, run_experiment
+from evoarena.spec import EMBEDDED_SHORTHANDS, ExperimentSpec, SpecError, parse_spec
+from evoarena.store.scores import version_scores
+
+TASK_FILE_SUFFIXES = (".jsonl", ".json", ".csv", ".tsv")
+Tasks = str | Path | Sequence[Mapping[str, Any]]
+
+
+@dataclass(frozen=True)
+class Evolved:
+    """The harness version a run selected on val (the one graded on test), and where the run is."""
+
+    run_dir: Path
+    cell: str
+    method: str
+    version: str
+    files: dict[str, str]
+    prompt: PromptTemplate | None  # None when the method picks its context per task (see `prompt_note`)
+    val: float | None
+    test: float | None
+    n_test: int
+    evidence: str
+    prompt_note: str = ""
+    results: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def system_prompt(self) -> str:
+        return self.files.get("system.md", "")
+
+
+def _model_spec(model: str | Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+    """(the key the spec names it by, its ModelSpec fields): a mapping as given; `embedded`, `embedded-small`,
+    `gemma` or a `.gguf` path for an embedded model; `scripted:POLICY` for a scripted one."""
+    if isinstance(model, Mapping):
+        return "model", dict(model)
+    if model in EMBEDDED_SHORTHANDS or model.lower().endswith(".gguf"):
+        return "embedded", {"backend": "embedded", "model": EMBEDDED_SHORTHANDS.get(model, model)}
+    if model.startswith("scripted:") and model[len("scripted:"):]:
+        return "scripted", {"backend": "scripted", "model": model[len("scripted:"):]}
+    known = ", ".join([*EMBEDDED_SHORTHANDS, "PATH.gguf", "scripted:POLICY", "a ModelSpec mapping"])
+    raise SpecError(f"model: unknown model {model!r} (use one of: {known})")
+
+
+def _tasks_file(rows: Sequence[Mapping[str, Any]], root: Path) -> Path:
+    """A list of task dicts, written once as JSONL under `root/tasks/` (named by its content, so the spec and hence
+    the run directory stay the same when the same list is passed again)."""
+    if not rows or not all(isinstance(r, Mapping) for r in rows):
+        raise SpecError("tasks: expected a non-empty list of dicts, a task file path, or a benchmark name")
+    text = "".join(json.dumps(dict(r), ensure_ascii=False, sort_keys=True) + "\n" for r in rows)
+    path = (root / "tasks" / f"tasks-{hashlib.sha256(text.encode()).hexdigest()[:12]}.jsonl").resolve()
+    if not path.is_file():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _benchmark(tasks: Tasks, params: Mapping[str, Any], root: Path) -> dict[str, Any]:
+    if isinstance(tasks, str | Path) and (Path(tasks).suffix.lower() in TASK_FILE_SUFFIXES or Path(tasks).is_dir()):
+        path = Path(tasks).expanduser()
+        if not path.exists():
+            raise SpecError(f"tasks: no such file {str(tasks)!r}")
+        return {"name": "files", "params": {**params, "path": str(path.resolve())}}
+    if isinstance(tasks, str | Path):
+        return {"name": str(tasks), "params": dict(params)}
+    return {"name": "files", "params": {**params, "path": str(_tasks_file(tasks, root))}}
+
+
+def build_spec(
+    tasks: Tasks,
+    *,
+    method: str = "gepa",
+    model: str | Mapping[str, Any] = "embedded",
+    budget: int | Mapping[str, int] | None = None,
+    seed: int = 0,
+    params: Mapping[str, Any] | None = None,
+    method_params: Mapping[str, Any] | None = None,
+    protocol: Mapping[str, Any] | None = None,
+    name: str | None = None,
+    root: Path = Path("runs"),
+) -> ExperimentSpec:
+    """The spec `evolve` runs: one method, one seed, every role on `model`. `budget` as an int caps model calls per
+    cell (practice and selection); a mapping gives `max_attempts` / `max_calls` / `max_tokens`."""
+    key, model_fields = _model_spec(model)
+    limits = {"max_calls": budget} if isinstance(budget, int) else dict(budget or {})
+    return parse_spec({
+        "name": name or f"evolve-{method}",
+        "benchmark": _benchmark(tasks, params or {}, root),
+        "methods": [{"name": method, "params": dict(method_params or {})}],
+        "models": {key: model_fields},
+        "roles": {"solver": key},
+        "seeds": [seed],
+        "budget": limits,
+        "protocol": dict(protocol or {}),
+    })
+
+
+def evolve(
+    tasks: Tasks,
+    method: str = "gepa",
+    model: str | Mapping[str, Any] = "embedded",
+    *,
+    budget: int | Mapping[str, int] | None = None,
+    seed: int = 0,
+    params: Mapping[str, Any] | None = None,
+    method_params: Mapping[str, Any] | None = None,
+    protocol: Mapping[str, Any] | None = None,
+    name: str | None = None,
+    root: Path | str = Path("runs"),
+    run_dir: Path | str | None = None,
+) -> Evolved:
+    """Evolve a harness with `method` on `tasks` (a JSONL/JSON/CSV path or a list of dicts, read by the `files`
+    benchmark with `params` as its params, e.g. `input`, `answer`, `grader`; or a benchmark name with `params`),
+    select on val, grade once on test, and return the selected version. Resumes when the run directory exists."""
+    root = Path(root)
+    spec = build_spec(tasks, method=method, model=model, budget=budget, seed=seed, params=params,
+                      method_params=method_params, protocol=protocol, name=name, root=root)
+    target = Path(run_dir) if run_dir is not None else default_run_dir(spec, root)
+    results = run_experiment(spec, target, search=(Path.cwd(),))
+    return selected(target, results)
+
+
+def selected(run_dir: Path, results: Mapping[str, Any] | None = None) -> Evolved:
+    """The selected version of a one-cell run (or of its only cell), as `evolve` returns it."""
+    source = open_source(Path(run_dir), version="selected")
+    val, test = version_scores(source.store, source.cell, source.version)
+    prompt, note = None, ""
+    try:
+        prompt = prompt_template(source, *instantiate(source, (Path.cwd(),)))
+    except ExportError as err:
+        note = str(err)
+    run = source.store.run() or {}
+    return Evolved(run_dir=Path(run_dir), cell=source.cell, method=source.method_spec.name, version=source.version,
+                   files=dict(source.tree), prompt=prompt, val=val.mean, test=test.mean, n_test=test.n_graded,
+                   evidence=str(run.get("evidence")), prompt_note=note, results=dict(results or {}))

@@ -1,0 +1,78 @@
+"""`evoarena.evolve`: one call on a 10-line JSONL file (or a list of dicts) with a scripted player returns the
+selected harness, its prompt and scores, and the run directory; a second call resumes with no new model calls."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+import evoarena
+from evoarena.api import policy
+from evoarena.models import GenParams, Message
+from evoarena.spec import SpecError
+from evoarena.store import RunStore
+
+LESSON = "Multiply the two numbers; 'times' means multiplication."
+
+
+@policy("test-evolve-player")
+def player(messages: Sequence[Message], params: GenParams) -> str:
+    """Adds the two numbers of a task unless its prompt holds the lesson; as reflector, writes the lesson."""
+    text = "\n\n".join(m.content for m in messages)
+    if text.rstrip().endswith("Reflection:"):
+        return LESSON
+    a, b = (int(x) for x in re.findall(r"\d+", messages[-1].content.rsplit("What is", 1)[-1])[:2])
+    return f"Answer: {a * b if 'Multiply the two numbers' in text else a + b}"
+
+
+def _rows() -> list[dict[str, object]]:
+    return [{"id": f"t{i}", "input": f"What is {i + 2} times {i + 3}?", "answer": (i + 2) * (i + 3)}
+            for i in range(10)]
+
+
+def _calls(run_dir: Path) -> int:
+    return len(RunStore(run_dir).query("SELECT id FROM calls"))
+
+
+def test_evolve_on_a_jsonl_file_and_resume(tmp_path: Path) -> None:
+    path = tmp_path / "tasks.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in _rows()))
+    kwargs = {"method": "reflexion", "model": "scripted:test-evolve-player", "budget": 40, "seed": 1,
+              "params": {"grader": "numeric"}, "root": tmp_path / "runs"}
+    got = evoarena.evolve(path, **kwargs)  # type: ignore[arg-type]
+    assert got.run_dir.parent == tmp_path / "runs" and (got.run_dir / "results.json").is_file()
+    assert got.method == "reflexion" and got.cell == "reflexion__scripted__s1" and got.evidence == "mechanism"
+    assert got.n_test == 5 and got.test == 1.0 and got.val == 1.0  # the lesson reached the selected harness
+    assert LESSON in got.files["memory/reflections.md"] and got.prompt is not None
+    assert got.version == RunStore(got.run_dir).cells()[0]["selected_version"]
+    rendered = got.prompt.render("What is 9 times 9?")
+    assert LESSON in rendered[-1].content and rendered[-1].content.endswith("What is 9 times 9?")
+    assert player(rendered, got.prompt.params) == "Answer: 81"
+    calls = _calls(got.run_dir)
+    assert calls > 0
+    again = evoarena.evolve(path, **kwargs)  # type: ignore[arg-type]
+    assert again.run_dir == got.run_dir and _calls(got.run_dir) == calls
+    assert (again.version, again.test, again.val, again.files) == (got.version, got.test, got.val, got.files)
+
+
+def test_evolve_on_a_list_of_dicts_writes_one_task_file(tmp_path: Path) -> None:
+    root = tmp_path / "runs"
+    first = evoarena.evolve(_rows(), "frozen", "scripted:test-evolve-player", params={"grader": "numeric"}, root=root)
+    assert first.test == 0.0 and first.n_test == 5 and first.prompt is not None
+    assert first.prompt.render("x")[-1].content == "x"  # frozen: the task as the template renders it, nothing else
+    again = evoarena.evolve(_rows(), "frozen", "scripted:test-evolve-player", params={"grader": "numeric"}, root=root)
+    assert again.run_dir == first.run_dir and len(list((root / "tasks").iterdir())) == 1
+
+
+def test_evolve_refuses_bad_arguments(tmp_path: Path) -> None:
+    with pytest.raises(SpecError, match="unknown model 'gpt'"):
+        evoarena.evolve(_rows(), "frozen", "gpt", root=tmp_path)
+    with pytest.raises(SpecError, match="no such file"):
+        evoarena.evolve(tmp_path / "absent.jsonl", "frozen", "scripted:echo", root=tmp_path)
+    with pytest.raises(SpecError, match="non-empty list of dicts"):
+        evoarena.evolve([], "frozen", "scripted:echo", root=tmp_path)
+    assert not (tmp_path / "tasks").exists()
