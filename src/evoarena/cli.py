@@ -15,6 +15,8 @@ from evoarena.cli_clr import clr_app
 from evoarena.cli_common import JsonOpt, RunDirArg, emit_json, err, fail, open_run, out
 from evoarena.cli_export import register as register_export
 from evoarena.cli_list import register as register_list
+from evoarena.cli_probe import probe_warnings
+from evoarena.cli_probe import register as register_probe
 from evoarena.cli_serve import register as register_serve
 from evoarena.cli_trace import calls_command
 from evoarena.cli_trace import register as register_trace
@@ -32,9 +34,12 @@ def run(
     run_dir: Annotated[Path | None, typer.Option(help="Where to write the run (default runs/<name>-<hash>).")] = None,
     seeds: Annotated[str | None, typer.Option(help="Comma-separated seeds, overriding the spec's.")] = None,
     parallel: Annotated[int, typer.Option(help="Cells to run at once.")] = 1,
+    no_probe: Annotated[bool, typer.Option("--no-probe", help="Skip the role probes before the run.")] = False,
+    probe_threshold: Annotated[float, typer.Option(help="Warn when a role's usable probe share is below.")] = 0.5,
     as_json: JsonOpt = False,
 ) -> None:
-    """Run (or resume) an experiment. Re-running the same command resumes and makes no repeated calls."""
+    """Run (or resume) an experiment. Re-running the same command resumes and makes no repeated calls. The role
+    probes run first (`evoarena probe-roles`; cached, kept in the run store); a role below the threshold warns."""
     from evoarena.protocol.runner import RunDirConflict, default_run_dir, plan_cells, run_experiment
     from evoarena.protocol.validate import validate_spec
 
@@ -68,7 +73,9 @@ def run(
 
         try:
             results = run_experiment(spec, target, progress=progress, cells_in_parallel=parallel,
-                                     search=(spec_path.resolve().parent,))
+                                     search=(spec_path.resolve().parent,), probe=not no_probe,
+                                     probe_threshold=probe_threshold,
+                                     on_probes=None if as_json else _probe_warnings)
         except (RunDirConflict, SpecError, ValueError, RuntimeError) as e:
             fail(str(e))
             return
@@ -77,6 +84,11 @@ def run(
     else:
         _print_results(results)
         out.print(f"wrote {target / 'results.json'} and {target / 'report.html'}")
+
+
+def _probe_warnings(summaries: list[Any], threshold: float) -> None:
+    """Before the cells start: each role × method whose probes fell below the threshold, in one line."""
+    probe_warnings([s.row(threshold) for s in summaries])
 
 
 def _seeds(text: str) -> list[int]:
@@ -278,6 +290,7 @@ def list_runs(root: Annotated[Path, typer.Argument()] = Path("runs"), as_json: J
 app.add_typer(clr_app, name="clr")
 
 register_list(app)
+register_probe(app)
 register_trace(app)
 register_serve(app)
 register_export(app)

@@ -5,20 +5,23 @@ skills of ACE and SkillProx are valid Agent Skills folders; errors are one line 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
+from evoarena.api import Manifest, Method, PracticeContext, TaskView
 from evoarena.harness import load_tree
 from evoarena.models import ResponseCache, RoleModel, build_backend
 from evoarena.models.cache import cache_key
 from evoarena.protocol import catalog
-from evoarena.protocol.export import ExportError, export
+from evoarena.protocol.export import ExportError, ExportSource, export, open_source, prompt_template
 from evoarena.protocol.prompt_file import PromptFileError, PromptTemplate, load_prompt
 from evoarena.protocol.runner import run_experiment
-from evoarena.spec import ExperimentSpec, load_spec, parse_spec
+from evoarena.spec import ExperimentSpec, MethodSpec, load_spec, parse_spec
 from evoarena.store import RunStore, attempt_conversation
 
 RECIPE = Path(__file__).resolve().parents[2] / "recipes" / "quickstart.yaml"
@@ -209,3 +212,40 @@ def test_skill_of_a_skillprox_run(tmp_path: Path) -> None:
     refs = {p.relative_to(tmp_path / "sk").as_posix() for p in (tmp_path / "sk").rglob("references/*.md")}
     assert refs <= {p for p in skill if p.startswith("references/")}
     assert all(f"]({r})" in body or f"](./{r})" in body for r in refs)
+
+
+class _ById(Method):
+    """A method whose context names the task's id: no single template can show it."""
+
+    name = "test-export-by-id"
+
+    def context(self, tree: Mapping[str, str], task: TaskView) -> str:
+        return f"(notes for {task.id})"
+
+    def practice(self, ctx: PracticeContext, task: TaskView) -> Manifest | None:
+        return None
+
+
+def _source_with(quickstart: tuple[Path, ExperimentSpec, Path], tmp_path: Path, tree: dict[str, str]) -> ExportSource:
+    return replace(open_source(quickstart[0], cell="frozen"), tree=tree)
+
+
+def test_per_task_and_id_dependent_contexts_are_refused(
+    quickstart: tuple[Path, ExperimentSpec, Path], tmp_path: Path
+) -> None:
+    source = _source_with(quickstart, tmp_path, {"system.md": "Answer."})
+    arith = catalog.benchmark_class("arith")()
+    with pytest.raises(ExportError, match="reasoning_bank chooses its context per task"):
+        prompt_template(replace(source, method_spec=MethodSpec(name="reasoning_bank")),
+                        catalog.method_class("reasoning_bank")(retriever="lexical"), arith)
+    with pytest.raises(ExportError, match="context depends on the task's id"):
+        prompt_template(source, _ById(), arith)
+
+
+def test_a_harness_that_mentions_the_slot_gets_a_longer_one(
+    quickstart: tuple[Path, ExperimentSpec, Path], tmp_path: Path
+) -> None:
+    source = _source_with(quickstart, tmp_path, {"system.md": "Read {task} carefully."})
+    t = prompt_template(source, catalog.method_class("frozen")(), catalog.benchmark_class("arith")())
+    assert t.slot == "{{task}}" and t.messages[0].content == "Read {task} carefully."
+    assert t.render("2 + 2 =")[-1].content == "Q: 2 + 2 =\nA:" and t.render("x")[0].content == "Read {task} carefully."

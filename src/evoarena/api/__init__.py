@@ -8,6 +8,7 @@ from evoarena.api.benchmark_base import Benchmark
 from evoarena.api.context import PracticeContext, Reply
 from evoarena.api.method_base import Method, harness_toml
 from evoarena.api.params import ParamError, check_params, closest
+from evoarena.api.probe import Probe, ProbeExample, Verdict
 from evoarena.api.registry import (
     KINDS,
     REGISTRY,
@@ -40,6 +41,8 @@ __all__ = [
     "ParamError",
     "Parsed",
     "PluginError",
+    "Probe",
+    "ProbeExample",
     "PracticeContext",
     "Registry",
     "Reply",
@@ -52,6 +55,7 @@ __all__ = [
     "TemplateView",
     "TestSplitLocked",
     "UnknownName",
+    "Verdict",
     "ViewPage",
     "benchmark",
     "check_params",

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from evoarena.api.params import check_params
+from evoarena.api.probe import GENERIC_EXAMPLES, ProbeExample
 from evoarena.api.task import Feedback, Parsed, Task, TaskView, TestSplitLocked
 from evoarena.models.base import GenParams
 
@@ -23,6 +24,12 @@ class Benchmark(ABC):
         self.check_params(params)
         self.params = params
         self._locked = False
+
+    @classmethod
+    def probe_examples(cls) -> tuple[ProbeExample, ...]:
+        """Tiny fixed update situations in this benchmark's own format (a task, a wrong answer, its feedback) for
+        role probes; generic arithmetic and counting ones by default."""
+        return GENERIC_EXAMPLES
 
     @classmethod
     def check_params(cls, params: Mapping[str, Any]) -> dict[str, Any]:

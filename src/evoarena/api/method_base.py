@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from evoarena.api.params import check_params
@@ -13,6 +13,7 @@ from evoarena.models import GenParams, Message
 
 if TYPE_CHECKING:
     from evoarena.api.context import PracticeContext
+    from evoarena.api.probe import Probe, ProbeExample
 
 
 def harness_toml(params: GenParams) -> str:
@@ -69,6 +70,11 @@ class Method(ABC):
         block = self.context(tree, task).strip()
         user = f"{block}\n\n{task_text}" if block else task_text
         return [Message("system", tree.get("system.md", "").strip()), Message("user", user)]
+
+    def probes(self, examples: Sequence[ProbeExample]) -> tuple[Probe, ...]:
+        """Canned update calls (built from this method's own templates, filled with `examples`) that show whether a
+        role's model can play the role before a run spends its budget (see docs/probes.md); none by default."""
+        return ()
 
     @abstractmethod
     def practice(self, ctx: PracticeContext, task: TaskView) -> Manifest | None:

@@ -8,13 +8,27 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import Any
 
-from evoarena.api import Attempt, Method, PracticeContext, TaskView, TestSplitLocked, method
+from evoarena.api import (
+    Attempt,
+    Method,
+    PracticeContext,
+    Probe,
+    ProbeExample,
+    Reply,
+    TaskView,
+    TestSplitLocked,
+    Verdict,
+    method,
+)
+from evoarena.api.probe import judged, mentions, non_answer, refused
 from evoarena.harness import HarnessWorkspace, Manifest
 from evoarena.methods.ace_playbook import (
     SECTIONS,
+    Bullet,
     Playbook,
     apply_operations,
     apply_tags,
@@ -42,6 +56,30 @@ def cited_ids(output: str) -> list[str]:
     data = extract_json(output)
     ids = data.get("bullet_ids") if data else None
     return [str(i) for i in ids] if isinstance(ids, list) else []
+
+
+def reflect_prompt(
+    question: str, output: str, answer: str | None, ground_truth: str | None, feedback: str, cited: Sequence[Bullet]
+) -> str:
+    return render_prompt("ace_reflect.md", question=question, output=output.strip(), answer=answer,
+                         ground_truth=ground_truth, feedback=feedback,
+                         cited="\n".join(b.line() for b in cited) or "(none)")
+
+
+def parse_reflection(reply: Reply) -> tuple[dict[str, Any] | None, str]:
+    """The reflector's JSON object (adopted even when cut off, if it parses), or (None, why)."""
+    data = extract_json(reply.text)
+    if data is None:
+        return None, "reflector output cut off at max_tokens" if reply.cut_off else "no JSON object in output"
+    return data, ""
+
+
+def parse_curation(raw: str) -> tuple[list[Any] | None, str]:
+    """The curator's `operations` list, or (None, why)."""
+    data = extract_json(raw)
+    if data is None or not isinstance(data.get("operations"), list):
+        return None, "no JSON object in output" if data is None else "JSON has no 'operations' list"
+    return list(data["operations"]), ""
 
 
 def reflection_text(reflection: Mapping[str, Any]) -> str:
@@ -74,6 +112,23 @@ class Ace(Method):
             reflection=tree.get(REFLECTION, "").strip(),
         )
 
+    def probes(self, examples: Sequence[ProbeExample]) -> tuple[Probe, ...]:
+        """Per example: the reflector on the wrong answer (citing a playbook bullet), the curator on its lesson."""
+        return ace_probes(self, examples)
+
+    def curate_prompt(self, step: int, total: int, pb: Playbook, reflection: Mapping[str, Any], question: str) -> str:
+        return render_prompt(
+            "ace_curate.md",
+            token_budget=self.params["token_budget"],
+            step=step,
+            total=total,
+            stats=json.dumps(pb.stats()),
+            reflection=json.dumps(dict(reflection), ensure_ascii=False, indent=1) if reflection else "(empty)",
+            playbook=render_playbook(pb),
+            question=question,
+            sections=", ".join(SECTIONS),
+        )
+
     # -- state ------------------------------------------------------------------------------------------------
 
     @staticmethod
@@ -102,48 +157,28 @@ class Ace(Method):
             except TestSplitLocked:
                 ground_truth = None
         cited = [b for b in (pb.find(i) for i in cited_ids(attempt.text)) if b is not None]
-        prompt = render_prompt(
-            "ace_reflect.md",
-            question=task.prompt,
-            output=attempt.text.strip(),
-            answer=attempt.answer,
-            ground_truth=ground_truth,
-            feedback=feedback,
-            cited="\n".join(b.line() for b in cited) or "(none)",
-        )
+        prompt = reflect_prompt(task.prompt, attempt.text, attempt.answer, ground_truth, feedback, cited)
         # a cut-off reply is still adopted when its JSON parses; only the reason of a rejection names the cut
         reply = ctx.ask("reflector", prompt, max_tokens=int(self.params["reflector_max_tokens"]))
         if reply is None:
             return None
-        data = extract_json(reply.text)
+        data, why = parse_reflection(reply)
         if data is None:
-            why = "reflector output cut off at max_tokens" if reply.cut_off else "no JSON object in output"
             ctx.reject("ace_reflection", reply.text, why)
         return data
 
     def _curate(
         self, ctx: PracticeContext, task: TaskView, pb: Playbook, next_id: int, reflection: Mapping[str, Any]
     ) -> tuple[list[str], int]:
-        prompt = render_prompt(
-            "ace_curate.md",
-            token_budget=self.params["token_budget"],
-            step=ctx.step + 1,
-            total=len(ctx.train),
-            stats=json.dumps(pb.stats()),
-            reflection=json.dumps(dict(reflection), ensure_ascii=False, indent=1) if reflection else "(empty)",
-            playbook=render_playbook(pb),
-            question=task.prompt,
-            sections=", ".join(SECTIONS),
-        )
+        prompt = self.curate_prompt(ctx.step + 1, len(ctx.train), pb, reflection, task.prompt)
         reply = ctx.ask("curator", prompt, max_tokens=int(self.params["curator_max_tokens"]))
         if reply is None:
             return [], next_id
-        data = extract_json(reply.text)
-        if data is None or not isinstance(data.get("operations"), list):
-            why = "no JSON object in output" if data is None else "JSON has no 'operations' list"
+        operations, why = parse_curation(reply.text)
+        if operations is None:
             ctx.reject("ace_curation", reply.text, why)
             return [], next_id
-        added, next_id = apply_operations(pb, data["operations"], next_id)
+        added, next_id = apply_operations(pb, operations, next_id)
         return [b.id for b in added], next_id
 
     # -- one practice step ------------------------------------------------------------------------------------
@@ -190,3 +225,53 @@ class Ace(Method):
             evidence=f"{'passed' if fb.passed else 'failed'} attempt on {task.id}",
             expected_fixes=[task.id] if added else [],
         )
+
+
+# -- role probes --------------------------------------------------------------------------------------------------
+
+CITED = Bullet("str", 1, 0, 0, "Read the whole question before computing the answer.")
+
+
+def probe_playbook() -> Playbook:
+    """A playbook holding one bullet, the one the probe's wrong answer cited."""
+    pb = Playbook()
+    pb.sections["strategies & insights"].append(Bullet(CITED.slug, CITED.number, 0, 0, CITED.content))
+    return pb
+
+
+def check_reflection(example: ProbeExample, reply: Reply) -> Verdict:
+    """Parsed by `parse_reflection`; usable when its analysis fields mention the feedback."""
+    data, why = parse_reflection(reply)
+    if data is None:
+        return refused(why)
+    text = reflection_text(data)
+    if not text or non_answer(text):
+        return judged(False, "no error analysis or insight in the reflection")
+    return judged(mentions(text, [example.feedback]), "the reflection does not mention the feedback")
+
+
+def check_curation(reply: Reply) -> Verdict:
+    """Parsed by `parse_curation`; usable when its operations add at least one bullet to the playbook."""
+    operations, why = parse_curation(reply.text)
+    if operations is None:
+        return refused(why)
+    pb = parse_playbook(render_playbook(probe_playbook()))
+    added, _ = apply_operations(pb, operations, pb.max_number() + 1)
+    return judged(bool(added), "no ADD operation with content")
+
+
+def ace_probes(ace: Ace, examples: Sequence[ProbeExample]) -> tuple[Probe, ...]:
+    out: list[Probe] = []
+    for ex in examples:
+        output = f"{ex.output.strip()}\nBullets used: {CITED.id}"
+        prompt = reflect_prompt(ex.task, output, ex.answer, None, ex.feedback, [CITED])
+        out.append(Probe(f"reflect/{ex.id}", "reflector", prompt, partial(check_reflection, ex),
+                         max_tokens=int(ace.params["reflector_max_tokens"])))
+    for ex in examples:
+        reflection = {"reasoning": ex.feedback, "error_identification": ex.feedback,
+                      "root_cause_analysis": ex.lesson, "correct_approach": ex.lesson, "key_insight": ex.lesson,
+                      "bullet_tags": [{"id": CITED.id, "tag": "harmful"}]}
+        prompt = ace.curate_prompt(2, 10, probe_playbook(), reflection, ex.task)
+        out.append(Probe(f"curate/{ex.id}", "curator", prompt, check_curation,
+                         max_tokens=int(ace.params["curator_max_tokens"])))
+    return tuple(out)

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
-from evoarena.api import Method, PracticeContext, TaskView, method
+from evoarena.api import Method, PracticeContext, Probe, ProbeExample, Reply, TaskView, Verdict, method
+from evoarena.api.probe import judged, non_answer, refused
 from evoarena.harness import HarnessWorkspace, Manifest
 from evoarena.methods.prompting import generator_output, render_prompt
 from evoarena.models import GenParams
@@ -64,6 +66,24 @@ def parse_sheet(raw: str) -> tuple[str | None, str]:
     return text, ""
 
 
+def check_sheet(old: str, reply: Reply) -> Verdict:
+    """A probe reply judged by `parse_sheet` (a cut-off sheet still counts, as in `_curate`); usable when the new
+    sheet differs from the old one and is no request for input."""
+    sheet, why = parse_sheet(reply.text)
+    if sheet is None:
+        return refused(why)
+    if non_answer(sheet):
+        return judged(False, "a request or refusal, not a cheatsheet")
+    return judged(sheet.strip() != old.strip(), "the cheatsheet is unchanged")
+
+
+PROBE_SHEET = "## Strategies\n- Read the whole problem before answering. ** Count: 1"
+
+
+def _output(ex: ProbeExample) -> str:
+    return f"{ex.output.strip()}\n\nExecution output:\n{ex.observation.strip()}" if ex.observation else ex.output
+
+
 @method("dynamic_cheatsheet")
 class DynamicCheatsheet(Method):
     roles = ("solver", "curator")
@@ -93,6 +113,24 @@ class DynamicCheatsheet(Method):
 
     def context(self, tree: Mapping[str, str], task: TaskView) -> str:
         return render_prompt("dc_context.md", sheet=read_sheet(tree))
+
+    def probes(self, examples: Sequence[ProbeExample]) -> tuple[Probe, ...]:
+        """Per example, the variant's curator prompt: on an empty sheet and on a one-entry sheet (cumulative), or
+        with the example as the retrieved earlier pair before the next problem (retrieval synthesis)."""
+        out: list[Probe] = []
+        for i, ex in enumerate(examples):
+            if self.variant == "cumulative":
+                for name, old in (("empty", EMPTY), ("sheet", PROBE_SHEET)):
+                    prompt = render_prompt("dc_curate_cumulative.md", question=ex.task, output=_output(ex), sheet=old)
+                    out.append(Probe(f"curate-{name}/{ex.id}", "curator", prompt, partial(check_sheet, old),
+                                     max_tokens=int(self.params["max_tokens"])))
+            else:
+                nxt = examples[(i + 1) % len(examples)]
+                prompt = render_prompt("dc_curate_rs.md", sheet=EMPTY, pairs=[Pair(ex.task, _output(ex))],
+                                       question=nxt.task)
+                out.append(Probe(f"curate-rs/{ex.id}", "curator", prompt, partial(check_sheet, EMPTY),
+                                 max_tokens=int(self.params["max_tokens"])))
+        return tuple(out)
 
     def practice(self, ctx: PracticeContext, task: TaskView) -> Manifest | None:
         if self.variant == "cumulative":

@@ -10,9 +10,22 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import Any
 
-from evoarena.api import Attempt, Feedback, Method, PracticeContext, TaskView, method
+from evoarena.api import (
+    Attempt,
+    Feedback,
+    Method,
+    PracticeContext,
+    Probe,
+    ProbeExample,
+    Reply,
+    TaskView,
+    Verdict,
+    method,
+)
+from evoarena.api.probe import judged, non_answer, refused
 from evoarena.harness import Manifest
 from evoarena.methods.prompting import render_prompt
 from evoarena.methods.scoring import valset
@@ -52,6 +65,22 @@ def parse_instruction(raw: str) -> tuple[str | None, str]:
     return body + "\n", ""
 
 
+PROBE_INSTRUCTION = "Solve the task. Reply with the final answer on the last line."
+
+
+def check_instruction(parent: str, reply: Reply) -> Verdict:
+    """A probe reply judged as `_iterate` adopts it (not cut off, `parse_instruction`); usable when the proposal
+    differs from its parent and is no request for input."""
+    if reply.cut_off:
+        return refused("instruction cut off at max_tokens")
+    text, why = parse_instruction(reply.text)
+    if text is None:
+        return refused(why)
+    if non_answer(text):
+        return judged(False, "a request or refusal, not an instruction")
+    return judged(text.strip() != parent.strip(), "the proposal repeats its parent")
+
+
 def aligned(candidates: Sequence[Mapping[str, Any]], ids: Sequence[str]) -> tuple[Scored, ...]:
     """The pool as a search archive: every candidate with its scores on `ids`, in order, in pool order."""
     return tuple(Scored(c["id"], tuple(float(c["scores"][i]) for i in ids), c.get("parent")) for c in candidates)
@@ -70,6 +99,17 @@ class Gepa(Method):
     @property
     def minibatch_size(self) -> int:
         return int(self.params["minibatch_size"])
+
+    def probes(self, examples: Sequence[ProbeExample]) -> tuple[Probe, ...]:
+        """The proposer on each example alone, then on all of them as one minibatch."""
+        batches = [(ex.id, [ex]) for ex in examples] + ([("all", list(examples))] if len(examples) > 1 else [])
+        return tuple(
+            Probe(f"propose/{name}", "proposer", render_prompt(
+                "gepa_reflect.md", instruction=PROBE_INSTRUCTION,
+                examples=[{"inputs": ex.task, "outputs": ex.output.strip(), "feedback": ex.feedback} for ex in batch],
+            ), partial(check_instruction, PROBE_INSTRUCTION))
+            for name, batch in batches
+        )
 
     def _tree(self, ctx: PracticeContext, components: Mapping[str, str]) -> dict[str, str]:
         tree = dict(ctx.harness.tree())

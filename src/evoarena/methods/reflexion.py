@@ -6,9 +6,11 @@ Differences from the released code are in docs/methods/reflexion.md.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from functools import partial
 
-from evoarena.api import Method, PracticeContext, TaskView, method
+from evoarena.api import Method, PracticeContext, Probe, ProbeExample, Reply, TaskView, Verdict, method
+from evoarena.api.probe import judged, mentions, non_answer, refused
 from evoarena.harness import Manifest
 from evoarena.methods.prompting import render_prompt
 
@@ -30,6 +32,23 @@ def clean_reflection(raw: str, max_chars: int) -> tuple[str | None, str]:
     return text, ""
 
 
+def reflect_prompt(question: str, output: str, feedback: str) -> str:
+    return render_prompt("reflexion_reflect.md", question=question, output=output.strip(), feedback=feedback)
+
+
+def check_reflection(example: ProbeExample, max_chars: int, reply: Reply) -> Verdict:
+    """A probe reply judged as `practice` adopts it (not cut off, `clean_reflection`), usable when it mentions the
+    feedback and is no request for input."""
+    if reply.cut_off:
+        return refused("reflection cut off at max_tokens")
+    text, why = clean_reflection(reply.text, max_chars)
+    if text is None:
+        return refused(why)
+    if non_answer(text):
+        return judged(False, "a request or refusal, not a reflection")
+    return judged(mentions(text, [example.feedback]), "does not mention the feedback")
+
+
 @method("reflexion")
 class Reflexion(Method):
     roles = ("solver", "reflector")
@@ -46,6 +65,15 @@ class Reflexion(Method):
     def context(self, tree: Mapping[str, str], task: TaskView) -> str:
         return render_prompt("reflexion_context.md", reflections=read_reflections(tree))
 
+    def probes(self, examples: Sequence[ProbeExample]) -> tuple[Probe, ...]:
+        """One reflection per example, on its wrong answer and feedback."""
+        return tuple(
+            Probe(f"reflect/{ex.id}", "reflector", reflect_prompt(ex.task, ex.output, ex.feedback),
+                  partial(check_reflection, ex, int(self.params["max_chars"])),
+                  max_tokens=int(self.params["max_tokens"]), stop=("\n\n",))
+            for ex in examples
+        )
+
     def practice(self, ctx: PracticeContext, task: TaskView) -> Manifest | None:
         added: list[str] = []
         trials = self.max_trials if ctx.attempt_limit is None else min(self.max_trials, ctx.attempt_limit)
@@ -57,9 +85,7 @@ class Reflexion(Method):
             if fb.passed:
                 break
             # reflect after every failed trial: the next trial, the next task or the next stage reads it
-            prompt = render_prompt(
-                "reflexion_reflect.md", question=task.prompt, output=attempt.text.strip(), feedback=fb.message
-            )
+            prompt = reflect_prompt(task.prompt, attempt.text, fb.message)
             reply = ctx.ask("reflector", prompt, max_tokens=int(self.params["max_tokens"]), stop=("\n\n",),
                             reject_cut_off="reflection")
             if reply is None:  # a provider error, or a cut-off reflection (recorded as rejected)

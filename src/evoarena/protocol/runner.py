@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from evoarena.api import Method
-from evoarena.models import Backend, GenParams, ResponseCache, RoleModel, build_backend
+from evoarena.models import Backend, ResponseCache, RoleModel, build_backend
 from evoarena.protocol import catalog
 from evoarena.protocol.cell import CellPlan, CellRunner, Progress
 from evoarena.protocol.curriculum import CurriculumCellRunner
 from evoarena.protocol.evaluate import Evaluator
+from evoarena.protocol.probes import DEFAULT_THRESHOLD, ProbeSummary, plan_probes, role_map, role_params, run_probes
 from evoarena.protocol.splits import split_tasks
 from evoarena.protocol.validate import validate_spec
 from evoarena.sandbox import isolation_level
@@ -62,10 +64,14 @@ def run_experiment(
     cache: ResponseCache | None = None,
     cells_in_parallel: int = 1,
     search: tuple[Path, ...] = (),
+    probe: bool = True,
+    probe_threshold: float = DEFAULT_THRESHOLD,
+    on_probes: Callable[[list[ProbeSummary], float], None] | None = None,
 ) -> dict[str, Any]:
     """Run (or resume) `spec` in `run_dir`; returns results.json's content. The spec is checked whole, the
     benchmark built and the backends made before anything is written, so a bad spec leaves no run directory.
-    `search`: directories (besides the current one) where `module:Name` references are imported from."""
+    `search`: directories (besides the current one) where `module:Name` references are imported from. With `probe`,
+    the role probes run first (stored ones reused) and `on_probes` sees their summaries and the threshold."""
     resolved = validate_spec(spec, search)
     try:
         benchmark = resolved.benchmark(**spec.benchmark.params)
@@ -98,6 +104,12 @@ def run_experiment(
                                 "benchmark": benchmark.info()})
     evaluator = Evaluator(locked, benchmark)
     cache = cache if cache is not None else ResponseCache()
+    if probe:
+        summaries = run_probes(spec, plan_probes(spec, resolved.methods, resolved.benchmark), store, cache, backends)
+        store.event("probes", {"threshold": probe_threshold, "summaries": len(summaries),
+                               "warnings": sum(s.warning(probe_threshold) is not None for s in summaries)})
+        if on_probes is not None:
+            on_probes(summaries, probe_threshold)
 
     def run_cell(plan: CellPlan) -> str:
         method_cls = resolved.methods[plan.condition]
@@ -132,15 +144,9 @@ def _role_models(
 ) -> dict[str, RoleModel]:
     """Every role the spec maps, plus any role a method needs: those fall back to the solver's model."""
     out: dict[str, RoleModel] = {}
-    mapped = spec.roles_for(method)
-    needed = set(method_cls.roles)
-    fallback = mapped.get("solver", next(iter(mapped.values())))
-    roles = {**{r: fallback for r in sorted(needed)}, **mapped}
-    for role, model_name in roles.items():
-        gen: dict[str, Any] = dict(spec.gen.get(role, {}))
-        gen["stop"] = tuple(gen.get("stop", ()))
+    for role, model_name in role_map(spec, method, method_cls.roles).items():
         out[role] = RoleModel(
             role=role, model_name=model_name, backend=backends[model_name], spec=spec.models[model_name],
-            store=store, cache=cache, default_params=GenParams(**{"seed": seed, **gen}),
+            store=store, cache=cache, default_params=role_params(spec, role, seed),
         )
     return out

@@ -11,9 +11,11 @@ from typing import Any
 
 from evoarena.report.hooks import ReportContext, ReportView, RunInfo, StateReader, no_methods
 from evoarena.report.html import write_report
+from evoarena.report.probes import DEFAULT_THRESHOLD, probes_section, summarise, warnings_by_condition
 from evoarena.report.records import CallRecord, CellBudget, RunMeta, ScoreRecord
 from evoarena.report.results import build_results
 from evoarena.store import RunStore, queries
+from evoarena.store.probes import probe_rows
 from evoarena.store.queries import CellRow, RunRow
 
 MethodResolver = Callable[[str], StateReader]
@@ -42,6 +44,8 @@ def call_records(store: RunStore) -> list[CallRecord]:
     cells = _cells(store)
     out: list[CallRecord] = []
     for r in queries.calls(store):
+        if r.phase == "probe":  # role probes run before the cells, outside every budget: see results["probes"]
+            continue
         c = cells.get(r.cell or "")
         out.append(CallRecord(
             condition=c.condition if c else None, model=c.model if c else None, seed=c.seed if c else None,
@@ -83,6 +87,19 @@ def run_meta(store: RunStore) -> RunMeta:
     )  # fmt: skip
 
 
+def add_probes(store: RunStore, results: dict[str, Any]) -> None:
+    """`results["probes"]` (the threshold and every role × method × model probed) and, on each condition whose
+    role fell below the threshold, `probe_warnings`."""
+    started = queries.last_event(store, "probes")
+    threshold = float(started.payload.get("threshold", DEFAULT_THRESHOLD)) if started else DEFAULT_THRESHOLD
+    rows = probe_rows(store)
+    results["probes"] = probes_section(rows, threshold)
+    warnings = warnings_by_condition(summarise(rows), threshold)
+    for c in results["conditions"]:
+        if c["condition"] in warnings:
+            c["probe_warnings"] = warnings[c["condition"]]
+
+
 def build_views(
     store: RunStore, results: Mapping[str, Any], views: Mapping[str, ReportView],
     resolve_method: MethodResolver = no_methods,
@@ -110,6 +127,7 @@ def rebuild_report(
     views = dict(views or {})
     meta = run_meta(store)
     results = build_results(meta, score_records(store), call_records(store), cell_budgets(store))
+    add_probes(store, results)
     data = build_views(store, results, views, resolve_method)
     if data:
         results["views"] = data

@@ -105,3 +105,20 @@ CREATE TABLE IF NOT EXISTS texts (
   size INTEGER NOT NULL,
   body BLOB NOT NULL
 );
+-- Role probes (protocol/probes.py): one row per canned update call a role's model answered before the run; the key
+-- digests (method, role, model, probe name, prompt, params), so a resumed run reuses the row.
+CREATE TABLE IF NOT EXISTS probes (
+  key TEXT PRIMARY KEY,
+  method TEXT NOT NULL,
+  role TEXT NOT NULL,
+  model TEXT NOT NULL,
+  probe TEXT NOT NULL,
+  conditions TEXT NOT NULL,  -- JSON list of the spec conditions whose update role this probe stands for
+  well_formed INTEGER NOT NULL,
+  usable INTEGER NOT NULL,
+  reason TEXT NOT NULL,
+  tokens INTEGER NOT NULL,
+  call_id INTEGER,
+  error TEXT,
+  created_at TEXT NOT NULL
+);

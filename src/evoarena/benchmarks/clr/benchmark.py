@@ -10,7 +10,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from evoarena.api import Benchmark, Feedback, Parsed, Task, TaskView, benchmark
+from evoarena.api import Benchmark, Feedback, Parsed, ProbeExample, Task, TaskView, benchmark
 from evoarena.benchmarks.clr.cells import CellFactory
 from evoarena.benchmarks.clr.certify import NEUTRAL_TITLE, lesson_text
 from evoarena.benchmarks.clr.chains import Slot
@@ -19,6 +19,7 @@ from evoarena.benchmarks.clr.grading import reference_totals, test_answer
 from evoarena.benchmarks.clr.library import shipped_library
 from evoarena.benchmarks.clr.metrics import score_layer, state_diagnostics, value_diagnostics
 from evoarena.benchmarks.clr.practice import grade_practice
+from evoarena.benchmarks.clr.probe_examples import PROBE_EXAMPLES
 from evoarena.benchmarks.clr.program import run_program
 from evoarena.benchmarks.clr.release import build_release
 from evoarena.benchmarks.clr.tasks import task_text
@@ -50,6 +51,11 @@ class ClrBenchmark(Benchmark):
     protocol = "curriculum"
     defaults = {"release": None, "seed": 0, "chains": None, "layers": 4, "rewarded": False,
                 "max_attempts": 3, "class_names_in_task": False}
+
+    @classmethod
+    def probe_examples(cls) -> tuple[ProbeExample, ...]:
+        """Two tiny rules with a wrong program and CLR's membership feedback (probe_examples.py)."""
+        return PROBE_EXAMPLES
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from evoarena.api import Benchmark, Feedback, Parsed, Split, Task, TaskView, benchmark
+from evoarena.api import Benchmark, Feedback, Parsed, ProbeExample, Split, Task, TaskView, benchmark
 from evoarena.benchmarks.sheets.core import Case, Sheets, SheetTask, split_sheet, target_cells
 from evoarena.benchmarks.sheets.execution import LIMITS, run_program
 from evoarena.benchmarks.sheets.families import DEFAULT_FAMILIES, FAMILIES
@@ -20,6 +20,7 @@ from evoarena.benchmarks.sheets.generate import draw_task, generate_tasks
 from evoarena.benchmarks.sheets.grading import Grade, grade_run, practice_message, test_message
 from evoarena.benchmarks.sheets.layout import read_sheets, workbook_bytes
 from evoarena.benchmarks.sheets.loader import load_item, load_source
+from evoarena.benchmarks.sheets.probe_examples import PROBE_EXAMPLES
 from evoarena.benchmarks.sheets.tasks import task_text
 from evoarena.models.base import GenParams
 from evoarena.sandbox import SandboxLimits
@@ -59,6 +60,11 @@ class SheetsBenchmark(Benchmark):
     target cell of every case right). Practice feedback names wrong cells; the test split gets numbers only."""
 
     defaults = {k: f.get_default(call_default_factory=True) for k, f in SheetsParams.model_fields.items()}
+
+    @classmethod
+    def probe_examples(cls) -> tuple[ProbeExample, ...]:
+        """A sequential scan and a running total, each with a wrong program and its wrong cells (probe_examples.py)."""
+        return PROBE_EXAMPLES
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)

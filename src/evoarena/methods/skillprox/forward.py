@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from evoarena.api import PracticeContext, TaskView
+from evoarena.api import PracticeContext, Reply, TaskView
 from evoarena.methods.prompting import render_prompt
 from evoarena.methods.skillprox.common import (
     TOL,
@@ -132,6 +132,29 @@ def _strings(obj: Any, keys: Sequence[str]) -> str:
     return f"needs non-empty string field(s) {', '.join(bad)}" if bad else ""
 
 
+def parse_diagnosis(reply: Reply) -> tuple[tuple[str, str] | None, str]:
+    """(diagnosis, skill_change) of a diagnoser reply, or (None, why) when it is refused."""
+    obj = json_object(reply.text)
+    why = _strings(obj, ("diagnosis", "skill_change"))
+    if not why and reply.cut_off:
+        why = "diagnoser output cut off at max_tokens"
+    if why or obj is None:
+        return None, why
+    return (str(obj["diagnosis"]).strip(), str(obj["skill_change"]).strip()), ""
+
+
+def adopt_patch(reply: Reply, skill: Skill) -> tuple[Patch | None, str]:
+    """The patch a patcher reply makes to `skill` and '' when it is adopted, else why not (a parsed patch that breaks
+    the skill's structure or was cut off is returned with its reason, for the counters)."""
+    parsed = parse_patch(reply.text, skill)
+    if isinstance(parsed, str):
+        return None, parsed
+    problems = struct_problems(parsed.skill)
+    if problems:
+        return parsed, f"breaks the skill structure: {'; '.join(problems)}"
+    return parsed, "patcher output cut off at max_tokens" if reply.cut_off else ""
+
+
 class ForwardStep:
     """One forward iteration; `state` (the method's state.json) is updated in place."""
 
@@ -209,15 +232,10 @@ class ForwardStep:
             cand.refused = "patcher call failed"
             return cand
         raw = reply.text
-        parsed = parse_patch(raw, skill)
-        why = parsed if isinstance(parsed, str) else ""
+        parsed, why = adopt_patch(reply, skill)
         if isinstance(parsed, Patch):
             self.state["counters"]["writes"] += parsed.writes
             self.state["counters"]["chars_written"] += parsed.chars_written
-            problems = struct_problems(parsed.skill)
-            why = f"breaks the skill structure: {'; '.join(problems)}" if problems else ""
-            if not why and reply.cut_off:
-                why = "patcher output cut off at max_tokens"
         if why or not isinstance(parsed, Patch):
             self.ctx.reject("patch", raw, why)
             cand.refused = why
@@ -237,15 +255,11 @@ class ForwardStep:
                 continue
             raw = reply.text
             self.state["counters"]["diagnoses"] += 1
-            obj = json_object(raw)
-            why = _strings(obj, ("diagnosis", "skill_change"))
-            if not why and reply.cut_off:
-                why = "diagnoser output cut off at max_tokens"
-            if why:
+            parsed, why = parse_diagnosis(reply)
+            if parsed is None:
                 self.ctx.reject("diagnosis", raw, why)
                 continue
-            assert obj is not None
-            text, change = str(obj["diagnosis"]).strip(), str(obj["skill_change"]).strip()
+            text, change = parsed
             self.state["counters"]["diagnosis_chars"] += len(text) + len(change)
             out.append({"task": r.task.id, "passed": r.passed, "score": f"{r.score:.3f}", "diagnosis": text,
                         "skill_change": change})

@@ -20,7 +20,7 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from evoarena.api import Method, PracticeContext, TaskView, method
+from evoarena.api import Method, PracticeContext, Probe, ProbeExample, TaskView, method
 from evoarena.harness import HarnessWorkspace, Manifest
 from evoarena.methods.prompting import render_prompt
 from evoarena.methods.skillprox.common import (
@@ -37,6 +37,7 @@ from evoarena.methods.skillprox.common import (
     result_of,
 )
 from evoarena.methods.skillprox.forward import ForwardConfig, ForwardStep
+from evoarena.methods.skillprox.probes import skillprox_probes
 from evoarena.methods.skillprox.prox import ProxConfig, ProxStep
 from evoarena.methods.skillprox.skill import (
     MAIN,
@@ -48,6 +49,9 @@ from evoarena.methods.skillprox.skill import (
     struct_problems,
 )
 from evoarena.models import GenParams
+
+PROBE_PATCH_TOKENS = 1024
+"""A probe patch edits the small initial skill; the spec's patcher default (sized for whole skill files) is capped."""
 
 INITIAL_SKILL = {
     MAIN: (
@@ -126,6 +130,10 @@ class SkillProx(Method):
         super().initialize(ws, system_prompt, solver_params)
         for path, text in self.initial_skill.items():
             ws.write(f"{ROOT}/{path}", text)
+
+    def probes(self, examples: Sequence[ProbeExample]) -> tuple[Probe, ...]:
+        """The diagnoser and the patcher on the initial skill (skillprox/probes.py)."""
+        return skillprox_probes(self.initial_skill, examples, PROBE_PATCH_TOKENS)
 
     def context(self, tree: Mapping[str, str], task: TaskView) -> str:
         """SKILL.md, then every reference it points to (pointer order) under a `Reference: <path>` header: the
