@@ -76,3 +76,16 @@ def test_evolve_refuses_bad_arguments(tmp_path: Path) -> None:
     with pytest.raises(SpecError, match="non-empty list of dicts"):
         evoarena.evolve([], "frozen", "scripted:echo", root=tmp_path)
     assert not (tmp_path / "tasks").exists()
+
+
+def test_build_spec_puts_named_roles_on_other_models(tmp_path: Path) -> None:
+    from evoarena.evolve import build_spec
+
+    spec = build_spec("arith", method="reflexion", model="embedded-small",
+                      roles={"reflector": "embedded", "curator": "embedded-small"}, budget={"max_attempts": 9},
+                      params={"n_test": 4}, root=tmp_path)
+    assert spec.roles == {"solver": "embedded-small", "reflector": "reflector-embedded", "curator": "embedded-small"}
+    assert spec.models["embedded-small"].model == "qwen2.5-coder-0.5b-instruct"
+    assert spec.models["reflector-embedded"].model == ""  # the shipped default, Qwen2.5-Coder-1.5B-Instruct
+    assert spec.budget.max_attempts == 9 and spec.benchmark.model_dump() == {"name": "arith", "params": {"n_test": 4}}
+    assert spec.derived_evidence() == "scaled" and [m.name for m in spec.methods] == ["reflexion"]

@@ -51,8 +51,10 @@ def _model_spec(model: str | Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
     `gemma` or a `.gguf` path for an embedded model; `scripted:POLICY` for a scripted one."""
     if isinstance(model, Mapping):
         return "model", dict(model)
-    if model in EMBEDDED_SHORTHANDS or model.lower().endswith(".gguf"):
-        return "embedded", {"backend": "embedded", "model": EMBEDDED_SHORTHANDS.get(model, model)}
+    if model in EMBEDDED_SHORTHANDS:
+        return model, {"backend": "embedded", "model": EMBEDDED_SHORTHANDS[model]}
+    if model.lower().endswith(".gguf"):
+        return "gguf", {"backend": "embedded", "model": model}
     if model.startswith("scripted:") and model[len("scripted:"):]:
         return "scripted", {"backend": "scripted", "model": model[len("scripted:"):]}
     known = ", ".join([*EMBEDDED_SHORTHANDS, "PATH.gguf", "scripted:POLICY", "a ModelSpec mapping"])
@@ -88,6 +90,7 @@ def build_spec(
     *,
     method: str = "gepa",
     model: str | Mapping[str, Any] = "embedded",
+    roles: Mapping[str, str | Mapping[str, Any]] | None = None,
     budget: int | Mapping[str, int] | None = None,
     seed: int = 0,
     params: Mapping[str, Any] | None = None,
@@ -96,16 +99,25 @@ def build_spec(
     name: str | None = None,
     root: Path = Path("runs"),
 ) -> ExperimentSpec:
-    """The spec `evolve` runs: one method, one seed, every role on `model`. `budget` as an int caps model calls per
-    cell (practice and selection); a mapping gives `max_attempts` / `max_calls` / `max_tokens`."""
+    """The spec `evolve` runs: one method, one seed, every role on `model` but those `roles` maps to another model
+    (e.g. `{"reflector": "embedded"}` beside a smaller solver). `budget` as an int caps model calls per cell
+    (practice and selection); a mapping gives `max_attempts` / `max_calls` / `max_tokens`."""
     key, model_fields = _model_spec(model)
+    models, role_map = {key: model_fields}, {"solver": key}
+    for role, other in (roles or {}).items():
+        other_key, fields = _model_spec(other)
+        found = next((k for k, v in models.items() if v == fields), None)
+        if found is None:
+            found = f"{role}-{other_key}"
+            models[found] = fields
+        role_map[role] = found
     limits = {"max_calls": budget} if isinstance(budget, int) else dict(budget or {})
     return parse_spec({
         "name": name or f"evolve-{method}",
         "benchmark": _benchmark(tasks, params or {}, root),
         "methods": [{"name": method, "params": dict(method_params or {})}],
-        "models": {key: model_fields},
-        "roles": {"solver": key},
+        "models": models,
+        "roles": role_map,
         "seeds": [seed],
         "budget": limits,
         "protocol": dict(protocol or {}),
@@ -117,6 +129,7 @@ def evolve(
     method: str = "gepa",
     model: str | Mapping[str, Any] = "embedded",
     *,
+    roles: Mapping[str, str | Mapping[str, Any]] | None = None,
     budget: int | Mapping[str, int] | None = None,
     seed: int = 0,
     params: Mapping[str, Any] | None = None,
@@ -128,9 +141,10 @@ def evolve(
 ) -> Evolved:
     """Evolve a harness with `method` on `tasks` (a JSONL/JSON/CSV path or a list of dicts, read by the `files`
     benchmark with `params` as its params, e.g. `input`, `answer`, `grader`; or a benchmark name with `params`),
-    select on val, grade once on test, and return the selected version. Resumes when the run directory exists."""
+    select on val, grade once on test, and return the selected version. `roles` puts named roles on other models.
+    Resumes when the run directory exists."""
     root = Path(root)
-    spec = build_spec(tasks, method=method, model=model, budget=budget, seed=seed, params=params,
+    spec = build_spec(tasks, method=method, model=model, roles=roles, budget=budget, seed=seed, params=params,
                       method_params=method_params, protocol=protocol, name=name, root=root)
     target = Path(run_dir) if run_dir is not None else default_run_dir(spec, root)
     results = run_experiment(spec, target, search=(Path.cwd(),))
