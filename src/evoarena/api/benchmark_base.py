@@ -6,6 +6,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from evoarena.api.grading import GradingModel
 from evoarena.api.params import check_params
 from evoarena.api.probe import GENERIC_EXAMPLES, ProbeExample
 from evoarena.api.task import Feedback, Parsed, Task, TaskView, TestSplitLocked
@@ -35,6 +36,20 @@ class Benchmark(ABC):
     def check_params(cls, params: Mapping[str, Any]) -> dict[str, Any]:
         """The params over the declared defaults; unknown names and values unlike their default are refused."""
         return check_params(f"benchmark.params ({cls.name})", cls.defaults, params)
+
+    @classmethod
+    def grader_roles(cls, params: Mapping[str, Any]) -> tuple[str, ...]:
+        """The model roles grading calls with these params (the files benchmark's judge: ("judge",)). The spec must
+        map each in `roles:`; the runner binds one ledgered model per role with `bind_grader`. None by default:
+        grading is a pure function of the task and the answer."""
+        return ()
+
+    def bind_grader(self, models: Mapping[str, GradingModel]) -> None:
+        """Receive a model for every `grader_roles` role, once, before any grading. Their calls are recorded in the
+        ledger (phase "grading") and cached, and count against no method's budget."""
+        missing = set(self.grader_roles(self.params)) - set(models)
+        if missing:
+            raise ValueError(f"benchmark {self.name!r}: no model for grading role(s) {sorted(missing)}")
 
     @abstractmethod
     def generate(self) -> list[Task]:

@@ -55,6 +55,10 @@ class Parsed:
 
 @dataclass(frozen=True)
 class Feedback:
+    """A grader's verdict and the message methods see. `error` says the answer could not be graded (an LLM judge's
+    unreadable reply): the protocol then records the attempt as an error, excluded from accuracy, not as a 0."""
+
     score: float
     passed: bool
     message: str
+    error: str | None = None

@@ -61,7 +61,9 @@ class CellRunner:
         self.benchmark = benchmark
         self.practice_splits = practice
         self.evaluator = evaluator
-        self.base_models = models
+        # a grading role (the benchmark's judge) is the benchmark's alone, unless the method plays one of that name
+        hidden = set(type(benchmark).grader_roles(benchmark.params)) - set(method.roles)
+        self.base_models = {role: m for role, m in models.items() if role not in hidden}
         self.progress = progress or (lambda cell, done, total: None)
         self.method = method
         self.meter = BudgetMeter(spec.budget)

@@ -145,10 +145,12 @@ class StepContext:
         attempt = solve(self._method, self._benchmark, use_tree, task, self.model("solver"), sample_index=sample_index)
         attempt = replace(attempt, number=number)
         fb = None if attempt.error else self._grader.grade(task.id, attempt.answer, number)
+        graded = fb is not None and fb.error is None  # a grading error (a judge's unreadable reply) is no score
         self.attempt_rows.append(AttemptRow(
             phase=phase, task_id=task.id, version_id=self._version_id if tree is None else "custom",
-            answer=attempt.answer, score=None if fb is None else fb.score, passed=None if fb is None else fb.passed,
-            error=attempt.error, parse_error=attempt.parse_error, text=attempt.text, call_id=attempt.call_id,
+            answer=attempt.answer, score=fb.score if graded and fb else None,
+            passed=fb.passed if graded and fb else None, error=attempt.error or (fb.error if fb else None),
+            parse_error=attempt.parse_error, text=attempt.text, call_id=attempt.call_id,
         ))
         return attempt
 

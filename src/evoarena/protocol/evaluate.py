@@ -32,9 +32,11 @@ def evaluate_tree(
     def one(task: Task) -> AttemptRow:
         attempt = solve(method, benchmark, tree, task.view(), solver)
         fb = None if attempt.error else benchmark.grade(task, attempt.answer)
+        graded = fb is not None and fb.error is None  # a grading error (a judge's unreadable reply) is no score
         return AttemptRow(
             phase=phase, task_id=task.id, version_id=version_id, answer=attempt.answer,
-            score=None if fb is None else fb.score, passed=None if fb is None else fb.passed, error=attempt.error,
+            score=fb.score if graded and fb else None, passed=fb.passed if graded and fb else None,
+            error=attempt.error or (fb.error if fb else None),
             parse_error=attempt.parse_error, text=attempt.text, call_id=attempt.call_id,
         )
 

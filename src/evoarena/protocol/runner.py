@@ -14,6 +14,7 @@ from evoarena.protocol import catalog
 from evoarena.protocol.cell import CellPlan, CellRunner, Progress
 from evoarena.protocol.curriculum import CurriculumCellRunner
 from evoarena.protocol.evaluate import Evaluator
+from evoarena.protocol.grading import bind_grading
 from evoarena.protocol.probes import DEFAULT_THRESHOLD, ProbeSummary, plan_probes, role_map, role_params, run_probes
 from evoarena.protocol.splits import split_tasks
 from evoarena.protocol.validate import validate_spec
@@ -104,6 +105,7 @@ def run_experiment(
                                 "benchmark": benchmark.info()})
     evaluator = Evaluator(locked, benchmark)
     cache = cache if cache is not None else ResponseCache()
+    bind_grading(spec, benchmark, backends, store, cache)  # the judge's models, if its grader calls one
     if probe:
         summaries = run_probes(spec, plan_probes(spec, resolved.methods, resolved.benchmark), store, cache, backends)
         store.event("probes", {"threshold": probe_threshold, "summaries": len(summaries),

@@ -32,6 +32,10 @@ def validate_spec(spec: ExperimentSpec, search: Iterable[Path] = ()) -> Resolved
         bench.check_params(spec.benchmark.params)
     except ParamError as err:
         raise SpecError(str(err)) from None
+    for role in bench.grader_roles(spec.benchmark.params):
+        if role not in spec.roles:
+            raise SpecError(f"roles.{role}: the benchmark grades with a {role!r} model; map it in `roles:` "
+                            f"({role}: <one of {', '.join(sorted(spec.models))}>)")
     methods: dict[str, type[Method]] = {}
     for i, m in enumerate(spec.methods):
         try:

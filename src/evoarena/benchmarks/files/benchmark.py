@@ -7,7 +7,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from evoarena.api import Benchmark, Feedback, Parsed, Task, benchmark
-from evoarena.benchmarks.files.graders import make_grader
+from evoarena.api.grading import GradingModel
+from evoarena.benchmarks.files.graders import Grader, make_grader
+from evoarena.benchmarks.files.judge import ROLE, Judge
 from evoarena.benchmarks.files.loader import FileTasksError, load, resolve
 from evoarena.benchmarks.files.tasks import (
     Columns,
@@ -41,6 +43,8 @@ class FilesBenchmark(Benchmark):
         "grader": "exact", "parse": "", "reveal": False,
         "ignore_case": False, "drop_articles": True, "tolerance": 0.0, "rel_tolerance": 0.0, "pattern": "",
         "choices": "choices", "pass_threshold": 1.0,
+        # the LLM judge (grader: judge)
+        "rubric": "", "judge_max_tokens": 256,
     }
 
     @classmethod
@@ -50,29 +54,40 @@ class FilesBenchmark(Benchmark):
         errors come before a run starts."""
         p = super().check_params(params)
         for name in ("path", "format", "input", "answer", "id", "source", "split", "template", "system", "grader",
-                     "parse", "pattern", "choices"):
+                     "parse", "pattern", "choices", "rubric"):
             if not isinstance(p[name], str):
                 raise FileTasksError(f"benchmark.params.{name}: expected a string, got {p[name]!r}")
         if not p["input"] or not p["answer"]:
             raise FileTasksError("benchmark.params.input/answer: name the columns that hold the input and answer")
         if p["split"] and "ratio" in params:
             raise FileTasksError("benchmark.params.ratio: not used when `split` names a column; give one of them")
-        if p["limit"] < 0 or p["max_tokens"] < 1:
-            raise FileTasksError("benchmark.params.limit/max_tokens: expected limit >= 0 and max_tokens >= 1")
+        if p["limit"] < 0 or p["max_tokens"] < 1 or p["judge_max_tokens"] < 1:
+            raise FileTasksError("benchmark.params.limit/max_tokens/judge_max_tokens: expected limit >= 0 and the "
+                                 "token limits >= 1")
         if p["tolerance"] < 0 or p["rel_tolerance"] < 0:
             raise FileTasksError("benchmark.params.tolerance/rel_tolerance: expected non-negative numbers")
         check_ratio(p["ratio"])
         template_fields(p["template"])
-        make_grader(p["grader"], p, given=list(params), parse=p["parse"])
+        _grader(p, list(params))
         resolve(p["path"])
         return p
+
+    @classmethod
+    def grader_roles(cls, params: Mapping[str, Any]) -> tuple[str, ...]:
+        """`judge` when the grader is the LLM judge."""
+        return (ROLE,) if params.get("grader") == Judge.name else ()
+
+    def bind_grader(self, models: Mapping[str, GradingModel]) -> None:
+        super().bind_grader(models)
+        if isinstance(self.grader, Judge):
+            self.grader.bind(models[ROLE])
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
         p = self.check_params(params)
         self.p = p
         self.ratio = check_ratio(p["ratio"])
-        self.grader = make_grader(p["grader"], p, given=list(params), parse=p["parse"])
+        self.grader = _grader(p, list(params))
         self.columns = Columns(p["input"], p["answer"], p["id"], p["source"], p["split"])
         self._info: dict[str, Any] = {}
 
@@ -104,11 +119,9 @@ class FilesBenchmark(Benchmark):
         if answer is None:
             feedback = Feedback(0.0, False, self.grader.missing)
         else:
-            row = task.meta.get("row", {})
-            feedback = max((self.grader.score(answer, ref, row) for ref in task.meta.get("references",
-                                                                                      [task.reference])),
-                           key=lambda f: (f.passed, f.score))
-        if self.p["reveal"] and not feedback.passed:
+            feedback = self.grader.grade(task.prompt, answer, task.meta.get("references", [task.reference]),
+                                         task.meta.get("row", {}))
+        if self.p["reveal"] and not feedback.passed and feedback.error is None:
             feedback = Feedback(feedback.score, feedback.passed,
                                 f"{feedback.message} The expected answer is {task.reference!r}.")
         return feedback
@@ -122,3 +135,7 @@ class FilesBenchmark(Benchmark):
 
     def info(self) -> dict[str, Any]:
         return {**super().info(), **self._info}
+
+
+def _grader(p: Mapping[str, Any], given: list[str]) -> Grader:
+    return make_grader(p["grader"], p, given=given, parse=p["parse"], extra=(Judge,))

@@ -176,6 +176,10 @@ class Grader(ABC):
     def score(self, answer: str, reference: str, row: Mapping[str, Any]) -> Feedback:
         """Score one parsed answer against one reference."""
 
+    def grade(self, question: str, answer: str, references: Sequence[str], row: Mapping[str, Any]) -> Feedback:
+        """The task's verdict: the best over its accepted references (a judge reads the question and all at once)."""
+        return max((self.score(answer, ref, row) for ref in references), key=lambda f: (f.passed, f.score))
+
 
 def _quote(text: str, limit: int = 80) -> str:
     return repr(text if len(text) <= limit else text[: limit - 1] + "…")
@@ -465,20 +469,25 @@ ALL: tuple[type[Grader], ...] = (*BUILTIN.values(), Function)
 OPTIONS = sorted({o for g in ALL for o in g.options})
 
 
-def make_grader(name: str, params: Mapping[str, Any], given: Sequence[str] = (), parse: str = "") -> Grader:
-    """The grader `name` (a built-in name or `module:function`), refusing options in `given` that do not apply."""
+def make_grader(name: str, params: Mapping[str, Any], given: Sequence[str] = (), parse: str = "",
+                extra: Sequence[type[Grader]] = ()) -> Grader:
+    """The grader `name` (a built-in name, one of `extra`, or `module:function`), refusing options in `given` that do
+    not apply to it. `extra` are graders built by `cls(params, parse)` beyond the deterministic ones (the judge)."""
     if parse and parse not in PARSE_MODES:
         raise GraderError(f"benchmark.params.parse: {parse!r} is not one of {', '.join(PARSE_MODES)} "
                           "(or '' for the grader's own)")
-    cls: type[Grader] | None = Function if ":" in name else BUILTIN.get(name)
+    known = {**BUILTIN, **{g.name: g for g in extra}}
+    every = (*ALL, *extra)
+    cls: type[Grader] | None = Function if ":" in name else known.get(name)
     if cls is None:
         from evoarena.api import closest
 
-        raise GraderError(f"benchmark.params.grader: unknown grader {name!r}{closest(name, BUILTIN)} "
-                          f"(known: {', '.join(BUILTIN)}; or module:function for your own)")
+        raise GraderError(f"benchmark.params.grader: unknown grader {name!r}{closest(name, known)} "
+                          f"(known: {', '.join(known)}; or module:function for your own)")
+    options = {o for g in every for o in g.options}
     for option in given:
-        if option in OPTIONS and option not in cls.options:
-            users = ["module:function" if g is Function else g.name for g in ALL if option in g.options]
+        if option in options and option not in cls.options:
+            users = ["module:function" if g is Function else g.name for g in every if option in g.options]
             raise GraderError(f"benchmark.params.{option}: applies to the {' and '.join(users)} grader"
                               f"{'s' if len(users) > 1 else ''}, not {name!r}")
     if cls is Function:

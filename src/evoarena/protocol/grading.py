@@ -1,0 +1,39 @@
+"""Lending a benchmark's grader the models it grades with (an LLM judge): one ledgered, cached RoleModel per grading
+role the spec maps, recorded in phase "grading", outside every cell and budget. Methods never receive these."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from evoarena.api import Benchmark
+from evoarena.api.grading import GRADING_PHASE
+from evoarena.models import Backend, CallScope, GenParams, ResponseCache, RoleModel
+from evoarena.spec import ExperimentSpec
+from evoarena.store import RunStore
+
+GRADING_SEED = 0
+"""Grading calls use one seed whatever the cell's, so that one answer gets one verdict in every cell."""
+
+
+def grading_roles(spec: ExperimentSpec, benchmark: type[Benchmark]) -> tuple[str, ...]:
+    """The roles the spec's benchmark grades with (empty for pure graders)."""
+    return tuple(benchmark.grader_roles(spec.benchmark.params))
+
+
+def bind_grading(spec: ExperimentSpec, benchmark: Benchmark, backends: Mapping[str, Backend], store: RunStore,
+                 cache: ResponseCache | None) -> dict[str, RoleModel]:
+    """Bind a RoleModel for each grading role to `benchmark` (no meter: grading spends no method's budget); returns
+    them. The spec check has made sure `roles:` maps every one."""
+    models: dict[str, RoleModel] = {}
+    for role in grading_roles(spec, type(benchmark)):
+        name = spec.roles[role]
+        gen: dict[str, Any] = dict(spec.gen.get(role, {}))
+        gen["stop"] = tuple(gen.get("stop", ()))
+        models[role] = RoleModel(
+            role=role, model_name=name, backend=backends[name], spec=spec.models[name], store=store, cache=cache,
+            scope=CallScope(phase=GRADING_PHASE), default_params=GenParams(**{"seed": GRADING_SEED, **gen}),
+        )
+    if models:
+        benchmark.bind_grader(models)
+    return models
