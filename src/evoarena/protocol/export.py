@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from evoarena.api import Benchmark, Method, TaskView
-from evoarena.harness import HarnessWorkspace, load_tree, resolve_version
+from evoarena.harness import HarnessWorkspace, lineage, load_tree, resolve_version
 from evoarena.models import Message
 from evoarena.protocol.prompt_file import SLOT, PromptTemplate, prompt_files
 from evoarena.protocol.skill_export import SkillExportError, skill_files
@@ -21,7 +21,6 @@ from evoarena.spec import ExperimentSpec, MethodSpec, SpecError
 from evoarena.store import RunStore
 from evoarena.store.scores import version_scores
 
-Mode = Literal["prompt", "files", "skill"]
 MODES: tuple[str, ...] = ("prompt", "files", "skill")
 _SENTINEL = "EVOARENA-TASK-SLOT-5c1e0d"
 
@@ -77,8 +76,6 @@ def pick_cell(store: RunStore, cell: str | None) -> dict[str, Any]:
 def pick_version(store: RunStore, row: Mapping[str, Any], ref: str) -> tuple[str, str]:
     """(version id, which): `selected` is what the cell graded on test, `final` its last version, else an id or a
     unique prefix of one of the cell's versions."""
-    from evoarena.harness import lineage
-
     cell = str(row["cell"])
     ids = [str(v["id"]) for v in lineage(store, cell)]
     if ref == "selected":
@@ -170,13 +167,18 @@ def export_files(source: ExportSource, mode: str, search: Iterable[Path] = ()) -
         raise ExportError(str(err)) from None
 
 
-def write_export(dest: Path, files: Mapping[str, str], *, force: bool = False) -> None:
-    """Write `files` under `dest`; a DEST that already holds files is refused unless `force` (which overwrites the
-    files of the same name and removes nothing)."""
+def check_dest(dest: Path, *, force: bool = False) -> None:
+    """DEST must be a directory or absent, and hold no files unless `force`."""
     if dest.exists() and not dest.is_dir():
         raise ExportError(f"{dest} exists and is not a directory")
     if dest.is_dir() and any(dest.iterdir()) and not force:
         raise ExportError(f"{dest} already holds files (pass --force to write over them)")
+
+
+def write_export(dest: Path, files: Mapping[str, str], *, force: bool = False) -> None:
+    """Write `files` under `dest` (checked by `check_dest`); `force` overwrites files of the same name and removes
+    nothing."""
+    check_dest(dest, force=force)
     ws = HarnessWorkspace(dest)
     for rel, text in sorted(files.items()):
         ws.write(rel, text)
@@ -187,8 +189,7 @@ def export(run_dir: Path, dest: Path, mode: str, *, cell: str | None = None, ver
     """Export one version of a run into `dest` (the whole of `evoarena export`); returns what was exported."""
     if mode not in MODES:
         raise ExportError(f"--as {mode!r}: expected one of {', '.join(MODES)}")
-    if dest.exists() and (not dest.is_dir() or (any(dest.iterdir()) and not force)):
-        write_export(dest, {}, force=force)  # raises the one-line reason, before any work
+    check_dest(dest, force=force)  # before any work
     source = open_source(run_dir, cell=cell, version=version)
     files = export_files(source, mode, search)
     write_export(dest, files, force=force)
