@@ -51,9 +51,15 @@ class ExportSource:
             "run": run.get("name"), "run_dir": str(self.store.run_dir), "spec_hash": run.get("spec_hash"),
             "evidence": run.get("evidence"), "code_version": run.get("code_version"), "cell": self.cell,
             "condition": self.method_spec.condition, "method": self.method_spec.name, "seed": self.seed,
-            "benchmark": self.spec.benchmark.name, "version": self.version, "version_is": self.which,
+            "benchmark": self.spec.benchmark.name, "tasks_file": _file_name(self.spec.benchmark.params.get("path")),
+            "version": self.version, "version_is": self.which,
             "val": {"mean": val.mean, "n": val.n_graded}, "test": {"mean": test.mean, "n": test.n_graded},
         }
+
+
+def _file_name(path: Any) -> str | None:
+    """The task file's name, for benchmarks that read one (`files`)."""
+    return Path(path).name if isinstance(path, str) and path else None
 
 
 def pick_cell(store: RunStore, cell: str | None) -> dict[str, Any]:

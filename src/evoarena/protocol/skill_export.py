@@ -41,7 +41,8 @@ def _score(split: Mapping[str, Any]) -> str:
 def description(about: Mapping[str, Any], kind: str, instructions: str) -> str:
     """What the skill is, for which tasks, and the evidence behind it; within the 1024 characters Agent Skills
     allows."""
-    what = f"{kind[0].upper()}{kind[1:]} evolved by {about['method']} on the {about['benchmark']} benchmark"
+    on = f" ({about['tasks_file']})" if about.get("tasks_file") else ""
+    what = f"{kind[0].upper()}{kind[1:]} evolved by {about['method']} on the {about['benchmark']} benchmark{on}"
     task = f" for tasks where the instruction is: {instructions.rstrip('.')}" if instructions else ""
     where = (f" Use it on tasks of that kind. From evoarena run {about['run']} (cell {about['cell']}, version "
              f"{str(about['version'])[:12]}, the {about['version_is']} one; val {_score(about['val'])}, test "
