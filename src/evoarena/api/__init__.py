@@ -8,7 +8,7 @@ from evoarena.api.benchmark_base import Benchmark
 from evoarena.api.context import PracticeContext, Reply
 from evoarena.api.method_base import Method, harness_toml
 from evoarena.api.params import ParamError, check_params, closest
-from evoarena.api.probe import Probe, ProbeExample, Verdict
+from evoarena.api.probe import GENERIC_EXAMPLES, Probe, ProbeExample, Verdict
 from evoarena.api.registry import (
     KINDS,
     REGISTRY,
@@ -33,6 +33,7 @@ __all__ = [
     "Attempt",
     "Benchmark",
     "Entry",
+    "GENERIC_EXAMPLES",
     "Feedback",
     "HarnessWorkspace",
     "Kind",

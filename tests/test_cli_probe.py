@@ -1,0 +1,73 @@
+"""`evoarena probe-roles`: the table per role × method, --json, the warning line, and `run` with and without the
+probes (the run reuses what probe-roles kept)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import yaml
+from typer.testing import CliRunner
+
+from evoarena.cli import app
+from evoarena.store import RunStore, queries
+
+runner = CliRunner()
+RECIPES = Path(__file__).resolve().parents[1] / "recipes"
+POLICY = 'def refuser(messages, params):\n    return "Certainly! Please provide the new instruction."\n'
+
+
+def refusing_spec(tmp_path: Path) -> Path:
+    """The quickstart spec narrowed, its reflector a policy that asks for input instead of reflecting."""
+    data = yaml.safe_load((RECIPES / "quickstart.yaml").read_text("utf-8"))
+    data["benchmark"]["params"].update({"n_train": 4, "n_val": 3, "n_test": 4})
+    data["models"]["refuser"] = {"backend": "scripted", "model": "refusing_cli:refuser"}
+    data["roles"] = {"solver": "scripted", "reflector": "refuser"}
+    (tmp_path / "refusing_cli.py").write_text(POLICY, "utf-8")
+    path = tmp_path / "spec.yaml"
+    path.write_text(yaml.safe_dump(data), "utf-8")
+    return path
+
+
+def test_probe_roles_prints_the_table(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["probe-roles", str(RECIPES / "clr-methods.yaml"), "--model", "scripted",
+                                 "--run-dir", str(tmp_path / "run")], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    for cell in ("role probes: clr-methods", "reflector", "curator", "proposer", "diagnoser", "patcher", "ace",
+                 "dynamic_cheatsheet", "gepa", "skillprox", "6/6", "warning below 50% usable"):
+        assert cell in result.output
+    assert "warning:" not in result.output  # the scripted exception-lister passes every probe
+
+
+def test_probe_roles_json_and_the_warning(tmp_path: Path) -> None:
+    spec = refusing_spec(tmp_path)
+    result = runner.invoke(app, ["probe-roles", str(spec), "--run-dir", str(tmp_path / "run"), "--json"])
+    assert result.exit_code == 0, result.output
+    (row,) = json.loads(result.stdout)["rows"]
+    assert (row["role"], row["method"], row["model"], row["n"], row["well_formed"], row["usable"]) == (
+        "reflector", "reflexion", "refuser", 2, 2, 0)
+    table = runner.invoke(app, ["probe-roles", str(spec), "--run-dir", str(tmp_path / "run")])
+    assert "warning: reflector (refuser) produced 0/2 usable reflexion updates in probes: a null here is " \
+           "uninformative (conditions: reflexion)" in " ".join(table.output.split())
+
+
+def test_run_warns_at_the_start_and_reuses_the_probes_of_probe_roles(tmp_path: Path) -> None:
+    spec = refusing_spec(tmp_path)
+    run_dir = tmp_path / "run"
+    assert runner.invoke(app, ["probe-roles", str(spec), "--run-dir", str(run_dir)]).exit_code == 0
+    result = runner.invoke(app, ["run", str(spec), "--run-dir", str(run_dir)])
+    assert result.exit_code == 0, result.output
+    assert "warning: reflector (refuser) produced 0/2 usable" in " ".join(result.output.split())
+    assert len(queries.calls(RunStore(run_dir), phase="probe")) == 2  # kept by probe-roles, not asked again
+    results = json.loads((run_dir / "results.json").read_text("utf-8"))
+    warned = {c["condition"]: c.get("probe_warnings") for c in results["conditions"]}
+    assert warned["reflexion"] and warned["frozen"] is None
+
+
+def test_run_no_probe_skips_them(tmp_path: Path) -> None:
+    spec = refusing_spec(tmp_path)
+    result = runner.invoke(app, ["run", str(spec), "--no-probe", "--run-dir", str(tmp_path / "run")])
+    assert result.exit_code == 0, result.output
+    assert "warning" not in result.output
+    assert queries.calls(RunStore(tmp_path / "run"), phase="probe") == []
+    assert json.loads((tmp_path / "run" / "results.json").read_text("utf-8"))["probes"]["rows"] == []
