@@ -89,3 +89,15 @@ def test_build_spec_puts_named_roles_on_other_models(tmp_path: Path) -> None:
     assert spec.models["reflector-embedded"].model == ""  # the shipped default, Qwen2.5-Coder-1.5B-Instruct
     assert spec.budget.max_attempts == 9 and spec.benchmark.model_dump() == {"name": "arith", "params": {"n_test": 4}}
     assert spec.derived_evidence() == "scaled" and [m.name for m in spec.methods] == ["reflexion"]
+
+
+def test_a_judge_grader_grades_on_the_model_unless_roles_names_another(tmp_path: Path) -> None:
+    from evoarena.evolve import build_spec
+
+    rows = _rows()
+    judged = build_spec(rows, method="frozen", model="embedded-small", params={"grader": "judge"}, root=tmp_path)
+    assert judged.roles == {"solver": "embedded-small", "judge": "embedded-small"}
+    other = build_spec(rows, method="frozen", model="embedded-small", roles={"judge": "embedded"},
+                       params={"grader": "judge"}, root=tmp_path)
+    assert other.roles == {"solver": "embedded-small", "judge": "judge-embedded"}
+    assert "judge" not in build_spec(rows, method="frozen", model="embedded-small", root=tmp_path).roles

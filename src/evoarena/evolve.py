@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evoarena.api import UnknownName
+from evoarena.protocol import catalog
 from evoarena.protocol.export import ExportError, instantiate, open_source, prompt_template
 from evoarena.protocol.prompt_file import PromptTemplate
 from evoarena.protocol.runner import default_run_dir, run_experiment
@@ -85,6 +87,16 @@ def _benchmark(tasks: Tasks, params: Mapping[str, Any], root: Path) -> dict[str,
     return {"name": "files", "params": {**params, "path": str(_tasks_file(tasks, root))}}
 
 
+def _grader_roles(bench: Mapping[str, Any]) -> tuple[str, ...]:
+    """The model roles the benchmark grades with (the files benchmark's judge); () for a name the catalog does not
+    know, which the spec check then reports."""
+    try:
+        cls = catalog.benchmark_class(str(bench["name"]), (Path.cwd(),))
+    except UnknownName:
+        return ()
+    return tuple(cls.grader_roles(bench["params"]))
+
+
 def build_spec(
     tasks: Tasks,
     *,
@@ -111,10 +123,13 @@ def build_spec(
             found = f"{role}-{other_key}"
             models[found] = fields
         role_map[role] = found
+    bench = _benchmark(tasks, params or {}, root)
+    for role in _grader_roles(bench):  # a judge grader grades on `model` too, unless `roles` names another
+        role_map.setdefault(role, key)
     limits = {"max_calls": budget} if isinstance(budget, int) else dict(budget or {})
     return parse_spec({
         "name": name or f"evolve-{method}",
-        "benchmark": _benchmark(tasks, params or {}, root),
+        "benchmark": bench,
         "methods": [{"name": method, "params": dict(method_params or {})}],
         "models": models,
         "roles": role_map,
