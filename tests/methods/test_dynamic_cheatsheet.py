@@ -100,7 +100,7 @@ def _section(prompt: str, title: str) -> str:
 
 
 def test_cumulative_replaces_the_sheet_wholesale(tmp_path: Path, make_spec: Any) -> None:
-    run_experiment(dc_spec(make_spec, "test-dc-cumulative"), tmp_path / "run")
+    run_experiment(dc_spec(make_spec, "test-dc-cumulative"), tmp_path / "run", probe=False)  # it records prompts
     assert len(CURATOR_PROMPTS) >= 3
     assert _section(CURATOR_PROMPTS[0], "Previous cheatsheet") == EMPTY
     for n in range(1, len(CURATOR_PROMPTS)):  # prompt n+1 holds exactly curator output n, nothing older
@@ -128,7 +128,8 @@ def test_malformed_curator_output_keeps_the_old_sheet(tmp_path: Path, make_spec:
 
 
 def test_retrieval_synthesis_retrieves_top_k_and_curates_before_generating(tmp_path: Path, make_spec: Any) -> None:
-    run_experiment(dc_spec(make_spec, "test-dc-rs", variant="retrieval_synthesis", top_k=2), tmp_path / "run")
+    run_experiment(dc_spec(make_spec, "test-dc-rs", variant="retrieval_synthesis", top_k=2), tmp_path / "run",
+                   probe=False)  # the policy records every prompt it sees
     assert len(CURATOR_PROMPTS) >= 4
     seen: list[str] = []
     for prompt in CURATOR_PROMPTS:

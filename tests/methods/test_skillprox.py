@@ -154,7 +154,7 @@ def _fresh(monkeypatch: pytest.MonkeyPatch) -> None:
 def run(tmp_path: Path, make_spec: Any, policy: str, **params: Any) -> tuple[RunStore, dict[str, str]]:
     spec = make_spec(benchmark=ARITH, methods=[{"name": "skillprox", "params": params}],
                      models={"s": {"backend": "scripted", "model": policy}}, roles={r: "s" for r in ROLES})
-    run_experiment(spec, tmp_path / "run")
+    run_experiment(spec, tmp_path / "run", probe=False)  # the policies record every prompt
     store = RunStore(tmp_path / "run")
     return store, load_tree(store, store.cells()[0]["current_version"])
 
@@ -388,7 +388,7 @@ def test_curriculum_submits_once_per_step_and_uses_the_episode_as_train_and_val(
         "models": {"s": {"backend": "scripted", "model": "test-skillprox-clr", "max_retries": 0}},
         "roles": {r: "s" for r in ROLES},
     })
-    run_experiment(spec, tmp_path / "run")
+    run_experiment(spec, tmp_path / "run", probe=False)  # the policies record every prompt
     store = RunStore(tmp_path / "run")
     rows = store.query("SELECT unit_key, phase, task_id FROM attempts WHERE phase IN ('practice', 'rollout')")
     units: dict[str, list[Any]] = {}

@@ -1,15 +1,21 @@
 """SKILL.md's front matter: Agent Skills' name rule, a description that names method, benchmark (and task file),
-run, version and scores within 1024 characters; refusals for methods with no skill and for empty state."""
+run, version and scores within 1024 characters; refusals for methods with no skill and for empty state; the skill of
+a scripted CLR run of Dynamic Cheatsheet, EvoSkill and TF-GRPO."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
 from evoarena.methods import Ace, Frozen
+from evoarena.models import ResponseCache
+from evoarena.protocol.export import export
+from evoarena.protocol.runner import run_experiment
 from evoarena.protocol.skill_export import SkillExportError, description, skill_files, skill_name
+from evoarena.spec import parse_spec
 
 ABOUT: dict[str, Any] = {
     "run": "units", "cell": "ace__m__s0", "condition": "ace", "method": "ace", "benchmark": "files",
@@ -48,3 +54,29 @@ def test_refusals() -> None:
         skill_files({**ABOUT, "method": "frozen"}, Frozen, {"system.md": "x"})
     with pytest.raises(SkillExportError, match="ace's playbook is empty in version 0123456789ab"):
         skill_files(ABOUT, Ace, {"system.md": "x", "memory/playbook.md": "## OTHERS\n"})
+
+
+@pytest.fixture(scope="module")
+def clr_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    run_dir = tmp_path_factory.mktemp("skills") / "run"
+    run_experiment(parse_spec({
+        "name": "skills-clr", "benchmark": {"name": "clr", "params": {"chains": 1, "layers": 2}},
+        "methods": [{"name": "dynamic_cheatsheet"}, {"name": "evoskill"}, {"name": "tf_grpo"}],
+        "models": {"s": {"backend": "scripted", "model": "clr-student"}}, "roles": {"solver": "s"},
+    }), run_dir, cache=ResponseCache(run_dir.parent / "responses.sqlite"))
+    return run_dir
+
+
+@pytest.mark.parametrize(("method", "kind", "state"), [
+    ("dynamic_cheatsheet", "Cheatsheet", "memory/cheatsheet.md"),
+    ("evoskill", "Skill set", "skills/"),
+    ("tf_grpo", "Experience library", "memory/experiences.json"),
+])
+def test_skill_export_of_a_run(clr_run: Path, tmp_path: Path, method: str, kind: str, state: str) -> None:
+    source = export(clr_run, tmp_path / "sk", "skill", cell=method, version="final")
+    assert any(p.startswith(state) for p in source.tree), "the scripted run evolved some state"
+    head, _, body = (tmp_path / "sk" / "SKILL.md").read_text()[4:].partition("\n---\n")
+    front = yaml.safe_load(head)
+    assert front["name"] == f"clr-{method.replace('_', '-')}"
+    assert front["description"].startswith(f"{kind} evolved by {method} on the clr benchmark")
+    assert "belongs to" in body  # what the scripted clr-student learned: which values a label holds
