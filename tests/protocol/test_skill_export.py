@@ -12,7 +12,7 @@ import yaml
 
 from evoarena.methods import Ace, Frozen
 from evoarena.models import ResponseCache
-from evoarena.protocol.export import export
+from evoarena.protocol.export import ExportError, export
 from evoarena.protocol.runner import run_experiment
 from evoarena.protocol.skill_export import SkillExportError, description, skill_files, skill_name
 from evoarena.spec import parse_spec
@@ -80,3 +80,18 @@ def test_skill_export_of_a_run(clr_run: Path, tmp_path: Path, method: str, kind:
     assert front["name"] == f"clr-{method.replace('_', '-')}"
     assert front["description"].startswith(f"{kind} evolved by {method} on the clr benchmark")
     assert "belongs to" in body  # what the scripted clr-student learned: which values a label holds
+
+
+def test_a_skill_needs_no_benchmark_but_a_prompt_does(clr_run: Path, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from evoarena.benchmarks.clr.benchmark import ClrBenchmark
+
+    def gone(self: object, **params: object) -> None:
+        raise ValueError("benchmark.params.path: no such file 'tasks.jsonl'")
+
+    monkeypatch.setattr(ClrBenchmark, "__init__", gone)  # as if a files run's task file had moved away
+    export(clr_run, tmp_path / "sk", "skill", cell="dynamic", version="final")
+    assert (tmp_path / "sk" / "SKILL.md").is_file()
+    with pytest.raises(ExportError, match="cannot rebuild the run's method or benchmark: benchmark.params.path"):
+        export(clr_run, tmp_path / "p", "prompt", cell="dynamic", version="final")
+    assert not (tmp_path / "p").exists()

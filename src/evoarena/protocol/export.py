@@ -10,9 +10,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from evoarena.api import Benchmark, Method, TaskView
+from evoarena.api import Benchmark, Method, TaskView, UnknownName
 from evoarena.harness import HarnessWorkspace, lineage, load_tree, resolve_version
 from evoarena.models import Message
+from evoarena.protocol import catalog
 from evoarena.protocol.prompt_file import SLOT, PromptTemplate, prompt_files
 from evoarena.protocol.skill_export import SkillExportError, skill_files
 from evoarena.protocol.solve import solver_request
@@ -164,11 +165,14 @@ def export_files(source: ExportSource, mode: str, search: Iterable[Path] = ()) -
         return dict(source.tree)
     if mode not in MODES:
         raise ExportError(f"--as {mode!r}: expected one of {', '.join(MODES)}")
-    method, benchmark = instantiate(source, search)
     if mode == "prompt":
-        return prompt_files(prompt_template(source, method, benchmark))
+        return prompt_files(prompt_template(source, *instantiate(source, search)))
+    try:  # a skill needs only the method's class: the benchmark (and its task file) need not be there
+        method_cls = catalog.method_class(source.method_spec.name, tuple(search))
+    except UnknownName as err:
+        raise ExportError(f"cannot find the run's method: {err}") from None
     try:
-        return skill_files(source.describe(), type(method), source.tree)
+        return skill_files(source.describe(), method_cls, source.tree)
     except SkillExportError as err:
         raise ExportError(str(err)) from None
 
