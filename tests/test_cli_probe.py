@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import yaml
 from typer.testing import CliRunner
 
@@ -71,3 +72,18 @@ def test_run_no_probe_skips_them(tmp_path: Path) -> None:
     assert "warning" not in result.output
     assert queries.calls(RunStore(tmp_path / "run"), phase="probe") == []
     assert json.loads((tmp_path / "run" / "results.json").read_text("utf-8"))["probes"]["rows"] == []
+
+
+@pytest.mark.embedded
+@pytest.mark.timeout(3600)
+def test_probe_roles_on_the_small_instruct_model(tmp_path: Path) -> None:
+    """Issue 11 §5: `evoarena probe-roles recipes/clr-methods.yaml --model embedded-small` finishes and prints the
+    table: 19 probes, each capped at 512 tokens (see docs/probes.md for the measured time)."""
+    result = runner.invoke(app, ["probe-roles", str(RECIPES / "clr-methods.yaml"), "--model", "embedded-small",
+                                 "--run-dir", str(tmp_path / "run")], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "role probes: clr-methods" in result.output
+    for role in ("reflector", "curator", "proposer", "diagnoser", "patcher"):
+        assert role in result.output
+    calls = queries.calls(RunStore(tmp_path / "run"), phase="probe")
+    assert len(calls) == 19 and all(c.model == "embedded-small" for c in calls)

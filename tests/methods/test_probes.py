@@ -45,6 +45,7 @@ def test_reflexion_probes() -> None:
     assert shares(m, "reflector", lambda p: "") == (2, 0, 0)  # clean_reflection refuses an empty reflection
     assert shares(m, "reflector", lambda p: "x" * 700) == (2, 0, 0)  # … and one over max_chars
     assert shares(m, "reflector", lambda p: "Think harder next time.") == (2, 2, 0)  # says nothing of the feedback
+    assert shares(m, "reflector", lambda p: "Read the word list and the apples again.") == (2, 2, 0)  # the task's words
     assert shares(m, "reflector", lambda p: "Please provide the question and the feedback.") == (2, 2, 0)
     cut = probes[0].check(Reply(feedback_of(probes[0]), "length"))
     assert not cut.well_formed and "cut off" in cut.reason
@@ -92,8 +93,10 @@ def test_gepa_probes() -> None:
 def test_skillprox_probes() -> None:
     m = SkillProx()
     assert {p.role for p in m.probes(GENERIC_EXAMPLES)} == {"diagnoser", "patcher"}
-    good = json.dumps({"diagnosis": "The apples given away were added.", "skill_change": "Subtract them."})
-    assert shares(m, "diagnoser", lambda p: good) == (2, 2, 2)
+    def good(p: Probe) -> str:
+        return json.dumps({"diagnosis": f"The grader said: {feedback_of(p)}", "skill_change": "Check the steps."})
+
+    assert shares(m, "diagnoser", good) == (2, 2, 2)
     assert shares(m, "diagnoser", lambda p: '{"diagnosis": "x"}') == (2, 0, 0)  # no skill_change
     vague = json.dumps({"diagnosis": "It went wrong.", "skill_change": "Do better."})
     assert shares(m, "diagnoser", lambda p: vague) == (2, 2, 0)

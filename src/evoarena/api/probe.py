@@ -68,14 +68,14 @@ GENERIC_EXAMPLES: tuple[ProbeExample, ...] = (
     ),
     ProbeExample(
         id="probe-count",
-        task="Count the words in this list that start with a capital letter: apple, Berlin, cat, Dover, Eel.",
-        output="Capitalised words: Berlin, Dover. The answer is 2.",
+        task="How many times does the word 'cat' appear in: cat, dog, cat, bird, cat?",
+        output="The word 'cat' appears in the list: cat, cat. The answer is 2.",
         answer="2",
-        feedback="Incorrect: the expected answer is 3. Eel also starts with a capital letter; check every word.",
-        lesson="Check every item of the list, including the last one, before counting.",
+        feedback="Incorrect: the expected answer is 3. Every occurrence of the word counts, including the last one.",
+        lesson="Count every occurrence of the word, to the end of the list.",
     ),
 )
-"""What a benchmark that gives none of its own probes with (`Benchmark.probe_examples`)."""
+"""The probe examples of a benchmark that has none of its own (`Benchmark.probe_examples`)."""
 
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]{3,}|\d+")
@@ -92,10 +92,11 @@ def content_stems(text: str) -> set[str]:
     return {w if w.isdigit() else w[:4] for w in words if w.isdigit() or w not in _STOP}
 
 
-def mentions(reply: str, sources: Iterable[str]) -> bool:
-    """Whether `reply` shares a content word stem with any of `sources` (a minimal sign it read them)."""
-    have = content_stems(reply)
-    return any(have & content_stems(s) for s in sources)
+def mentions(reply: str, sources: Iterable[str], known: Iterable[str] = ()) -> bool:
+    """Whether `reply` shares a content word stem with `sources` that `known` does not hold (the feedback's news, not
+    the words it shares with the task): a minimal sign the reply read them."""
+    news = set().union(*(content_stems(s) for s in sources)) - set().union(*(content_stems(k) for k in known))
+    return bool(content_stems(reply) & news)
 
 
 NON_ANSWERS = ("please provide", "provide the", "i'm sorry", "i am sorry", "as an ai", "i cannot", "i can't",

@@ -240,14 +240,16 @@ def probe_playbook() -> Playbook:
 
 
 def check_reflection(example: ProbeExample, reply: Reply) -> Verdict:
-    """Parsed by `parse_reflection`; usable when its analysis fields mention the feedback."""
+    """Parsed by `parse_reflection`; usable when its analysis fields mention what the feedback told (a
+    word of it not in the task or the answer)."""
     data, why = parse_reflection(reply)
     if data is None:
         return refused(why)
     text = reflection_text(data)
     if not text or non_answer(text):
         return judged(False, "no error analysis or insight in the reflection")
-    return judged(mentions(text, [example.feedback]), "the reflection does not mention the feedback")
+    return judged(mentions(text, [example.feedback], [example.task, example.output]),
+                  "the reflection says nothing the feedback told")
 
 
 def check_curation(reply: Reply) -> Verdict:

@@ -46,7 +46,8 @@ def check_reflection(example: ProbeExample, max_chars: int, reply: Reply) -> Ver
         return refused(why)
     if non_answer(text):
         return judged(False, "a request or refusal, not a reflection")
-    return judged(mentions(text, [example.feedback]), "does not mention the feedback")
+    return judged(mentions(text, [example.feedback], [example.task, example.output]),
+                  "says nothing the feedback told")
 
 
 @method("reflexion")

@@ -14,14 +14,16 @@ from evoarena.methods.skillprox.skill import Skill, render
 
 
 def check_diagnosis(example: ProbeExample, reply: Reply) -> Verdict:
-    """Parsed by `parse_diagnosis`; usable when diagnosis or change mention the task or its feedback."""
+    """Parsed by `parse_diagnosis`; usable when diagnosis or change mention what the feedback told (a
+    word of it not in the task or the answer)."""
     parsed, why = parse_diagnosis(reply)
     if parsed is None:
         return refused(why)
     text = " ".join(parsed)
     if non_answer(text):
         return judged(False, "a request or refusal, not a diagnosis")
-    return judged(mentions(text, [example.feedback, example.task]), "mentions neither the task nor its feedback")
+    return judged(mentions(text, [example.feedback], [example.task, example.output]),
+                  "says nothing the feedback told")
 
 
 def check_patch(skill: Skill, reply: Reply) -> Verdict:
