@@ -7,10 +7,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from evoarena.models import ResponseCache
+from evoarena.protocol.cell import ProviderUnavailable
 from evoarena.protocol.probes import plan_probes
 from evoarena.protocol.runner import run_experiment
 from evoarena.protocol.validate import validate_spec
+from evoarena.report.probes import summarise
 from evoarena.spec import ExperimentSpec, parse_spec
 from evoarena.store import RunStore, queries
 from evoarena.store.probes import probe_rows
@@ -104,3 +108,19 @@ def test_a_threshold_of_zero_warns_of_nothing(tmp_path: Path) -> None:
     results = run_experiment(refusing_reflector(), tmp_path / "run", search=HERE, probe_threshold=0.0)
     assert results["probes"]["threshold"] == 0.0 and results["probes"]["rows"][0]["warning"] is None
     assert "probe_warnings" not in str(results["conditions"])
+
+
+def test_a_probe_that_met_a_provider_error_is_asked_again_on_resume(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    flag = tmp_path / "down"
+    monkeypatch.setenv("EVOARENA_TEST_OUTAGE_FLAG", str(flag))
+    spec = small_spec(models={"flaky": {"backend": "scripted", "model": "flaky_policy:flaky_student",
+                                        "max_retries": 0}}, roles={"solver": "flaky", "reflector": "flaky"})
+    flag.touch()
+    with pytest.raises(ProviderUnavailable):
+        run_experiment(spec, tmp_path / "run", search=HERE)
+    (row,) = [r.row(0.5) for r in summarise(probe_rows(RunStore(tmp_path / "run")))]
+    assert (row["n"], row["errors"], row["warning"]) == (0, 2, None)  # no verdict, so no warning
+    flag.unlink()
+    resumed = run_experiment(spec, tmp_path / "run", search=HERE)
+    assert [(r["n"], r["usable"], r["errors"]) for r in resumed["probes"]["rows"]] == [(2, 2, 0)]

@@ -100,7 +100,7 @@ def run_probes(
     (the stored ones reused, with the conditions of this plan)."""
     for p in planned:
         done = probe_row(store, p.key)
-        if done is not None:
+        if done is not None and done.error is None:  # a provider error is no verdict: asked again on resume
             if set(p.conditions) - set(done.conditions):
                 record_probe(store, replace(done, conditions=tuple(sorted({*done.conditions, *p.conditions}))))
             continue

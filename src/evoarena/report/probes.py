@@ -54,16 +54,17 @@ def summarise(rows: Iterable[ProbeRow]) -> list[ProbeSummary]:
     for r in rows:
         groups[(r.method, r.role, r.model)].append(r)
     out = []
-    for (method, role, model), rs in sorted(groups.items()):
+    for (method, role, model), group in sorted(groups.items()):
+        rs = [r for r in group if r.error is None]  # a probe whose call failed has no verdict yet: in `errors`
         counts: dict[str, int] = defaultdict(int)
         for r in rs:
             if r.reason:
                 counts[r.reason] += 1
         out.append(ProbeSummary(
             method=method, role=role, model=model,
-            conditions=tuple(sorted({c for r in rs for c in r.conditions})), n=len(rs),
+            conditions=tuple(sorted({c for r in group for c in r.conditions})), n=len(rs),
             well_formed=sum(r.well_formed for r in rs), usable=sum(r.usable for r in rs),
-            tokens=sum(r.tokens for r in rs), errors=sum(r.error is not None for r in rs),
+            tokens=sum(r.tokens for r in rs), errors=len(group) - len(rs),
             reasons=tuple(sorted(counts, key=lambda k: (-counts[k], k))[:3]),
         ))  # fmt: skip
     return out
