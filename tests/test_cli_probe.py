@@ -78,7 +78,7 @@ def test_run_no_probe_skips_them(tmp_path: Path) -> None:
 @pytest.mark.timeout(3600)
 def test_probe_roles_on_the_small_instruct_model(tmp_path: Path) -> None:
     """Issue 11 §5: `evoarena probe-roles recipes/clr-methods.yaml --model embedded-small` finishes and prints the
-    table: 19 probes, each capped at 512 tokens (see docs/probes.md for the measured time)."""
+    table: 23 probes, each capped at 512 tokens (see docs/probes.md for the measured time)."""
     result = runner.invoke(app, ["probe-roles", str(RECIPES / "clr-methods.yaml"), "--model", "embedded-small",
                                  "--run-dir", str(tmp_path / "run")], env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
@@ -86,4 +86,4 @@ def test_probe_roles_on_the_small_instruct_model(tmp_path: Path) -> None:
     for role in ("reflector", "curator", "proposer", "diagnoser", "patcher"):
         assert role in result.output
     calls = queries.calls(RunStore(tmp_path / "run"), phase="probe")
-    assert len(calls) == 19 and all(c.model == "embedded-small" for c in calls)
+    assert len(calls) == 23 and all(c.model == "embedded-small" for c in calls)

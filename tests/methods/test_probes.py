@@ -12,6 +12,7 @@ from evoarena.api import GENERIC_EXAMPLES, Method, Probe, Reply, Verdict
 from evoarena.methods.ace import Ace
 from evoarena.methods.dynamic_cheatsheet import DynamicCheatsheet
 from evoarena.methods.gepa import PROBE_INSTRUCTION, Gepa
+from evoarena.methods.reasoning_bank import ReasoningBank
 from evoarena.methods.reflexion import Reflexion
 from evoarena.methods.skillprox.method import SkillProx
 
@@ -108,9 +109,21 @@ def test_skillprox_probes() -> None:
     assert shares(m, "patcher", lambda p: "I would add a checks section.") == (2, 0, 0)
 
 
-@pytest.mark.parametrize("cls", [Reflexion, Ace, DynamicCheatsheet, Gepa, SkillProx])
+@pytest.mark.parametrize("cls", [Reflexion, Ace, DynamicCheatsheet, Gepa, SkillProx, ReasoningBank])
 def test_every_probe_asks_a_role_the_method_has(cls: type[Method]) -> None:
     probes = cls().probes(GENERIC_EXAMPLES)
     assert 2 <= len(probes) <= 8
     assert {p.role for p in probes} <= set(cls.roles) - {"solver"}
     assert len({p.name for p in probes}) == len(probes)
+
+
+def test_reasoning_bank_probes() -> None:
+    m = ReasoningBank()
+    assert [p.name for p in m.probes(GENERIC_EXAMPLES)] == ["judge/probe-sum", "induce/probe-sum",
+                                                            "judge/probe-count", "induce/probe-count"]
+    assert shares(m, "judge", lambda p: "Thoughts: the sum is wrong.\nStatus: failure") == (2, 2, 2)
+    assert shares(m, "judge", lambda p: "Thoughts: fine.\nStatus: success") == (2, 2, 0)  # the trajectory failed
+    assert shares(m, "judge", lambda p: "It looks fine to me.") == (2, 0, 0)
+    item = "# Memory Item 1\n## Title Check signs\n## Description Word problems.\n## Content Subtract gifts.\n"
+    assert shares(m, "inducer", lambda p: item) == (2, 2, 2)  # generic examples show no execution output
+    assert shares(m, "inducer", lambda p: "# Memory Item 1\n## Title Check\n") == (2, 0, 0)  # lacks fields

@@ -71,7 +71,7 @@ def last_practice_tree(run_dir: Path) -> dict[str, str]:
 
 
 def test_judge_picks_the_prompt_and_items_are_appended_never_merged(tmp_path: Path, make_spec: Any) -> None:
-    run_experiment(rb_spec(make_spec, "test-rb"), tmp_path / "run")
+    run_experiment(rb_spec(make_spec, "test-rb"), tmp_path / "run", probe=False)  # the policy records prompts
     assert len(JUDGE_PROMPTS) >= 3 and len(INDUCE_PROMPTS) == len(VERDICTS)
     for verdict, prompt in zip(VERDICTS, INDUCE_PROMPTS, strict=True):
         assert prompt.startswith(f"# Memory induction ({'successful' if verdict == 'success' else 'failed'}")
@@ -93,7 +93,7 @@ def test_judge_picks_the_prompt_and_items_are_appended_never_merged(tmp_path: Pa
 
 
 def test_malformed_induction_is_rejected_and_nothing_appended(tmp_path: Path, make_spec: Any) -> None:
-    run_experiment(rb_spec(make_spec, "test-rb-malformed"), tmp_path / "run")
+    run_experiment(rb_spec(make_spec, "test-rb-malformed"), tmp_path / "run", probe=False)  # it records prompts
     assert INDUCE_PROMPTS
     assert BANK not in last_practice_tree(tmp_path / "run")
     events = RunStore(tmp_path / "run").query("SELECT payload FROM events WHERE kind='rejected_output'")
@@ -118,7 +118,7 @@ def test_context_shows_all_items_of_the_most_similar_past_query(tmp_path: Path) 
 def test_the_retriever_used_is_recorded_once_per_cell(tmp_path: Path, make_spec: Any,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(factory, "import_error", lambda: "ModuleNotFoundError: no extra here")  # auto → lexical
-    run_experiment(rb_spec(make_spec, "test-rb", retriever="auto"), tmp_path / "run")
+    run_experiment(rb_spec(make_spec, "test-rb", retriever="auto"), tmp_path / "run", probe=False)  # ditto
     store = RunStore(tmp_path / "run")
     rows = store.query("SELECT payload FROM events WHERE kind='retriever'")
     assert [json.loads(r["payload"]) for r in rows] == [{"name": LexicalRetriever.name, "requested": "auto"}]

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
-from evoarena.api import Method, PracticeContext, TaskView, method
+from evoarena.api import Method, PracticeContext, Probe, ProbeExample, Reply, TaskView, Verdict, method
+from evoarena.api.probe import judged, mentions, non_answer, refused
 from evoarena.harness import HarnessWorkspace, Manifest
 from evoarena.methods.prompting import generator_output, render_prompt
 from evoarena.models import GenParams
@@ -88,6 +90,35 @@ def parse_items(raw: str, max_items: int) -> tuple[list[MemoryItem] | None, str]
     return items[:max_items], ""
 
 
+def check_judge(reply: Reply) -> Verdict:
+    """A probe on a failed trajectory: `parse_judge` must find a status, and it must be `failure`."""
+    status = parse_judge(reply.text)
+    if status is None:
+        return refused("no 'Status: success|failure' line")
+    return judged(status == "failure", "called a failed trajectory a success")
+
+
+def check_items(example: ProbeExample, max_items: int, reply: Reply) -> Verdict:
+    """`parse_items` as `_induce` adopts them (not cut off); usable when they mention what running the answer showed
+    (where the example shows it) and are no request for input."""
+    if reply.cut_off:
+        return refused("memory items cut off at max_tokens")
+    items, why = parse_items(reply.text, max_items)
+    if items is None:
+        return refused(why)
+    text = " ".join(f"{i.title} {i.description} {i.content}" for i in items)
+    if non_answer(text):
+        return judged(False, "a request or refusal, not a memory item")
+    if not example.observation:
+        return judged(True, "")
+    return judged(mentions(text, [example.observation], [example.task, example.output]),
+                  "says nothing the execution output told")
+
+
+def _trajectory(ex: ProbeExample) -> str:
+    return f"{ex.output.strip()}\n\nExecution output:\n{ex.observation.strip()}" if ex.observation else ex.output
+
+
 @method("reasoning_bank")
 class ReasoningBank(Method):
     roles = ("solver", "judge", "inducer")
@@ -121,6 +152,19 @@ class ReasoningBank(Method):
         records, hits = self.retrieve(tree, task.prompt)
         items = [item for i, _ in hits for item in records[i].items]
         return render_prompt("rb_context.md", items=items) if items else ""
+
+    def probes(self, examples: Sequence[ProbeExample]) -> tuple[Probe, ...]:
+        """Per failed example: the judge on its trajectory, the inducer's failure prompt on it."""
+        out: list[Probe] = []
+        for ex in examples:
+            query, output = ex.task, _trajectory(ex)
+            out.append(Probe(f"judge/{ex.id}", "judge", render_prompt("rb_judge.md", query=query, output=output),
+                             check_judge, max_tokens=int(self.params["judge_max_tokens"])))
+            out.append(Probe(f"induce/{ex.id}", "inducer",
+                             render_prompt(PROMPTS["failure"], query=query, output=output),
+                             partial(check_items, ex, int(self.params["max_items"])),
+                             max_tokens=int(self.params["max_tokens"])))
+        return tuple(out)
 
     def practice(self, ctx: PracticeContext, task: TaskView) -> Manifest | None:
         if ctx.attempt_limit is not None and ctx.attempt_limit < 1:
