@@ -32,13 +32,16 @@ def test_small_quickstart_on_the_small_instruct_model(target: str, tmp_path: Pat
     results = run_experiment(spec, tmp_path / "run")
     assert results["evidence"] == "scaled"
     store = RunStore(tmp_path / "run")
-    calls = store.query("SELECT model_id, input_tokens, output_tokens, cached, error, prompt_format FROM calls")
+    calls = store.query("SELECT model_id, phase, input_tokens, output_tokens, cached, error, prompt_format FROM calls")
     assert calls and all(c["model_id"].startswith(f"{target}:") for c in calls)
     assert all(c["input_tokens"] > 0 and c["error"] is None for c in calls)
     # the ledger says how the prompt was made: the GGUF's chat template in process; the server's own template (not
     # evoarena's doing) for the openai backend
     assert {c["prompt_format"] for c in calls} == ({"chat-template"} if target == "embedded" else {None})
-    assert results["calls"]["totals"]["input_tokens"] == sum(c["input_tokens"] for c in calls)
+    # the reflector's role probes ran first, on the same model; the cells' totals leave them out
+    assert {c["phase"] for c in calls if c["phase"] == "probe"} and results["probes"]["rows"][0]["role"] == "reflector"
+    cells = [c for c in calls if c["phase"] != "probe"]
+    assert results["calls"]["totals"]["input_tokens"] == sum(c["input_tokens"] for c in cells)
     assert {c["condition"] for c in results["conditions"]} == {"frozen", "reflexion", "bootstrap_fewshot"}
     again = run_experiment(spec, tmp_path / "run")  # resume: nothing left to do
     assert len(store.query("SELECT id FROM calls")) == len(calls)
