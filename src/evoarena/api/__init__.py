@@ -6,6 +6,7 @@ Everything here sits below `methods/`, `benchmarks/` and `scripted/`, and above 
 from evoarena.api.attempt import Attempt
 from evoarena.api.benchmark_base import Benchmark
 from evoarena.api.context import PracticeContext, Reply
+from evoarena.api.grading import GRADING_PHASE, GradingModel
 from evoarena.api.method_base import Method, harness_toml
 from evoarena.api.params import ParamError, check_params, closest
 from evoarena.api.probe import GENERIC_EXAMPLES, Probe, ProbeExample, Verdict
@@ -34,7 +35,9 @@ __all__ = [
     "Benchmark",
     "Entry",
     "GENERIC_EXAMPLES",
+    "GRADING_PHASE",
     "Feedback",
+    "GradingModel",
     "HarnessWorkspace",
     "Kind",
     "Manifest",
