@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from evoarena.api import Benchmark, Method, Task, TaskView
+from evoarena.api import GRADING_PHASE, Benchmark, Method, Task, TaskView
 from evoarena.harness import HarnessWorkspace, Manifest, load_tree, save_version, tree_hash
 from evoarena.models import CallScope, RoleModel
 from evoarena.protocol.budget import BudgetExhausted, BudgetMeter
@@ -81,7 +81,7 @@ class CellRunner:
     def _check_provider_errors(self, key: str, since: int) -> None:
         if self.spec.protocol.on_provider_error != "stop":
             return
-        errors = errors_since(self.store, self.plan.cell, since)
+        errors = errors_since(self.store, self.plan.cell, since, shared_phases=(GRADING_PHASE,))
         if errors:
             self._event("provider_unavailable", {"unit": key, "errors": len(errors), "last": errors[-1]})
             raise ProviderUnavailable(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
@@ -169,10 +170,15 @@ def last_call_id(store: RunStore) -> int:
     return int(row["n"]) if row else 0
 
 
-def errors_since(store: RunStore, cell: str, since: int) -> list[str]:
-    """Provider errors recorded for `cell` after ledger row `since`, oldest first."""
-    rows = store.query("SELECT error FROM calls WHERE cell=? AND id>? AND error IS NOT NULL ORDER BY id",
-                       [cell, since])
+def errors_since(store: RunStore, cell: str, since: int, shared_phases: Sequence[str] = ()) -> list[str]:
+    """Provider errors recorded after ledger row `since`, oldest first: `cell`'s own, and those of calls that belong
+    to no cell in one of `shared_phases` (the benchmark's judge, which grades for every cell)."""
+    marks = ",".join("?" * len(shared_phases)) or "NULL"
+    rows = store.query(
+        "SELECT error FROM calls WHERE id>? AND error IS NOT NULL"
+        f" AND (cell=? OR (cell IS NULL AND phase IN ({marks}))) ORDER BY id",
+        [since, cell, *shared_phases],
+    )
     return [str(r["error"]) for r in rows]
 
 

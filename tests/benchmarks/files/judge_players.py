@@ -4,12 +4,14 @@ fairly, contrarily, with a leaky comment or with an unreadable reply, and a meth
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from evoarena.api import Manifest, Method, PracticeContext, TaskView
-from evoarena.models import GenParams, Message
+from evoarena.models import GenParams, Message, ProviderError
 
 _GRADED = re.compile(r"Reference answers?[^\n]*:\n(.*?)\nAnswer to grade:\n(.*?)\n\nDecide", re.S)
 
@@ -60,3 +62,11 @@ class Peeker(Method):
             reached = str(err)
         ctx.log("peek", {"reached": reached})
         return None
+
+
+def down(messages: list[Message], params: GenParams) -> str:
+    """A judge whose endpoint is down while the flag file named by EVOARENA_TEST_JUDGE_DOWN exists."""
+    flag = os.environ.get("EVOARENA_TEST_JUDGE_DOWN")
+    if flag and Path(flag).exists():
+        raise ProviderError("HTTP 503 service unavailable", retryable=True, status=503)
+    return fair(messages, params)

@@ -14,6 +14,7 @@ import pytest
 
 from evoarena.benchmarks.files import FilesBenchmark
 from evoarena.benchmarks.files.judge import read_score
+from evoarena.protocol.cell import ProviderUnavailable
 from evoarena.protocol.runner import run_experiment
 from evoarena.spec import SpecError, parse_spec
 from evoarena.store import RunStore
@@ -166,3 +167,27 @@ def test_bad_judge_params_are_refused_in_one_line(project: Path, params: dict[st
     with pytest.raises(SpecError) as err:
         run(spec_for("fair", **params), project / "run")
     assert str(err.value).startswith(message) and "\n" not in str(err.value)
+
+
+def test_a_judge_outage_stops_the_run_and_resume_finishes_it(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`on_provider_error: stop` holds for the judge too, though its calls belong to no cell: nothing is graded
+    while it is down, and the same command finishes the run once it is back."""
+    flag = project / "judge-down"
+    monkeypatch.setenv("EVOARENA_TEST_JUDGE_DOWN", str(flag))
+    monkeypatch.setenv("EVOARENA_CACHE_DIR", str(project / "cache"))
+    spec = spec_for("down")
+    spec = spec.model_copy(update={"models": {**spec.models, "judge": spec.models["judge"].model_copy(
+        update={"max_retries": 0})}})
+    flag.touch()
+    with pytest.raises(ProviderUnavailable, match="run the same command again"):
+        run(spec, project / "run")
+    store = RunStore(project / "run")
+    assert [c.error for c in judge_calls(project / "run")][:1] and all(
+        c.error and "503" in c.error for c in judge_calls(project / "run"))
+    graded = store.query("SELECT COUNT(*) AS n FROM attempts WHERE phase IN ('select', 'test')")[0]["n"]
+    assert graded == 0  # nothing the judge could not grade was kept as a score or an error
+    flag.unlink()
+    resumed = run(spec, project / "run")
+    fair = run(spec_for("fair"), project / "fair")
+    assert [c["test"] for c in resumed["conditions"]] == [c["test"] for c in fair["conditions"]]
+    assert resumed["conditions"][0]["test"]["n_errors"] == 0
