@@ -15,6 +15,7 @@ from evoarena.harness import HarnessWorkspace, lineage, load_tree, resolve_versi
 from evoarena.models import Message
 from evoarena.protocol import catalog
 from evoarena.protocol.prompt_file import SLOT, PromptTemplate, prompt_files
+from evoarena.protocol.roles import role_params
 from evoarena.protocol.skill_export import SkillExportError, skill_files
 from evoarena.protocol.solve import solver_request
 from evoarena.protocol.validate import validate_spec
@@ -153,8 +154,8 @@ def prompt_template(source: ExportSource, method: Method, benchmark: Benchmark) 
     while any(slot in m.content for m in a.messages):  # the harness itself mentions the slot: pick another
         slot = "{" + slot + "}"
     messages = tuple(Message(m.role, m.content.replace(_SENTINEL, slot)) for m in a.messages)
-    gen = source.spec.gen.get("solver", {})
-    params = a.params if a.params.seed is not None else replace(a.params, seed=gen.get("seed", source.seed))
+    seed = role_params(source.spec, "solver", source.seed).seed  # the seed the run's solver calls were made with
+    params = a.params if a.params.seed is not None else replace(a.params, seed=seed)
     model = {"name": source.solver_model, **source.spec.models[source.solver_model].model_dump(mode="json")}
     return PromptTemplate(messages, params, slot, model, source.describe())
 

@@ -4,11 +4,11 @@ role the spec maps, recorded in phase "grading", outside every cell and budget. 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from evoarena.api import Benchmark
 from evoarena.api.grading import GRADING_PHASE
-from evoarena.models import Backend, CallScope, GenParams, ResponseCache, RoleModel
+from evoarena.models import Backend, CallScope, ResponseCache, RoleModel
+from evoarena.protocol.roles import role_params
 from evoarena.spec import ExperimentSpec
 from evoarena.store import RunStore
 
@@ -28,11 +28,9 @@ def bind_grading(spec: ExperimentSpec, benchmark: Benchmark, backends: Mapping[s
     models: dict[str, RoleModel] = {}
     for role in grading_roles(spec, type(benchmark)):
         name = spec.roles[role]
-        gen: dict[str, Any] = dict(spec.gen.get(role, {}))
-        gen["stop"] = tuple(gen.get("stop", ()))
         models[role] = RoleModel(
             role=role, model_name=name, backend=backends[name], spec=spec.models[name], store=store, cache=cache,
-            scope=CallScope(phase=GRADING_PHASE), default_params=GenParams(**{"seed": GRADING_SEED, **gen}),
+            scope=CallScope(phase=GRADING_PHASE), default_params=role_params(spec, role, GRADING_SEED),
         )
     if models:
         benchmark.bind_grader(models)

@@ -9,7 +9,6 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from evoarena.api import Benchmark, Method, Probe, Reply, Verdict
 from evoarena.models import (
@@ -23,6 +22,7 @@ from evoarena.models import (
     build_backend,
 )
 from evoarena.protocol import catalog
+from evoarena.protocol.roles import role_params
 from evoarena.protocol.validate import validate_spec
 from evoarena.report.probes import DEFAULT_THRESHOLD, ProbeSummary, summarise
 from evoarena.spec import ExperimentSpec, MethodSpec
@@ -30,17 +30,10 @@ from evoarena.store import RunStore
 from evoarena.store.probes import ProbeRow, probe_row, probe_rows, record_probe
 
 __all__ = ["DEFAULT_THRESHOLD", "PlannedProbe", "ProbeSummary", "plan_probes", "probe_spec", "role_map",
-           "role_params", "run_probes"]
+           "run_probes"]
 
 PROBE_MAX_TOKENS = 512
 """The cap on a probe reply's length: probes stay cheap; a method's own larger limit is cut to this."""
-
-
-def role_params(spec: ExperimentSpec, role: str, seed: int) -> GenParams:
-    """The role's default generation params in the spec (`gen:`), with the cell's seed."""
-    gen: dict[str, Any] = dict(spec.gen.get(role, {}))
-    gen["stop"] = tuple(gen.get("stop", ()))
-    return GenParams(**{"seed": seed, **gen})
 
 
 def role_map(spec: ExperimentSpec, m: MethodSpec, roles: tuple[str, ...]) -> dict[str, str]:
