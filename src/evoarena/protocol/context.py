@@ -12,6 +12,7 @@ from evoarena.api import Attempt, Benchmark, Feedback, Method, Reply, Task, Task
 from evoarena.harness import HarnessWorkspace
 from evoarena.models import Message, ModelCallError, RoleModel
 from evoarena.protocol.budget import BudgetMeter
+from evoarena.protocol.evaluate import attempt_row
 from evoarena.protocol.solve import solve
 from evoarena.store import AttemptRow
 
@@ -145,13 +146,8 @@ class StepContext:
         attempt = solve(self._method, self._benchmark, use_tree, task, self.model("solver"), sample_index=sample_index)
         attempt = replace(attempt, number=number)
         fb = None if attempt.error else self._grader.grade(task.id, attempt.answer, number)
-        graded = fb is not None and fb.error is None  # a grading error (a judge's unreadable reply) is no score
-        self.attempt_rows.append(AttemptRow(
-            phase=phase, task_id=task.id, version_id=self._version_id if tree is None else "custom",
-            answer=attempt.answer, score=fb.score if graded and fb else None,
-            passed=fb.passed if graded and fb else None, error=attempt.error or (fb.error if fb else None),
-            parse_error=attempt.parse_error, text=attempt.text, call_id=attempt.call_id,
-        ))
+        version = self._version_id if tree is None else "custom"
+        self.attempt_rows.append(attempt_row(attempt, fb, phase=phase, task_id=task.id, version_id=version))
         return attempt
 
     def feedback(self, task: TaskView, attempt: Attempt) -> Feedback:

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
-from evoarena.api import Benchmark, Task
+from evoarena.api import Attempt, Benchmark, Feedback, Task
 from evoarena.models import RoleModel
 from evoarena.protocol.solve import solve
 from evoarena.store import AttemptRow
@@ -14,6 +14,18 @@ from evoarena.store import AttemptRow
 if TYPE_CHECKING:
     from evoarena.api import Method
     from evoarena.protocol.splits import LockedTestSplit
+
+
+def attempt_row(attempt: Attempt, fb: Feedback | None, *, phase: str, task_id: str, version_id: str) -> AttemptRow:
+    """The stored row of a graded (or ungraded) attempt: a provider error or a grading error (a judge's unreadable
+    reply) is recorded as the row's error, with no score."""
+    graded = fb is not None and fb.error is None
+    return AttemptRow(
+        phase=phase, task_id=task_id, version_id=version_id, answer=attempt.answer,
+        score=fb.score if fb is not None and graded else None, passed=fb.passed if fb is not None and graded else None,
+        error=attempt.error or (fb.error if fb is not None else None),
+        parse_error=attempt.parse_error, text=attempt.text, call_id=attempt.call_id,
+    )
 
 
 def evaluate_tree(
@@ -32,13 +44,7 @@ def evaluate_tree(
     def one(task: Task) -> AttemptRow:
         attempt = solve(method, benchmark, tree, task.view(), solver)
         fb = None if attempt.error else benchmark.grade(task, attempt.answer)
-        graded = fb is not None and fb.error is None  # a grading error (a judge's unreadable reply) is no score
-        return AttemptRow(
-            phase=phase, task_id=task.id, version_id=version_id, answer=attempt.answer,
-            score=fb.score if graded and fb else None, passed=fb.passed if graded and fb else None,
-            error=attempt.error or (fb.error if fb else None),
-            parse_error=attempt.parse_error, text=attempt.text, call_id=attempt.call_id,
-        )
+        return attempt_row(attempt, fb, phase=phase, task_id=task.id, version_id=version_id)
 
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         return list(pool.map(one, tasks))

@@ -22,25 +22,18 @@ from evoarena.models import (
     build_backend,
 )
 from evoarena.protocol import catalog
-from evoarena.protocol.roles import role_params
+from evoarena.protocol.roles import role_map, role_params
 from evoarena.protocol.validate import validate_spec
 from evoarena.report.probes import DEFAULT_THRESHOLD, ProbeSummary, summarise
-from evoarena.spec import ExperimentSpec, MethodSpec
+from evoarena.spec import ExperimentSpec
 from evoarena.store import RunStore
 from evoarena.store.probes import ProbeRow, probe_row, probe_rows, record_probe
 
-__all__ = ["DEFAULT_THRESHOLD", "PlannedProbe", "ProbeSummary", "plan_probes", "probe_spec", "role_map",
+__all__ = ["DEFAULT_THRESHOLD", "PlannedProbe", "ProbeSummary", "plan_probes", "probe_spec",
            "run_probes"]
 
 PROBE_MAX_TOKENS = 512
 """The cap on a probe reply's length: probes stay cheap; a method's own larger limit is cut to this."""
-
-
-def role_map(spec: ExperimentSpec, m: MethodSpec, roles: tuple[str, ...]) -> dict[str, str]:
-    """Every role a condition uses -> model name: the spec's mapping, the solver's model for unmapped roles."""
-    mapped = spec.roles_for(m)
-    fallback = mapped.get("solver", next(iter(mapped.values())))
-    return {**{r: fallback for r in sorted(roles)}, **mapped}
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,8 @@ from evoarena.protocol.cell import CellPlan, CellRunner, Progress
 from evoarena.protocol.curriculum import CurriculumCellRunner
 from evoarena.protocol.evaluate import Evaluator
 from evoarena.protocol.grading import bind_grading
-from evoarena.protocol.probes import DEFAULT_THRESHOLD, ProbeSummary, plan_probes, role_map, run_probes
-from evoarena.protocol.roles import role_params
+from evoarena.protocol.probes import DEFAULT_THRESHOLD, ProbeSummary, plan_probes, run_probes
+from evoarena.protocol.roles import role_map, role_params
 from evoarena.protocol.splits import split_tasks
 from evoarena.protocol.validate import validate_spec
 from evoarena.sandbox import isolation_level
