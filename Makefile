@@ -3,6 +3,9 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 export PIP_DISABLE_PIP_VERSION_CHECK = 1
+# llama.cpp is built for a portable x86-64 (AVX2/FMA/F16C), not -march=native: on a VM whose CPU advertises AMX but
+# whose kernel does not grant it, a native build segfaults in ggml's AMX matmul (ldtilecfg) on the first decode.
+export CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 
 .PHONY: install embedded embedded-small demo demo-scripted test test-embedded lint system-deps clean
 
