@@ -11,10 +11,12 @@ import pytest
 from evoarena.api import GENERIC_EXAMPLES, Method, Probe, Reply, Verdict
 from evoarena.methods.ace import Ace
 from evoarena.methods.dynamic_cheatsheet import DynamicCheatsheet
+from evoarena.methods.evoskill import EvoSkill
 from evoarena.methods.gepa import PROBE_INSTRUCTION, Gepa
 from evoarena.methods.reasoning_bank import ReasoningBank
 from evoarena.methods.reflexion import Reflexion
 from evoarena.methods.skillprox.method import SkillProx
+from evoarena.methods.tf_grpo import TfGrpo
 
 Replier = Callable[[Probe], str]
 
@@ -109,7 +111,66 @@ def test_skillprox_probes() -> None:
     assert shares(m, "patcher", lambda p: "I would add a checks section.") == (2, 0, 0)
 
 
-@pytest.mark.parametrize("cls", [Reflexion, Ace, DynamicCheatsheet, Gepa, SkillProx, ReasoningBank])
+def lesson_of(p: Probe) -> str:
+    return next(ex.lesson for ex in GENERIC_EXAMPLES if ex.id in p.name)
+
+
+def add_lesson(p: Probe) -> str:
+    return json.dumps([{"option": "add", "experience": lesson_of(p)}])
+
+
+def test_tf_grpo_probes() -> None:
+    m = TfGrpo()
+    assert [p.name for p in m.probes(GENERIC_EXAMPLES)][:3] == [
+        "summarize/probe-sum", "critique/probe-sum", "update/probe-sum"]
+    assert shares(m, "summarizer", lambda p: f"It added: {feedback_of(p)}") == (2, 2, 2)
+    assert shares(m, "summarizer", lambda p: "  ") == (2, 0, 0)
+    assert shares(m, "summarizer", lambda p: "The agent answered.") == (2, 2, 0)
+    assert shares(m, "critic", add_lesson) == (2, 2, 2)
+    two = json.dumps([{"option": "add", "experience": "a"}, {"option": "add", "experience": "b"}])
+    assert shares(m, "critic", lambda p: two) == (2, 0, 0)  # the critic must give exactly one operation
+    unknown = '[{"option": "modify", "experience": "x", "modified_from": "G7"}]'
+    assert shares(m, "critic", lambda p: unknown) == (2, 0, 0)
+    assert shares(m, "critic", lambda p: '[{"option": "add", "experience": "Think harder."}]') == (2, 2, 0)
+    assert shares(m, "updater", add_lesson) == (2, 2, 2)
+    same = '[{"option": "modify", "experience": "Re-read the question before answering.", "modified_from": "G0"}]'
+    assert shares(m, "updater", lambda p: same) == (2, 2, 0)  # the library is unchanged
+    delete = '[{"option": "delete", "delete_id": "G0"}]'
+    assert shares(m, "updater", lambda p: delete) == (2, 0, 0)  # not an op of the original variant
+    assert shares(TfGrpo(variant="main"), "updater", lambda p: delete) == (2, 2, 2)
+    critique = m.probes(GENERIC_EXAMPLES)[1]
+    cut = critique.check(Reply(add_lesson(critique), "length"))
+    assert not cut.well_formed and "cut off" in cut.reason
+
+
+def test_evoskill_probes() -> None:
+    m = EvoSkill()
+    probes = m.probes(GENERIC_EXAMPLES)
+    assert [p.name for p in probes] == ["propose/probe-sum", "write/probe-sum", "propose/probe-count",
+                                        "write/probe-count"]
+    assert "Incorrect: the expected answer is 10." in probes[0].prompt and "(none yet)" in probes[0].prompt
+    def proposal(p: Probe, teach: str) -> str:
+        return json.dumps({"action": "create", "target_skill": "careful-counting", "proposed_skill": teach,
+                           "justification": "see the failure"})
+
+    assert shares(m, "proposer", lambda p: proposal(p, feedback_of(p))) == (2, 2, 2)
+    assert shares(m, "proposer", lambda p: proposal(p, "Be careful.")) == (2, 2, 0)
+    assert shares(m, "proposer", lambda p: proposal(p, "Please provide the failures.")) == (2, 2, 0)
+    edit = json.dumps({"action": "edit", "target_skill": "x", "proposed_skill": "y", "justification": "z"})
+    assert shares(m, "proposer", lambda p: edit) == (2, 0, 0)  # no skill to edit yet
+    def skill(p: Probe, body: str) -> str:
+        name = p.name.split("/", 1)[1] + "-skill"
+        return f"---\nname: {name}\ndescription: when counting\n---\n{body}\n"
+
+    assert shares(m, "skill_writer", lambda p: skill(p, lesson_of(p))) == (2, 2, 2)
+    assert shares(m, "skill_writer", lambda p: skill(p, "Work carefully.")) == (2, 2, 0)
+    assert shares(m, "skill_writer", lambda p: lesson_of(p)) == (2, 0, 0)  # no front matter
+    wrong = "---\nname: other\ndescription: d\n---\nbody\n"
+    assert shares(m, "skill_writer", lambda p: wrong) == (2, 0, 0)
+
+
+@pytest.mark.parametrize("cls", [Reflexion, Ace, DynamicCheatsheet, Gepa, SkillProx, ReasoningBank, TfGrpo,
+                                 EvoSkill])
 def test_every_probe_asks_a_role_the_method_has(cls: type[Method]) -> None:
     probes = cls().probes(GENERIC_EXAMPLES)
     assert 2 <= len(probes) <= 8

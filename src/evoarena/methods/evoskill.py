@@ -12,9 +12,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import Any
 
-from evoarena.api import Attempt, Method, PracticeContext, TaskView, method
+from evoarena.api import Attempt, Method, PracticeContext, Probe, ProbeExample, Reply, TaskView, Verdict, method
+from evoarena.api.probe import judged, mentions, non_answer, refused
 from evoarena.harness import Manifest
 from evoarena.methods.prompting import render_prompt
 from evoarena.methods.scoring import valset
@@ -123,6 +125,31 @@ def parse_skill(raw: str, name: str) -> tuple[str | None, str]:
     return text + "\n", ""
 
 
+def check_proposal(example: ProbeExample, reply: Reply) -> Verdict:
+    """Parsed by `parse_proposal` (no skills yet, so a create); usable when what the skill should teach draws on the
+    feedback (a word of it not in the task or the output)."""
+    if reply.cut_off:
+        return refused("proposal cut off at max_tokens")
+    prop, why = parse_proposal(reply.text, {})
+    if prop is None:
+        return refused(why)
+    if non_answer(prop["proposed_skill"]):
+        return judged(False, "a request or refusal, not a proposal")
+    return judged(mentions(f"{prop['proposed_skill']} {prop['justification']}", [example.feedback],
+                           [example.task, example.output]), "the proposal says nothing the feedback told")
+
+
+def check_skill(example: ProbeExample, name: str, reply: Reply) -> Verdict:
+    """Parsed by `parse_skill` (front matter naming the skill); usable when its body teaches the proposed lesson."""
+    if reply.cut_off:
+        return refused("skill cut off at max_tokens")
+    skill, why = parse_skill(reply.text, name)
+    if skill is None:
+        return refused(why)
+    return judged(mentions(skill.split("---", 2)[-1], [example.lesson], [example.task]),
+                  "the skill's body does not teach the proposed lesson")
+
+
 @method("evoskill")
 class EvoSkill(Method):
     roles = ("solver", "proposer", "skill_writer")
@@ -132,6 +159,21 @@ class EvoSkill(Method):
     def state_view(cls, tree: Mapping[str, str]) -> dict[str, Any]:
         """The iteration history and the live skills ({name: SKILL.md}) held in a harness tree."""
         return {"history": read_history(tree), "skills": skills_of(tree)}
+
+    def probes(self, examples: Sequence[ProbeExample]) -> tuple[Probe, ...]:
+        """Per example: the proposer on it as the one failure of a skill-less agent, the skill writer on its lesson
+        as a proposed new skill."""
+        out: list[Probe] = []
+        for ex in examples:
+            failure = {"task": ex.task, "output": ex.output.strip(), "feedback": ex.feedback, "score": "0",
+                       "ground_truth": "(not available)", "id": ex.id}
+            out.append(Probe(f"propose/{ex.id}", "proposer", render_prompt(
+                "evoskill_propose.md", skills=[], history=[], failures=[failure]), partial(check_proposal, ex)))
+            name = f"{ex.id}-skill"
+            out.append(Probe(f"write/{ex.id}", "skill_writer", render_prompt(
+                "evoskill_write.md", action="create", target_skill=name, proposed_skill=ex.lesson,
+                justification=ex.feedback, existing=""), partial(check_skill, ex, name)))
+        return tuple(out)
 
     def context(self, tree: Mapping[str, str], task: TaskView) -> str:
         skills = skills_of(tree)

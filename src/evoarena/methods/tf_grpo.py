@@ -9,11 +9,23 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
-from evoarena.api import Method, PracticeContext, TaskView, harness_toml, method
+from evoarena.api import (
+    Method,
+    PracticeContext,
+    Probe,
+    ProbeExample,
+    Reply,
+    TaskView,
+    Verdict,
+    harness_toml,
+    method,
+)
+from evoarena.api.probe import judged, mentions, non_answer, refused
 from evoarena.harness import HarnessWorkspace, Manifest
 from evoarena.methods.jsonparse import first_json, whole_and_fenced
 from evoarena.methods.prompting import render_prompt
@@ -84,6 +96,22 @@ def check_op(op: Any, allowed: tuple[str, ...], n: int, max_words: int) -> tuple
         if len(text.split()) > max_words:
             return None, f"experience longer than {max_words} words"
         out["experience"] = text
+    return out, ""
+
+
+def checked_ops(
+    raw: str, allowed: tuple[str, ...], n: int, max_words: int
+) -> tuple[list[dict[str, Any]] | None, str]:
+    """Every op of `raw` checked, or (None, reason) when nothing parses or any op is malformed."""
+    ops = extract_ops(raw)
+    if ops is None:
+        return None, "no JSON list of operations in output"
+    out = []
+    for op in ops:
+        got, why = check_op(op, allowed, n, max_words)
+        if got is None:
+            return None, why
+        out.append(got)
     return out, ""
 
 
@@ -193,15 +221,76 @@ class TfGrpo(Method):
         self, ctx: PracticeContext, what: str, raw: str, allowed: tuple[str, ...], n: int
     ) -> list[dict[str, Any]] | None:
         """All ops checked, or None (rejected, nothing adopted) when any op is malformed."""
-        ops = extract_ops(raw)
+        ops, why = checked_ops(raw, allowed, n, int(self.params["max_words"]))
         if ops is None:
-            ctx.reject(what, raw, "no JSON list of operations in output")
-            return None
-        checked = []
-        for op in ops:
-            got, why = check_op(op, allowed, n, int(self.params["max_words"]))
-            if got is None:
-                ctx.reject(what, raw, why)
-                return None
-            checked.append(got)
-        return checked
+            ctx.reject(what, raw, why)
+        return ops
+
+    def probes(self, examples: Sequence[ProbeExample]) -> tuple[Probe, ...]:
+        """Per example: the summarizer on the failed rollout, the critic on a mixed group of two summaries, the
+        updater on the lesson proposed as an add to a one-experience library."""
+        return tuple(p for ex in examples for p in tf_grpo_probes(self, ex))
+
+
+# -- role probes --------------------------------------------------------------------------------------------------
+
+PROBE_LIBRARY = ["Re-read the question before answering."]
+"""The one-experience library the critic and updater probes start from."""
+
+
+def check_summary(example: ProbeExample, reply: Reply) -> Verdict:
+    """Adopted as the method adopts a summary (not cut off, not empty); usable when it says what the grader told."""
+    if reply.cut_off:
+        return refused("summary cut off at max_tokens")
+    if not reply.text.strip():
+        return refused("empty summary")
+    if non_answer(reply.text):
+        return judged(False, "a request or refusal, not a summary")
+    return judged(mentions(reply.text, [example.feedback], [example.task, example.output]),
+                  "the summary says nothing the grader told")
+
+
+def check_critique(example: ProbeExample, max_words: int, reply: Reply) -> Verdict:
+    """Parsed as `practice` parses the critic (exactly one add/modify op); usable when the experience draws on the
+    group's difference (a word of the lesson or the feedback not in the task)."""
+    if reply.cut_off:
+        return refused("critique cut off at max_tokens")
+    ops, why = checked_ops(reply.text, CRITIQUE_OPS, len(PROBE_LIBRARY), max_words)
+    if ops is None:
+        return refused(why)
+    if len(ops) != 1:
+        return refused(f"expected exactly 1 operation per group, got {len(ops)}")
+    return judged(mentions(ops[0]["experience"], [example.lesson, example.feedback], [example.task]),
+                  "the experience draws nothing from the group's difference")
+
+
+def check_update(allowed: tuple[str, ...], max_words: int, reply: Reply) -> Verdict:
+    """Parsed as `practice` parses the updater; usable when its ops change the library."""
+    if reply.cut_off:
+        return refused("update cut off at max_tokens")
+    ops, why = checked_ops(reply.text, allowed, len(PROBE_LIBRARY), max_words)
+    if ops is None:
+        return refused(why)
+    return judged(apply_ops(PROBE_LIBRARY, ops) != PROBE_LIBRARY, "the operations leave the library unchanged")
+
+
+def tf_grpo_probes(m: TfGrpo, ex: ProbeExample) -> tuple[Probe, ...]:
+    max_words, max_tokens = int(m.params["max_words"]), int(m.params["max_tokens"])
+    library = render_library(PROBE_LIBRARY)
+    summaries = "\n".join((
+        f"Rollout 1 (reward 0): answered {ex.answer}; the grader said: {ex.feedback}",
+        f"Rollout 2 (reward 1): {ex.lesson} The answer was accepted.",
+    ))
+    proposal = json.dumps({"option": "add", "experience": ex.lesson}, ensure_ascii=False)
+    return (
+        Probe(f"summarize/{ex.id}", "summarizer", render_prompt(
+            "tfgrpo_summarize.md", question=ex.task, experiences="(empty)", output=ex.output.strip(), reward=0.0,
+            feedback=ex.feedback), partial(check_summary, ex), max_tokens=max_tokens),
+        Probe(f"critique/{ex.id}", "critic", render_prompt(
+            "tfgrpo_critique.md", question=ex.task, experiences=library, summaries=summaries, max_words=max_words),
+            partial(check_critique, ex, max_words), max_tokens=max_tokens),
+        Probe(f"update/{ex.id}", "updater", render_prompt(
+            "tfgrpo_update.md", experiences=library, proposed=proposal, main=m.params["variant"] == "main",
+            max_words=max_words), partial(check_update, UPDATE_OPS[str(m.params["variant"])], max_words),
+            max_tokens=max_tokens),
+    )
