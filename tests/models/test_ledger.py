@@ -20,6 +20,7 @@ from evoarena.models import (
     ResponseCache,
     RoleModel,
     Usage,
+    attributed,
 )
 from evoarena.protocol.budget import BudgetExhausted, BudgetMeter
 from evoarena.spec import Budget, ModelSpec, Price
@@ -118,6 +119,22 @@ def test_budget_refuses_calls_past_the_limit(tmp_path: Path) -> None:
         scoped.complete([Message("user", "c")])
     assert meter.calls == 2 and meter.tokens == 26 and meter.exhausted()
     assert len(store.query("SELECT id FROM calls WHERE cell='c'")) == 2
+
+
+def test_an_ambient_model_files_its_calls_under_the_attributed_cell(tmp_path: Path) -> None:
+    model, store = make(tmp_path, FlakyBackend())
+    judge = model.scoped(CallScope(phase="grading", ambient=True))
+    other = model.scoped(CallScope(phase="probe"))
+    judge.complete([Message("user", "outside")])
+    with attributed(CallScope(cell="c1", phase="ignored", unit="test/v1")):
+        judge.complete([Message("user", "inside")])
+        other.complete([Message("user", "not ambient")])
+        done = threading.Event()  # a context variable does not leak into a thread started without it
+        threading.Thread(target=lambda: (judge.complete([Message("user", "thread")]), done.set())).start()
+        assert done.wait(5)
+    rows = store.query("SELECT cell, phase, unit FROM calls ORDER BY id")
+    assert [(r["cell"], r["phase"], r["unit"]) for r in rows] == [(None, "grading", None), ("c1", "grading", "test/v1"),
+                                        (None, "probe", None), (None, "grading", None)]
 
 
 def test_concurrency_limit_per_endpoint(tmp_path: Path) -> None:

@@ -3,12 +3,13 @@
 from evoarena.models.base import Backend, Completion, GenParams, Message, ProviderError, TokenLogprob, Usage
 from evoarena.models.cache import ResponseCache, cache_key, default_cache_path, prompt_hash
 from evoarena.models.factory import build_backend
-from evoarena.models.ledger import CallScope, Meter, ModelCallError, RoleModel
+from evoarena.models.ledger import CallScope, Meter, ModelCallError, RoleModel, attributed
 from evoarena.models.scripted import Policy, ScriptedBackend
 
 __all__ = [
     "Backend",
     "CallScope",
+    "attributed",
     "Completion",
     "GenParams",
     "Message",

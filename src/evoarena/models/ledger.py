@@ -6,7 +6,9 @@ import hashlib
 import json
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import asdict, dataclass, replace
 from typing import Protocol
 
@@ -58,6 +60,21 @@ class CallScope:
     phase: str | None = None
     meter: Meter | None = None
     unit: str | None = None  # the cell's unit key (practice step, test), so calls map to chains and layers
+    ambient: bool = False  # take cell and unit from `attributed(...)` (a judge grades for whichever cell asks)
+
+
+_attribution: ContextVar[CallScope | None] = ContextVar("evoarena_call_attribution", default=None)
+
+
+@contextmanager
+def attributed(scope: CallScope) -> Iterator[None]:
+    """Calls of `ambient` RoleModels made inside this block (in this thread) are recorded under `scope`'s cell and
+    unit: the runner wraps a cell's grading in it, so a judge's calls land in the ledger row of the cell they grade."""
+    token = _attribution.set(scope)
+    try:
+        yield
+    finally:
+        _attribution.reset(token)
 
 
 class RoleModel:
@@ -170,12 +187,16 @@ class RoleModel:
                 finish_reason=completion.finish_reason,
                 logprobs=None if completion.logprobs is None else [asdict(t) for t in completion.logprobs],
             )
+        where = self.scope
+        outer = _attribution.get() if where.ambient else None
+        if outer is not None:
+            where = replace(where, cell=outer.cell, unit=outer.unit)
         call_id = self.store.record_call(
             request=[(m.role, m.content) for m in messages],
             response=response,
-            cell=self.scope.cell,
-            phase=self.scope.phase,
-            unit=self.scope.unit,
+            cell=where.cell,
+            phase=where.phase,
+            unit=where.unit,
             role=self.role,
             model=self.model_name,
             backend=self.backend.backend_name,

@@ -16,7 +16,7 @@ from typing import Any
 
 from evoarena.api import GRADING_PHASE, Benchmark, Method, Task, TaskView
 from evoarena.harness import HarnessWorkspace, Manifest, load_tree, save_version, tree_hash
-from evoarena.models import CallScope, RoleModel
+from evoarena.models import CallScope, RoleModel, attributed
 from evoarena.protocol.budget import BudgetExhausted, BudgetMeter
 from evoarena.protocol.context import StepContext, _Grader
 from evoarena.protocol.evaluate import Evaluator, evaluate_tree, mean_score
@@ -174,7 +174,8 @@ class CellRunner:
         status, version = "ok", current
         since = self._last_call_id()
         try:
-            manifest = self.method.practice(ctx, task.view())
+            with attributed(CallScope(cell=self.plan.cell, unit=key)):  # a judge grading this step's attempts
+                manifest = self.method.practice(ctx, task.view())
         except BudgetExhausted as err:
             status, manifest = "budget", None
             self._event("budget_exhausted", {"unit": key, "reason": str(err)})

@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from evoarena.api import Attempt, Benchmark, Feedback, Task
-from evoarena.models import RoleModel
+from evoarena.models import RoleModel, attributed
 from evoarena.protocol.solve import solve
 from evoarena.store import AttemptRow
 
@@ -43,7 +43,8 @@ def evaluate_tree(
 
     def one(task: Task) -> AttemptRow:
         attempt = solve(method, benchmark, tree, task.view(), solver)
-        fb = None if attempt.error else benchmark.grade(task, attempt.answer)
+        with attributed(solver.scope):  # a judge's calls belong to this cell and unit
+            fb = None if attempt.error else benchmark.grade(task, attempt.answer)
         return attempt_row(attempt, fb, phase=phase, task_id=task.id, version_id=version_id)
 
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:

@@ -1,5 +1,6 @@
 """Lending a benchmark's grader the models it grades with (an LLM judge): one ledgered, cached RoleModel per grading
-role the spec maps, recorded in phase "grading", outside every cell and budget. Methods never receive these."""
+role the spec maps, recorded in phase "grading" under the cell and unit being graded (`attributed`), outside every
+budget. Methods never receive these."""
 
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ def bind_grading(spec: ExperimentSpec, benchmark: Benchmark, backends: Mapping[s
         name = spec.roles[role]
         models[role] = RoleModel(
             role=role, model_name=name, backend=backends[name], spec=spec.models[name], store=store, cache=cache,
-            scope=CallScope(phase=GRADING_PHASE), default_params=role_params(spec, role, GRADING_SEED),
+            scope=CallScope(phase=GRADING_PHASE, ambient=True), default_params=role_params(spec, role, GRADING_SEED),
         )
     if models:
         benchmark.bind_grader(models)

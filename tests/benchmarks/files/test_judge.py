@@ -79,7 +79,10 @@ def test_the_judge_role_grades_through_the_ledger_once_per_task_and_answer(proje
     store = RunStore(project / "run")
     graded = store.query("SELECT DISTINCT task_id, answer FROM attempts")
     assert len(calls) == len(graded) == 6  # 4 test + train + val, once each although two conditions graded them
-    assert {(c.phase, c.cell, c.model, c.cached) for c in calls} == {("grading", None, "judge", 0)}
+    assert {(c.phase, c.model, c.cached) for c in calls} == {("grading", "judge", 0)}
+    cells = {c["cell"] for c in store.cells()}
+    assert all(c.cell in cells and c.unit for c in calls)  # each call is filed under the cell and unit it graded
+    assert {c.unit.split("/")[0] for c in calls if c.unit} == {"practice", "select", "test"}
     shown = conversation(store, calls[-1].id)
     assert shown is not None and shown.messages is not None
     assert "Reference answer:\n" in shown.messages[0].content and "Answer to grade:\n" in shown.messages[0].content
@@ -170,7 +173,7 @@ def test_bad_judge_params_are_refused_in_one_line(project: Path, params: dict[st
 
 
 def test_a_judge_outage_stops_the_run_and_resume_finishes_it(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """`on_provider_error: stop` holds for the judge too, though its calls belong to no cell: nothing is graded
+    """`on_provider_error: stop` holds for the judge too, though it grades for every cell: nothing is graded
     while it is down, and the same command finishes the run once it is back."""
     flag = project / "judge-down"
     monkeypatch.setenv("EVOARENA_TEST_JUDGE_DOWN", str(flag))
