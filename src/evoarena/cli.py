@@ -66,9 +66,13 @@ def run(
         console=err,
         disable=as_json,
     ) as bar:
-        tasks: dict[str, Any] = {p.cell: bar.add_task(p.cell, total=None) for p in plans}
+        order = [p.cell for p in plans]
+        tasks: dict[str, Any] = {}
 
         def progress(cell: str, done: int, total: int) -> None:
+            # bars appear when the cells start, so an error from building the benchmark prints alone
+            for c in order[: order.index(cell) + 1] if cell not in tasks else ():
+                tasks.setdefault(c, bar.add_task(c, total=None))
             bar.update(tasks[cell], completed=done, total=total)
 
         try:

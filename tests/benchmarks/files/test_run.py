@@ -221,10 +221,12 @@ def test_a_missing_file_fails_in_one_line(tmp_path: Path) -> None:
                                    f"against the current directory {tmp_path})")
 
 
-def test_a_bad_json_line_fails_in_one_line_with_its_number(tmp_path: Path) -> None:
+@pytest.mark.parametrize("flags", [("--json",), ()], ids=["json", "progress-bars"])
+def test_a_bad_json_line_fails_in_one_line_with_its_number(tmp_path: Path, flags: tuple[str, ...]) -> None:
+    """Also with progress bars on: no cell's bar is drawn before the benchmark has read its rows."""
     spec = write_project(tmp_path, "exact", {}, [("Answer: Paris", "Paris", 1.0, {})])
     with (tmp_path / "tasks.jsonl").open("a") as fh:
         fh.write('{"input": "x", "answer": \n')
-    done = evoarena("run", spec.name, "--run-dir", "run", "--json", cwd=tmp_path)
+    done = evoarena("run", spec.name, "--run-dir", "run", *flags, cwd=tmp_path)
     assert done.returncode == 2 and not (tmp_path / "run").exists()
     assert done.stderr.strip() == "error: tasks.jsonl:4: not valid JSON (Expecting value at column 26)"
