@@ -3,12 +3,10 @@ of train, val and test) answered with code that is parsed and run with its hidde
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
 
-from evoarena.protocol.runner import run_experiment
-from evoarena.spec import parse_spec
 from evoarena.store import RunStore
 
 pytestmark = pytest.mark.embedded
@@ -19,22 +17,8 @@ KNOWN = ("All tests passed.", "Hidden test assertion", "The function raised", "T
 
 
 @pytest.mark.timeout(600)
-def test_three_problems_on_the_small_embedded_model(tmp_path: Path) -> None:
-    spec = parse_spec({
-        "name": "he-embedded",
-        "benchmark": {"name": "humaneval", "params": {"n_train": 1, "n_val": 1, "n_test": 1, "max_tokens": 256}},
-        "methods": [{"name": "frozen"}],
-        "models": {"scripted": {"backend": "scripted", "model": "echo"}},
-        "roles": {"solver": "scripted"},
-    }).with_model("embedded-small")
-    results = run_experiment(spec, tmp_path / "run", probe=False)
-    assert results["evidence"] == "scaled"
-    test = results["conditions"][0]["test"]
-    assert (test["n_graded"], test["n_errors"]) == (1, 0)
-    store = RunStore(tmp_path / "run")
-    calls = store.query("SELECT role, model_id, error FROM calls")
-    assert len(calls) == 3
-    assert all(c["error"] is None and c["model_id"].startswith("embedded:qwen2.5-coder-0.5b") for c in calls)
+def test_three_problems_on_the_small_embedded_model(frozen_on_embedded_small: Callable[..., RunStore]) -> None:
+    store = frozen_on_embedded_small("he-embedded", {"name": "humaneval", "params": {"max_tokens": 256}})
     rows = store.query("SELECT phase, answer, parse_error, score FROM attempts")
     assert {"practice", "select", "test"} <= {r["phase"] for r in rows}
     assert all(r["answer"] and "return" in r["answer"] for r in rows)  # a coder model writes code for each
