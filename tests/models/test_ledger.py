@@ -121,6 +121,28 @@ def test_budget_refuses_calls_past_the_limit(tmp_path: Path) -> None:
     assert len(store.query("SELECT id FROM calls WHERE cell='c'")) == 2
 
 
+@pytest.mark.parametrize(("greedy_ignores_seed", "temperature", "backend_calls"),
+                         [(True, 0.0, 1), (True, 0.7, 2), (False, 0.0, 2)])
+def test_greedy_calls_share_a_cache_entry_across_seeds_only_where_the_backend_says_so(
+    tmp_path: Path, greedy_ignores_seed: bool, temperature: float, backend_calls: int
+) -> None:
+    backend = FlakyBackend()
+    backend.greedy_ignores_seed = greedy_ignores_seed  # type: ignore[attr-defined]
+    model, store = make(tmp_path, backend)
+    for seed in (0, 1):
+        model.complete([Message("user", "q")], GenParams(temperature=temperature, seed=seed))
+    assert backend.calls == backend_calls
+    rows = store.query("SELECT params, cached FROM calls ORDER BY id")
+    assert [json.loads(r["params"])["seed"] for r in rows] == [0, 1]  # the ledger keeps the seed each call asked for
+    assert [r["cached"] for r in rows] == [0, int(backend_calls == 1)]
+
+
+def test_the_embedded_backend_declares_greedy_decoding_seed_free() -> None:
+    from evoarena.models.embedded import EmbeddedBackend
+
+    assert EmbeddedBackend.greedy_ignores_seed is True
+
+
 def test_an_ambient_model_files_its_calls_under_the_attributed_cell(tmp_path: Path) -> None:
     model, store = make(tmp_path, FlakyBackend())
     judge = model.scoped(CallScope(phase="grading", ambient=True))

@@ -16,7 +16,7 @@ import yaml
 from evoarena.api import Manifest, Method, PracticeContext, TaskView
 from evoarena.harness import load_tree
 from evoarena.models import ResponseCache, RoleModel, build_backend
-from evoarena.models.cache import cache_key
+from evoarena.models.cache import call_key
 from evoarena.protocol import catalog
 from evoarena.protocol.export import ExportError, ExportSource, export, open_source, prompt_template
 from evoarena.protocol.prompt_file import PromptFileError, PromptTemplate, load_prompt
@@ -64,7 +64,7 @@ def test_the_exported_prompt_is_the_request_of_every_test_attempt(
         conv = attempt_conversation(store, int(row["id"]))
         assert conv is not None and conv.messages is not None
         assert [(m.role, m.content) for m in messages] == [(m.role, m.content) for m in conv.messages]
-        assert cache_key(backend.model_id, template.params, messages, 0) == conv.call.cache_key
+        assert call_key(backend, template.params, messages, 0) == conv.call.cache_key
         text = store.blobs.get_text(row["output_blob"])
         assert backend.complete(messages, template.params).text == text  # the model itself, uncached
         hit = replay.complete(messages, template.params)  # and the run's cached response, as the ledger says

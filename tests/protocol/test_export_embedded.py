@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from evoarena.models import ResponseCache, RoleModel, build_backend
-from evoarena.models.cache import cache_key
+from evoarena.models.cache import call_key
 from evoarena.protocol import catalog
 from evoarena.protocol.export import export
 from evoarena.protocol.prompt_file import load_prompt
@@ -42,7 +42,7 @@ def test_an_exported_prompt_hits_the_runs_cache_on_the_small_instruct_model(tmp_
         conv = attempt_conversation(store, int(row["id"]))
         assert conv is not None and conv.messages is not None
         assert [(m.role, m.content) for m in messages] == [(m.role, m.content) for m in conv.messages]
-        assert cache_key(backend.model_id, template.params, messages, 0) == conv.call.cache_key
+        assert call_key(backend, template.params, messages, 0) == conv.call.cache_key
         assert replay.complete(messages, template.params).text == store.blobs.get_text(row["output_blob"])
     replayed = replay.store.query("SELECT cached, model_id FROM calls")
     assert len(replayed) == 3 and all(r["cached"] and r["model_id"] == backend.model_id for r in replayed)

@@ -1,7 +1,7 @@
 """Models: one interface, three backends (openai, embedded, scripted), a ledger and a cache."""
 
 from evoarena.models.base import Backend, Completion, GenParams, Message, ProviderError, TokenLogprob, Usage
-from evoarena.models.cache import ResponseCache, cache_key, default_cache_path, prompt_hash
+from evoarena.models.cache import ResponseCache, cache_key, call_key, default_cache_path, prompt_hash
 from evoarena.models.factory import build_backend
 from evoarena.models.ledger import CallScope, Meter, ModelCallError, RoleModel, attributed
 from evoarena.models.scripted import Policy, ScriptedBackend
@@ -24,6 +24,7 @@ __all__ = [
     "Usage",
     "build_backend",
     "cache_key",
+    "call_key",
     "default_cache_path",
     "prompt_hash",
 ]

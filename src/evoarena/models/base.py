@@ -87,7 +87,9 @@ class ProviderError(Exception):
 @runtime_checkable
 class Backend(Protocol):
     """A model backend. `model_id` names the model in the ledger and the cache key;
-    `endpoint` names the server (or process) whose concurrency limit the call obeys."""
+    `endpoint` names the server (or process) whose concurrency limit the call obeys. A backend may also set
+    `greedy_ignores_seed = True` when its temperature-0 answers cannot depend on the seed (the cache then keys
+    those calls without it)."""
 
     model_id: str
     endpoint: str

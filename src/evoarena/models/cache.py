@@ -8,7 +8,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from evoarena.models.base import Completion, GenParams, Message
+from evoarena.models.base import Backend, Completion, GenParams, Message
 from evoarena.store.responses import ResponseTable
 
 
@@ -22,12 +22,26 @@ def prompt_hash(messages: Sequence[Message]) -> str:
     return hashlib.sha256(blob).hexdigest()
 
 
-def cache_key(model_id: str, params: GenParams, messages: Sequence[Message], sample_index: int) -> str:
+def cache_key(
+    model_id: str, params: GenParams, messages: Sequence[Message], sample_index: int, *, seed_free: bool = False
+) -> str:
+    """The response cache's key. `seed_free` leaves the seed out (a greedy call on a backend whose greedy decoding
+    ignores it), so replicate seeds of a deterministic call share one answer instead of recomputing it."""
+    shown = params.as_dict()
+    if seed_free:
+        shown["seed"] = None
     blob = json.dumps(
-        {"model": model_id, "params": params.as_dict(), "prompt": prompt_hash(messages), "sample": sample_index},
+        {"model": model_id, "params": shown, "prompt": prompt_hash(messages), "sample": sample_index},
         sort_keys=True,
     ).encode("utf-8")
     return hashlib.sha256(blob).hexdigest()
+
+
+def call_key(backend: Backend, params: GenParams, messages: Sequence[Message], sample_index: int) -> str:
+    """The cache key of a call to `backend`: seed-free when it is greedy (temperature 0) on a backend that says its
+    greedy decoding ignores the seed (`greedy_ignores_seed`)."""
+    seed_free = params.temperature == 0 and bool(getattr(backend, "greedy_ignores_seed", False))
+    return cache_key(backend.model_id, params, messages, sample_index, seed_free=seed_free)
 
 
 class ResponseCache:

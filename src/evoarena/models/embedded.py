@@ -202,6 +202,7 @@ class EmbeddedBackend:
 
     backend_name = "embedded"
     endpoint = "embedded"
+    greedy_ignores_seed = True  # llama.cpp decodes greedily at temperature 0: the seed cannot change the answer
 
     def __init__(self, spec: ModelSpec) -> None:
         if spec.backend != "embedded":

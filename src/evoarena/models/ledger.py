@@ -15,7 +15,7 @@ from typing import Protocol
 from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential
 
 from evoarena.models.base import Backend, Completion, GenParams, Message, ProviderError
-from evoarena.models.cache import ResponseCache, cache_key, prompt_hash
+from evoarena.models.cache import ResponseCache, call_key, prompt_hash
 from evoarena.spec import ModelSpec
 from evoarena.store import RunStore, TextResponse
 
@@ -121,7 +121,7 @@ class RoleModel:
             params = replace(params, seed=self.default_params.seed)
         if sample_index and params.seed is not None:
             params = replace(params, seed=sample_seed(params.seed, sample_index))
-        key = cache_key(self.backend.model_id, params, messages, sample_index)
+        key = call_key(self.backend, params, messages, sample_index)
         if self.scope.meter is not None:
             self.scope.meter.before_call()
         hit = self.cache.get(key) if self.cache is not None else None
