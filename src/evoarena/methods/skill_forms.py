@@ -76,13 +76,20 @@ def _evoskill(tree: Mapping[str, str]) -> dict[str, str]:
     return {"SKILL.md": "# Skills\n\nApply any that fit the task.\n\n" + "\n".join(parts)}
 
 
-BUILTIN: dict[str, SkillForm] = {
-    "ace": _ace, "dynamic_cheatsheet": _cheatsheet, "tf_grpo": _experiences, "skillprox": _skillprox,
-    "evoskill": _evoskill,
+BUILTIN: dict[str, tuple[str, SkillForm]] = {  # method name: (what its state is called, its form)
+    "ace": ("playbook", _ace), "dynamic_cheatsheet": ("cheatsheet", _cheatsheet),
+    "tf_grpo": ("experience library", _experiences), "skillprox": ("skill", _skillprox),
+    "evoskill": ("skill set", _evoskill),
 }
 
 
 def builtin_skill_tree(method: str, tree: Mapping[str, str]) -> dict[str, str] | None:
     """A built-in method's state as an Agent Skills folder; None when its state is no skill or playbook."""
-    form = BUILTIN.get(method)
-    return None if form is None else form(tree)
+    entry = BUILTIN.get(method)
+    return None if entry is None else entry[1](tree)
+
+
+def skill_kind(method: str) -> str:
+    """What a method's skill-like state is called in an export's description ("skill" for a method of one's own)."""
+    entry = BUILTIN.get(method)
+    return "skill" if entry is None else entry[0]

@@ -11,11 +11,9 @@ from typing import Any
 import yaml
 
 from evoarena.api import Method
-from evoarena.methods.skill_forms import builtin_skill_tree
+from evoarena.methods.skill_forms import builtin_skill_tree, skill_kind
 
 PROVENANCE = "evoarena-export.json"
-_KIND = {"ace": "playbook", "dynamic_cheatsheet": "cheatsheet", "tf_grpo": "experience library",
-         "skillprox": "skill", "evoskill": "skill set"}
 
 
 class SkillExportError(ValueError):
@@ -63,11 +61,11 @@ def skill_files(about: Mapping[str, Any], method_cls: type[Method], tree: Mappin
                                "export --as prompt or --as files instead")
     body = form.get("SKILL.md", "").strip()
     if not body:
-        raise SkillExportError(f"{method}'s {_KIND.get(method, 'skill')} is empty in version "
+        raise SkillExportError(f"{method}'s {skill_kind(method)} is empty in version "
                                f"{str(about['version'])[:12]}; nothing to export as a skill")
     instructions = tree.get("system.md", "").strip()
     front = {"name": skill_name(str(about["benchmark"]), str(about["condition"])),
-             "description": description(about, _KIND.get(method, "skill"), _first_line(instructions))}
+             "description": description(about, skill_kind(method), _first_line(instructions))}
     text = "---\n" + yaml.safe_dump(front, sort_keys=False, allow_unicode=True, width=10_000) + "---\n\n" + body + "\n"
     if instructions:
         text += f"\n## Task instructions it was evolved with\n\n{instructions}\n"
