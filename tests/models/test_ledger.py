@@ -137,6 +137,26 @@ def test_greedy_calls_share_a_cache_entry_across_seeds_only_where_the_backend_sa
     assert [r["cached"] for r in rows] == [0, int(backend_calls == 1)]
 
 
+def test_a_call_is_in_the_ledger_before_its_response_is_cached(tmp_path: Path) -> None:
+    """A kill after the provider answered and before the cache write (here: the cache write itself dies) leaves the
+    billed call in the ledger; resuming then calls again, and that call is ledgered too."""
+
+    class Killed(BaseException):
+        pass
+
+    class DyingCache(ResponseCache):
+        def put(self, key: str, completion: Completion) -> None:
+            raise Killed
+
+    backend = FlakyBackend()
+    model, store = make(tmp_path, backend)
+    model.cache = DyingCache(tmp_path / "dying.sqlite")
+    with pytest.raises(Killed):
+        model.complete([Message("user", "q")])
+    rows = store.query("SELECT cached, error FROM calls")
+    assert backend.calls == 1 and [(r["cached"], r["error"]) for r in rows] == [(0, None)]
+
+
 def test_the_embedded_backend_declares_greedy_decoding_seed_free() -> None:
     from evoarena.models.embedded import EmbeddedBackend
 

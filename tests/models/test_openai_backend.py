@@ -36,6 +36,7 @@ class Reply:
     body: Any = None  # dict -> JSON; str -> sent as-is
     delay_s: float = 0.0
     echo_auth: bool = False  # put the Authorization header into the error body (a careless server)
+    content_type: str | None = None  # override (a truncated body still labelled application/json)
 
 
 @dataclass
@@ -92,7 +93,7 @@ def stub() -> Iterator[Stub]:
             if r.echo_auth:
                 body = {"error": {"message": f"bad auth header: {self.headers.get('Authorization')}"}}
             data = body.encode() if isinstance(body, str) else json.dumps(body).encode()
-            ctype = "text/plain" if isinstance(body, str) else "application/json"
+            ctype = r.content_type or ("text/plain" if isinstance(body, str) else "application/json")
             try:
                 self.send_response(r.status)
                 self.send_header("Content-Type", ctype)
@@ -213,20 +214,18 @@ def test_null_content_becomes_empty_text(stub: Stub) -> None:
     assert _backend(stub.url).complete(MSGS, GenParams()).text == ""
 
 
-def test_no_choices_is_a_provider_error(stub: Stub) -> None:
-    body = _ok_body()
-    body["choices"] = []
-    stub.reply = Reply(body=body)
+@pytest.mark.parametrize("body", [
+    '{"id": "x", "choices": [ {"message": ',  # a 200 cut off mid-body, labelled JSON
+    "<html>gateway says hello</html>",
+    {**_ok_body(), "choices": []},
+    {**_ok_body(), "choices": [{"index": 0, "finish_reason": "stop"}]},  # a choice without a message
+    {"id": "x", "object": "chat.completion"},  # no choices at all
+], ids=["truncated-json", "html", "empty-choices", "no-message", "no-choices"])
+def test_an_unreadable_or_malformed_200_is_a_retryable_provider_error(stub: Stub, body: Any) -> None:
+    stub.reply = Reply(body=body, content_type="application/json")
     with pytest.raises(ProviderError) as ei:
         _backend(stub.url).complete(MSGS, GenParams())
-    assert ei.value.retryable is False
-
-
-def test_non_json_body_is_a_provider_error(stub: Stub) -> None:
-    stub.reply = Reply(body="<html>gateway says hello</html>")
-    with pytest.raises(ProviderError) as ei:
-        _backend(stub.url).complete(MSGS, GenParams())
-    assert ei.value.retryable is False
+    assert ei.value.retryable is True and "openai backend (openai:stub-model" in str(ei.value)
 
 
 def test_bearer_token_sent_and_never_leaked(stub: Stub, key_env: str, caplog: LogCapture) -> None:

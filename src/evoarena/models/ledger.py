@@ -152,9 +152,11 @@ class RoleModel:
                 f"{self.role} call to {self.backend.model_id} failed after {tries} tries: {err}"
             ) from err
         latency = time.monotonic() - start
+        # the ledger row first: a kill between the two then costs a repeated call on resume (ledgered too), never a
+        # billed call missing from the ledger
+        call_id = self._record(params, messages, key, completion, latency, cached=False, retries=tries - 1, error=None)
         if self.cache is not None:
             self.cache.put(key, completion)
-        call_id = self._record(params, messages, key, completion, latency, cached=False, retries=tries - 1, error=None)
         return replace(completion, call_id=call_id)
 
     def prompt_format(self, completion: Completion | None) -> str | None:

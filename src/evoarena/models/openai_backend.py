@@ -1,9 +1,9 @@
 """Backend for any OpenAI-compatible chat-completions server (vLLM, Ollama, llama.cpp server, OpenAI).
 
-One attempt per `complete` call: retries, caching, the ledger and concurrency limits live in the
-wrapper. Failures become `ProviderError`, retryable for timeouts, connection errors, 408, 409, 429
-and 5xx. The API key is read from the env var named by `spec.api_key_env` and is never put in an
-error message or a log line.
+One attempt per `complete` call: retries, caching, the ledger and concurrency limits live in the wrapper. Failures
+become `ProviderError`, retryable for timeouts, connection errors, 408, 409, 429, 5xx and responses that cannot be
+read or lack choices or a message. The API key is read from the env var named by `spec.api_key_env` and is never put
+in an error message or a log line.
 """
 
 from __future__ import annotations
@@ -88,16 +88,22 @@ class OpenAIBackend:
             raise self._error(
                 f"HTTP {status}: {_detail(err.message)}", retryable=is_retryable_status(status), status=status
             ) from None
-        except openai.OpenAIError as err:  # e.g. a response body the SDK cannot parse
-            raise self._error(f"{type(err).__name__}: {_detail(str(err))}", retryable=False) from None
+        except Exception as err:  # a 200 whose body the SDK cannot read (truncated JSON, HTML from a proxy, …)
+            raise self._error(f"unreadable response ({type(err).__name__}: {_detail(str(err))})",
+                              retryable=True) from None
         return self._to_completion(resp, params)
 
     def _to_completion(self, resp: Any, params: GenParams) -> Completion:
+        """The completion of a parsed response; a structurally wrong one (no choices, a choice without a message)
+        is a retryable provider error, never an empty answer."""
         choices = getattr(resp, "choices", None)
-        if not choices:
-            raise self._error(f"malformed response (no choices): {_detail(str(resp))}", retryable=False)
+        if not isinstance(choices, list) or not choices:
+            raise self._error(f"malformed response (no choices): {_detail(str(resp))}", retryable=True)
         choice = choices[0]
         message = getattr(choice, "message", None)
+        if message is None:
+            raise self._error(f"malformed response (a choice without a message): {_detail(str(resp))}",
+                              retryable=True)
         text = getattr(message, "content", None) or ""
 
         logprobs: tuple[TokenLogprob, ...] | None = None
