@@ -12,6 +12,9 @@ class HarnessPathError(ValueError):
 
 
 _DRIVE = re.compile(r"^[A-Za-z]:")
+MAX_NAME_BYTES = 200
+"""Per path component: below the usual 255-byte file-name limit, with room for a write's temp-file name."""
+MAX_DEPTH = 32
 
 
 def check_relpath(rel: str) -> PurePosixPath:
@@ -25,6 +28,10 @@ def check_relpath(rel: str) -> PurePosixPath:
     parts = PurePosixPath(rel).parts
     if any(p in ("..", ".") for p in parts) or not parts:
         raise HarnessPathError(f"{rel!r}: '.' and '..' are refused")
+    longest = max(len(p.encode("utf-8", "surrogatepass")) for p in parts)
+    if longest > MAX_NAME_BYTES or len(parts) > MAX_DEPTH:
+        raise HarnessPathError(f"{rel[:80]!r}{'…' if len(rel) > 80 else ''}: names of at most {MAX_NAME_BYTES} "
+                               f"bytes and at most {MAX_DEPTH} levels (got {longest} bytes, {len(parts)} levels)")
     return PurePosixPath(*parts)
 
 

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
 from evoarena.harness.paths import HarnessPathError, resolve_inside
 
 Tree = dict[str, str]
+TMP_SUFFIX = ".evoarena-tmp"
+"""Temp files of interrupted writes end so; `tree()` leaves them out."""
 
 
 class HarnessWorkspace:
@@ -20,13 +24,25 @@ class HarnessWorkspace:
         self.root.mkdir(parents=True, exist_ok=True)
 
     def write(self, rel: str, text: str) -> None:
+        """Atomic: the text goes to a fresh temp file (created exclusively, so a planted symlink at any temp name is
+        never followed), then replaces `rel`. An OS refusal is a one-line HarnessPathError."""
         path = resolve_inside(self.root, rel)
-        path.parent.mkdir(parents=True, exist_ok=True)
         if path.is_dir():
             raise HarnessPathError(f"{rel!r}: is a directory")
-        tmp = path.with_name(path.name + ".evoarena-tmp")
-        tmp.write_text(text, encoding="utf-8", newline="\n")
-        os.replace(tmp, path)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name[:40]}.", suffix=TMP_SUFFIX)
+        except OSError as err:
+            raise HarnessPathError(f"{rel!r}: cannot be written ({err.strerror or err})") from None
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+                fh.write(text)
+            os.chmod(tmp, 0o644)
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
 
     def append(self, rel: str, text: str) -> None:
         self.write(rel, self.read(rel, default="") + text)
@@ -56,7 +72,7 @@ class HarnessWorkspace:
                 if (base / name).is_symlink():
                     raise HarnessPathError(f"{(base / name).relative_to(self.root)}: symlinks are refused")
             for name in filenames:
-                if name.endswith(".evoarena-tmp"):
+                if name.endswith(TMP_SUFFIX):
                     continue
                 rel = (base / name).relative_to(self.root).as_posix()
                 out[rel] = (base / name).read_text(encoding="utf-8")
