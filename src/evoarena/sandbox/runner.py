@@ -7,6 +7,7 @@ import contextlib
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -176,12 +177,22 @@ def _hit_cpu_limit(returncode: int | None, used: str) -> bool:
 
 
 def remove_tree(path: str) -> None:
-    """Remove ``path`` even if the sandboxed code made parts of it read-only."""
+    """Remove ``path`` even if the sandboxed code made parts of it read-only. A failed removal makes the directory it
+    happened in writable again, and only a real directory inside ``path``: never a symlink, never anything outside
+    (sandboxed code can plant ``d/l -> VICTIM`` and ``chmod d 0500``)."""
+    root = os.path.realpath(path)
+
+    def writable(directory: str) -> None:
+        with contextlib.suppress(OSError):
+            st = os.lstat(directory)
+            real = os.path.realpath(directory)
+            if stat.S_ISDIR(st.st_mode) and (real == root or real.startswith(root + os.sep)):
+                os.chmod(directory, 0o700)
 
     def retry(func: Callable[..., Any], target: str, *_: Any) -> None:
-        for item in {os.path.dirname(target), target}:
-            with contextlib.suppress(OSError):
-                os.chmod(item, 0o700)
+        writable(os.path.dirname(target))
+        if func in (os.rmdir, os.scandir, os.open):  # the target itself is a directory that could not be listed
+            writable(target)
         with contextlib.suppress(FileNotFoundError):
             func(target)
 
