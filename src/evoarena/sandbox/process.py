@@ -76,8 +76,10 @@ class ProcessTree:
     """Remembers every descendant seen of a child started in its own session / process group, so
     that descendants which left the group (``setsid``) or were orphaned can still be killed."""
 
-    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
+    def __init__(self, proc: subprocess.Popen[bytes], *, reaper: bool = False) -> None:
+        """`reaper`: the child is the rlimits launcher, which kills what was re-parented to it on SIGTERM."""
         self._proc = proc
+        self._reaper = reaper
         self._seen: set[psutil.Process] = set()
         try:
             self._root: psutil.Process | None = psutil.Process(proc.pid)
@@ -116,8 +118,13 @@ class ProcessTree:
         return self._proc.poll() is not None
 
     def kill_all(self) -> None:
-        """Kill the child's process group and every descendant ever seen, then reap the child."""
+        """Kill the child's process group and every descendant ever seen, then reap the child. A launcher that
+        reaps is asked first (SIGTERM, up to a second), so the daemons re-parented to it die too."""
         self.snapshot()
+        if self._reaper and not self._exited():
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(self._proc.pid, signal.SIGTERM)
+            self.wait_exit(time.monotonic() + 1.0)
         if _KILLPG is not None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 _KILLPG(self._proc.pid, _KILL)

@@ -1,4 +1,7 @@
-"""POSIX resource limits, applied by a tiny launcher that sets them and then ``exec``s the command.
+"""POSIX resource limits, applied by a tiny launcher that sets them and then ``exec``s the command. On Linux the
+launcher instead stays as the command's parent and a child subreaper: when the command ends (or the host sends the
+launcher SIGTERM), every process re-parented to it — a double-forked ``setsid`` daemon — is killed and reaped
+before it exits with the command's status.
 
 A launcher (``python -I -S -c LAUNCHER SPEC cmd...``) is used instead of ``preexec_fn`` because
 ``preexec_fn`` is unsafe when the parent has threads (the sandbox itself uses reader threads,
@@ -41,7 +44,59 @@ for item in sys.argv[1].split(","):
         resource.setrlimit(res, (soft, hard))
     except (ValueError, OSError):
         pass
-os.execv(sys.argv[2], sys.argv[2:])
+reaper = False
+if sys.platform.startswith("linux"):
+    try:
+        import ctypes
+        reaper = ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        reaper = False
+if not reaper:
+    os.execv(sys.argv[2], sys.argv[2:])
+import signal
+child = os.fork()
+if child == 0:
+    os.execv(sys.argv[2], sys.argv[2:])
+def children():
+    out = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open("/proc/" + name + "/stat", "rb") as fh:
+                    fields = fh.read().rsplit(b")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == os.getpid():
+                out.append(int(name))
+    return out
+def sweep():
+    while True:
+        for pid in children():
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        try:
+            pid, _ = os.waitpid(-1, 0)
+        except ChildProcessError:
+            return
+def stop(signum, frame):
+    sweep()
+    os._exit(128 + signum)
+signal.signal(signal.SIGTERM, stop)
+while True:
+    try:
+        _, status = os.waitpid(child, 0)
+        break
+    except InterruptedError:
+        continue
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+sweep()
+if os.WIFSIGNALED(status):
+    sig = os.WTERMSIG(status)
+    signal.signal(sig, signal.SIG_DFL)
+    os.kill(os.getpid(), sig)
+os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
 """
 
 

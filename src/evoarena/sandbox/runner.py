@@ -143,7 +143,7 @@ def _execute(
         cwd=scratch, env=env, bufsize=0, **group,
     )  # fmt: skip
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
-    tree = ProcessTree(proc)
+    tree = ProcessTree(proc, reaper=used != "timeout-only")
     readers = [CappedReader(proc.stdout, limits.output_bytes), CappedReader(proc.stderr, limits.output_bytes)]
     try:
         for thread in (*readers, StdinFeeder(proc.stdin, stdin.encode("utf-8"))):
