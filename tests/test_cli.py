@@ -81,6 +81,33 @@ def test_bad_spec_and_bad_run_dir_give_one_line_errors(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "not a run directory" in result.output
 
 
+def test_input_errors_are_one_line_and_write_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 12 item 5: a missing API-key variable, a bad --seeds and malformed YAML each fail in one line that
+    names the culprit (the variable, the flag, file:line:column), before a run directory exists."""
+    monkeypatch.delenv("EVOARENA_TEST_MISSING_KEY", raising=False)
+    spec = yaml.safe_load(RECIPE.read_text())
+    spec["models"] = {"api": {"backend": "openai", "model": "m", "base_url": "http://127.0.0.1:9/v1",
+                              "api_key_env": "EVOARENA_TEST_MISSING_KEY"}}
+    spec["roles"] = {role: "api" for role in spec["roles"]}
+    keyless = tmp_path / "keyless.yaml"
+    keyless.write_text(yaml.safe_dump(spec))
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("name: x\nbenchmark: {name: arith\nmethods: [frozen]\n")
+    target = tmp_path / "run"
+    cases = [
+        (["run", str(keyless), "--no-probe"], "error: models.api: openai backend: environment variable "
+                                              "EVOARENA_TEST_MISSING_KEY (named by api_key_env) is not set"),
+        (["run", str(RECIPE), "--seeds", "a,b"], "error: --seeds: expected comma-separated integers, got 'a,b'"),
+        (["run", str(broken)], f"error: {broken}:3:8: not valid YAML ("),
+    ]
+    for args, first in cases:
+        result = runner.invoke(app, [*args, "--run-dir", str(target)])
+        errors = [ln for ln in result.output.splitlines() if ln.startswith("error")]
+        assert result.exit_code == 2 and len(errors) == 1 and errors[0].startswith(first), result.output
+        assert "Traceback" not in result.output and "│" not in result.output  # no traceback, plain or rich
+        assert not target.exists()
+
+
 def test_clr_build_into_a_directory_is_byte_identical(tmp_path: Path) -> None:
     outputs = []
     for name in ("a", "b"):

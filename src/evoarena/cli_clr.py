@@ -56,7 +56,7 @@ def clr_certify(
 ) -> None:
     """Run the four probes (Known, Hidden, Learnable, Solvable) against MODEL and write a certified release."""
     from evoarena.benchmarks.clr import build_release, certify_release, dump_release, shipped_library
-    from evoarena.models import CallScope, ResponseCache, RoleModel, build_backend
+    from evoarena.models import CallScope, ResponseCache, RoleModel
     from evoarena.protocol import catalog
 
     try:
@@ -66,12 +66,17 @@ def clr_certify(
         return
     if model not in spec.models:
         fail(f"--model: unknown model {model!r} (known: {sorted(spec.models)})")
+    try:
+        backend = catalog.backend_of(spec, model)
+    except SpecError as e:
+        fail(str(e))
+        return
     release = json.loads(release_path.read_text("utf-8")) if release_path else build_release(0)
     mspec = spec.models[model]
     certifier = RoleModel(
         role="certifier",
         model_name=model,
-        backend=build_backend(mspec, catalog.policy),
+        backend=backend,
         spec=mspec,
         store=RunStore(run_dir),
         cache=ResponseCache(),

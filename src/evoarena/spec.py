@@ -186,5 +186,9 @@ def load_spec(path: str | Path) -> ExperimentSpec:
     try:
         data = yaml.safe_load(p.read_text(encoding="utf-8"))
     except yaml.YAMLError as err:
-        raise SpecError(f"spec: not valid YAML ({str(err).splitlines()[0]})") from None
+        mark = getattr(err, "problem_mark", None) or getattr(err, "context_mark", None)
+        where = f"{p}:{mark.line + 1}:{mark.column + 1}" if mark is not None else str(p)
+        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+        context = getattr(err, "context", None)
+        raise SpecError(f"{where}: not valid YAML ({problem}{f', {context}' if context else ''})") from None
     return parse_spec(data)

@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from evoarena.api import REGISTRY, Benchmark, Entry, Kind, Method, Registry, UnknownName, load_plugins
-from evoarena.models import Policy
+from evoarena.models import Backend, Policy, ProviderError, build_backend
+from evoarena.spec import ExperimentSpec, SpecError
 
 _loaded = False
 _lock = threading.Lock()
@@ -65,6 +66,16 @@ def policy(name: str, search: Iterable[Path] = ()) -> Policy:
         raise UnknownName(f"policy {name!r} is not callable")
     result: Policy = fn
     return result
+
+
+def backend_of(spec: ExperimentSpec, name: str, search: Iterable[Path] = ()) -> Backend:
+    """The backend of the spec's model `name` (a scripted one with its policy); one that cannot be made, such as an
+    endpoint whose API-key variable is unset, is a one-line SpecError naming the model."""
+    where = tuple(search)
+    try:
+        return build_backend(spec.models[name], lambda policy_name: policy(policy_name, where))
+    except ProviderError as err:
+        raise SpecError(f"models.{name}: {err}") from None
 
 
 def entries(kind: Kind) -> list[Entry]:

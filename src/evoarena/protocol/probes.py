@@ -19,7 +19,6 @@ from evoarena.models import (
     ModelCallError,
     ResponseCache,
     RoleModel,
-    build_backend,
 )
 from evoarena.protocol import catalog
 from evoarena.protocol.roles import role_map, role_params
@@ -124,8 +123,7 @@ def probe_spec(
     store at `run_dir` (where a later `evoarena run` of the same spec reuses them)."""
     resolved = validate_spec(spec, search)
     planned = plan_probes(spec, resolved.methods, resolved.benchmark, max_tokens=max_tokens)
-    backends = {name: build_backend(spec.models[name], lambda policy: catalog.policy(policy, search))
-                for name in dict.fromkeys(p.model for p in planned)}
+    backends = {name: catalog.backend_of(spec, name, search) for name in dict.fromkeys(p.model for p in planned)}
     store = RunStore(run_dir)
     try:
         return run_probes(spec, planned, store, cache if cache is not None else ResponseCache(), backends,

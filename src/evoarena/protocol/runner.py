@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from evoarena.api import Method
-from evoarena.models import Backend, ResponseCache, RoleModel, build_backend
+from evoarena.models import Backend, ResponseCache, RoleModel
 from evoarena.protocol import catalog
 from evoarena.protocol.cell import CellPlan, CellRunner, Progress
 from evoarena.protocol.curriculum import CurriculumCellRunner
@@ -86,7 +86,7 @@ def run_experiment(
         raise SpecError(str(err)) from None
     backends: dict[str, Backend] = {}
     for model_name in dict.fromkeys(m for meth in spec.methods for m in spec.roles_for(meth).values()):
-        backends[model_name] = build_backend(spec.models[model_name], lambda name: catalog.policy(name, search))
+        backends[model_name] = catalog.backend_of(spec, model_name, search)
     existing = RunStore(run_dir).run() if (Path(run_dir) / DB_NAME).is_file() else None
     spec_hash = spec.spec_hash()
     if existing is not None and existing["spec_hash"] != spec_hash:
