@@ -53,9 +53,19 @@ def malformed_proposer(messages: Sequence[Message], params: GenParams) -> str:
     return arith_student(messages, params)
 
 
+@policy("test-gepa-unfenced")
+def unfenced_proposer(messages: Sequence[Message], params: GenParams) -> str:
+    """The improving proposer's rules with no fence around them (what the 1.5B wrote on reasoning_gym)."""
+    text = messages[-1].content
+    if MARK in text:
+        inputs = re.findall(r"^## Inputs\n(.+)$", text, flags=re.M)
+        return "\n".join([_instruction(text), *sorted({RULES[family_of(q)] for q in inputs})]) + "\n"
+    return arith_student(messages, params)
 
-def run(tmp_path: Path, make_spec: Any, policy: str) -> tuple[RunStore, dict[str, str]]:
-    spec = make_spec(methods=[{"name": "gepa"}], models={"s": {"backend": "scripted", "model": policy}},
+
+
+def run(tmp_path: Path, make_spec: Any, policy: str, **params: Any) -> tuple[RunStore, dict[str, str]]:
+    spec = make_spec(methods=[{"name": "gepa", "params": params}], models={"s": {"backend": "scripted", "model": policy}},
                      roles={"solver": "s", "proposer": "s"})
     run_experiment(spec, tmp_path / "run")
     store = RunStore(tmp_path / "run")
@@ -93,8 +103,15 @@ def test_improving_child_is_accepted_and_evaluated_on_val(tmp_path: Path, make_s
     assert sum(best["scores"].values()) > sum(pool["candidates"][0]["scores"].values())
 
 
-def test_malformed_proposer_output_is_rejected(tmp_path: Path, make_spec: Any) -> None:
-    store, tree = run(tmp_path, make_spec, "test-gepa-malformed")
+def test_unfenced_reply_is_the_instruction_as_released(tmp_path: Path, make_spec: Any) -> None:
+    store, tree = run(tmp_path, make_spec, "test-gepa-unfenced")
+    assert not store.query("SELECT payload FROM events WHERE kind='rejected_output'")
+    assert any(i.get("accepted") for i in iterations(store))
+    assert tree["system.md"] != SEED and tree["system.md"].startswith(SEED.strip())
+
+
+def test_unfenced_reply_is_refused_when_strict(tmp_path: Path, make_spec: Any) -> None:
+    store, tree = run(tmp_path, make_spec, "test-gepa-malformed", fences="strict")
     events = store.query("SELECT payload FROM events WHERE kind='rejected_output'")
     assert events
     payload = json.loads(events[0]["payload"])
@@ -107,8 +124,18 @@ def test_malformed_proposer_output_is_rejected(tmp_path: Path, make_spec: Any) -
 def test_parse_instruction() -> None:
     assert parse_instruction("x\n```\nDo it.\n```\ny") == ("Do it.\n", "")
     assert parse_instruction("```markdown\nDo it.\nWell.\n```") == ("Do it.\nWell.\n", "")
-    assert parse_instruction("no fence")[0] is None
     assert parse_instruction("``` ```")[0] is None
+    assert parse_instruction("no fence", "strict")[0] is None
+    # as GEPA's output_extractor: without a fenced pair, the whole reply minus a lone opening or closing fence
+    assert parse_instruction("  Add first.\n") == ("Add first.\n", "")
+    assert parse_instruction("```markdown\nDo it.\nWell.") == ("Do it.\nWell.\n", "")
+    assert parse_instruction("Do it.\n```") == ("Do it.\n", "")
+    assert parse_instruction("```\n")[0] is None and parse_instruction("   ")[0] is None
+
+
+def test_fences_must_be_known() -> None:
+    with pytest.raises(ValueError, match="fences"):
+        build_method("gepa", {"fences": "loose"})
 
 
 def test_merge_is_refused() -> None:

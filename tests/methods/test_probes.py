@@ -88,7 +88,10 @@ def test_gepa_probes() -> None:
     assert [p.name for p in m.probes(GENERIC_EXAMPLES)] == ["propose/probe-sum", "propose/probe-count", "propose/all"]
     assert shares(m, "proposer", lambda p: "```\nSubtract what is given away; check every item.\n```") == (3, 3, 3)
     # the measured non-answer of the gepa package's run on Qwen2.5-Coder-1.5B (issue 11 §5): no fence
-    assert shares(m, "proposer", lambda p: "Certainly! Please provide the new instruction.") == (3, 0, 0)
+    # as released the reply is the instruction (adoptable), but a request is not a usable one; strict refuses it
+    assert shares(m, "proposer", lambda p: "Certainly! Please provide the new instruction.") == (3, 3, 0)
+    assert shares(Gepa(fences="strict"), "proposer", lambda p: "Certainly! Please provide it.") == (3, 0, 0)
+    assert shares(m, "proposer", lambda p: "Subtract what is given away.") == (3, 3, 3)
     assert shares(m, "proposer", lambda p: "```\nPlease provide the new instruction.\n```") == (3, 3, 0)
     assert shares(m, "proposer", lambda p: f"```\n{PROBE_INSTRUCTION}\n```") == (3, 3, 0)  # repeats its parent
 

@@ -9,6 +9,7 @@ step first submits one attempt with the live harness. Differences from the relea
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import Any
@@ -49,31 +50,44 @@ def dump_pool(pool: Mapping[str, Any]) -> str:
     return json.dumps(pool, indent=1, ensure_ascii=False, sort_keys=True) + "\n"
 
 
-def parse_instruction(raw: str) -> tuple[str | None, str]:
-    """The text between the first and last ``` (a language tag on the opening fence is dropped)."""
+FENCES = ("released", "strict")
+"""How a proposer reply becomes an instruction: `released` as GEPA's `output_extractor` (no fenced pair: the whole
+reply, minus a lone opening or closing fence); `strict` refuses a reply without a fenced pair."""
+
+
+def parse_instruction(raw: str, fences: str = "released") -> tuple[str | None, str]:
+    """The text between the first and last ``` (a language tag on the opening fence is dropped); without a fenced
+    pair, per `fences`, the whole reply stripped of a lone fence, or a refusal."""
     start = raw.find("```")
     end = raw.rfind("```")
     if start < 0 or end <= start:
-        return None, "no fenced ``` block in the proposer output"
-    body = raw[start + 3 : end]
-    first, _, rest = body.partition("\n")
-    if first.strip() and " " not in first.strip() and rest.strip():  # ```text / ```markdown
-        body = rest
+        if fences == "strict":
+            return None, "no fenced ``` block in the proposer output"
+        body = raw.strip()
+        if body.startswith("```"):
+            body = body[re.match(r"```\S*\n?", body).end():]  # type: ignore[union-attr]  # always matches
+        elif body.endswith("```"):
+            body = body[:-3]
+    else:
+        body = raw[start + 3 : end]
+        first, _, rest = body.partition("\n")
+        if first.strip() and " " not in first.strip() and rest.strip():  # ```text / ```markdown
+            body = rest
     body = body.strip()
     if not body:
-        return None, "empty instruction in the fenced block"
+        return None, "empty instruction"
     return body + "\n", ""
 
 
 PROBE_INSTRUCTION = "Solve the task. Reply with the final answer on the last line."
 
 
-def check_instruction(parent: str, reply: Reply) -> Verdict:
+def check_instruction(parent: str, fences: str, reply: Reply) -> Verdict:
     """A probe reply judged as `_iterate` adopts it (not cut off, `parse_instruction`); usable when the proposal
     differs from its parent and is no request for input."""
     if reply.cut_off:
         return refused("instruction cut off at max_tokens")
-    text, why = parse_instruction(reply.text)
+    text, why = parse_instruction(reply.text, fences)
     if text is None:
         return refused(why)
     if non_answer(text):
@@ -89,12 +103,14 @@ def aligned(candidates: Sequence[Mapping[str, Any]], ids: Sequence[str]) -> tupl
 @method("gepa")
 class Gepa(Method):
     roles = ("solver", "proposer")
-    defaults = {"minibatch_size": 3, "use_merge": False}
+    defaults = {"minibatch_size": 3, "use_merge": False, "fences": "released"}
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
         if self.params["use_merge"]:
             raise ValueError("methods.gepa.params: use_merge is not implemented (see docs/methods/gepa.md)")
+        if self.params["fences"] not in FENCES:
+            raise ValueError(f"methods.gepa.params.fences: {self.params['fences']!r} is not one of {', '.join(FENCES)}")
 
     @property
     def minibatch_size(self) -> int:
@@ -107,7 +123,7 @@ class Gepa(Method):
             Probe(f"propose/{name}", "proposer", render_prompt(
                 "gepa_reflect.md", instruction=PROBE_INSTRUCTION,
                 examples=[{"inputs": ex.task, "outputs": ex.output.strip(), "feedback": ex.feedback} for ex in batch],
-            ), partial(check_instruction, PROBE_INSTRUCTION))
+            ), partial(check_instruction, PROBE_INSTRUCTION, self.params["fences"]))
             for name, batch in batches
         )
 
@@ -200,7 +216,7 @@ class Gepa(Method):
         reply = ctx.ask("proposer", prompt, reject_cut_off="instruction")
         if reply is None:
             return None
-        text, why = parse_instruction(reply.text)
+        text, why = parse_instruction(reply.text, self.params["fences"])
         if text is None:
             ctx.reject("instruction", reply.text, why)
             return None
