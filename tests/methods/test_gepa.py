@@ -65,8 +65,8 @@ def unfenced_proposer(messages: Sequence[Message], params: GenParams) -> str:
 
 
 def run(tmp_path: Path, make_spec: Any, policy: str, **params: Any) -> tuple[RunStore, dict[str, str]]:
-    spec = make_spec(methods=[{"name": "gepa", "params": params}], models={"s": {"backend": "scripted", "model": policy}},
-                     roles={"solver": "s", "proposer": "s"})
+    spec = make_spec(methods=[{"name": "gepa", "params": params}],
+                     models={"s": {"backend": "scripted", "model": policy}}, roles={"solver": "s", "proposer": "s"})
     run_experiment(spec, tmp_path / "run")
     store = RunStore(tmp_path / "run")
     return store, load_tree(store, store.cells()[0]["current_version"])

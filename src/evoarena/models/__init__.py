@@ -3,6 +3,7 @@
 from evoarena.models.base import Backend, Completion, GenParams, Message, ProviderError, TokenLogprob, Usage
 from evoarena.models.cache import ResponseCache, cache_key, call_key, default_cache_path, prompt_hash
 from evoarena.models.factory import build_backend
+from evoarena.models.halt import Halt, RunHalted
 from evoarena.models.ledger import CallScope, Meter, ModelCallError, RoleModel, attributed
 from evoarena.models.scripted import Policy, ScriptedBackend
 
@@ -12,6 +13,7 @@ __all__ = [
     "attributed",
     "Completion",
     "GenParams",
+    "Halt",
     "Message",
     "Meter",
     "ModelCallError",
@@ -19,6 +21,7 @@ __all__ = [
     "ProviderError",
     "ResponseCache",
     "RoleModel",
+    "RunHalted",
     "ScriptedBackend",
     "TokenLogprob",
     "Usage",

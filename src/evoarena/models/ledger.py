@@ -16,6 +16,7 @@ from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_expo
 
 from evoarena.models.base import Backend, Completion, GenParams, Message, ProviderError
 from evoarena.models.cache import ResponseCache, call_key, prompt_hash
+from evoarena.models.halt import Halt, RunHalted
 from evoarena.spec import ModelSpec
 from evoarena.store import RunStore, TextResponse
 
@@ -92,6 +93,7 @@ class RoleModel:
         scope: CallScope = CallScope(),
         default_params: GenParams | None = None,
         backoff_base_s: float = 0.5,
+        halt: Halt | None = None,
     ) -> None:
         self.role = role
         self.model_name = model_name
@@ -102,6 +104,7 @@ class RoleModel:
         self.scope = scope
         self.default_params = default_params or GenParams()
         self.backoff_base_s = backoff_base_s
+        self.halt = halt
 
     def scoped(self, scope: CallScope) -> RoleModel:
         clone = RoleModel.__new__(RoleModel)
@@ -122,6 +125,8 @@ class RoleModel:
         if sample_index and params.seed is not None:
             params = replace(params, seed=sample_seed(params.seed, sample_index))
         key = call_key(self.backend, params, messages, sample_index)
+        if self.halt is not None:
+            self.halt.check()
         if self.scope.meter is not None:
             self.scope.meter.before_call()
         hit = self.cache.get(key) if self.cache is not None else None
@@ -130,20 +135,33 @@ class RoleModel:
             return replace(hit, call_id=call_id)
         tries = 0
         start = time.monotonic()
+        last_error: ProviderError | None = None
 
         def attempt() -> Completion:
-            nonlocal tries
+            nonlocal tries, last_error
+            if self.halt is not None and tries:
+                self.halt.check()  # the run stopped during the back-off: no further try
             tries += 1
-            with endpoint_limit(self.backend.endpoint, self.spec.concurrency):
-                return self.backend.complete(messages, params)
+            try:
+                with endpoint_limit(self.backend.endpoint, self.spec.concurrency):
+                    return self.backend.complete(messages, params)
+            except ProviderError as err:
+                last_error = err
+                raise
 
         try:
             completion = Retrying(
                 retry=retry_if_exception(lambda e: isinstance(e, ProviderError) and e.retryable),
                 stop=stop_after_attempt(self.spec.max_retries + 1),
                 wait=wait_exponential(multiplier=self.backoff_base_s, max=30),
+                sleep=self.halt.sleep if self.halt is not None else time.sleep,
                 reraise=True,
             )(attempt)
+        except RunHalted:
+            if last_error is not None:  # the tries that reached the provider stay in the ledger
+                self._record(params, messages, key, None, time.monotonic() - start, cached=False, retries=tries - 1,
+                             error=f"{type(last_error).__name__}: {last_error} (no more tries: the run stopped)")
+            raise
         except ProviderError as err:
             msg = f"{type(err).__name__}: {err}"
             self._record(params, messages, key, None, time.monotonic() - start, cached=False,

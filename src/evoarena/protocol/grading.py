@@ -8,7 +8,7 @@ from collections.abc import Mapping
 
 from evoarena.api import Benchmark
 from evoarena.api.grading import GRADING_PHASE
-from evoarena.models import Backend, CallScope, ResponseCache, RoleModel
+from evoarena.models import Backend, CallScope, Halt, ResponseCache, RoleModel
 from evoarena.protocol.roles import role_params
 from evoarena.spec import ExperimentSpec
 from evoarena.store import RunStore
@@ -23,7 +23,7 @@ def grading_roles(spec: ExperimentSpec, benchmark: type[Benchmark]) -> tuple[str
 
 
 def bind_grading(spec: ExperimentSpec, benchmark: Benchmark, backends: Mapping[str, Backend], store: RunStore,
-                 cache: ResponseCache | None) -> dict[str, RoleModel]:
+                 cache: ResponseCache | None, halt: Halt | None = None) -> dict[str, RoleModel]:
     """Bind a RoleModel for each grading role to `benchmark` (no meter: grading spends no method's budget); returns
     them. The spec check has made sure `roles:` maps every one."""
     models: dict[str, RoleModel] = {}
@@ -32,6 +32,7 @@ def bind_grading(spec: ExperimentSpec, benchmark: Benchmark, backends: Mapping[s
         models[role] = RoleModel(
             role=role, model_name=name, backend=backends[name], spec=spec.models[name], store=store, cache=cache,
             scope=CallScope(phase=GRADING_PHASE, ambient=True), default_params=role_params(spec, role, GRADING_SEED),
+            halt=halt,
         )
     if models:
         benchmark.bind_grader(models)

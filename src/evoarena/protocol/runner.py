@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import subprocess
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
 from evoarena.api import Method
-from evoarena.models import Backend, ResponseCache, RoleModel
+from evoarena.models import Backend, Halt, ResponseCache, RoleModel, RunHalted
 from evoarena.protocol import catalog
 from evoarena.protocol.cell import CellPlan, CellRunner, Progress
 from evoarena.protocol.curriculum import CurriculumCellRunner
@@ -106,7 +106,8 @@ def run_experiment(
                                 "benchmark": benchmark.info()})
     evaluator = Evaluator(locked, benchmark)
     cache = cache if cache is not None else ResponseCache()
-    bind_grading(spec, benchmark, backends, store, cache)  # the judge's models, if its grader calls one
+    halt = Halt()  # set by the first cell that stops the run: no cell makes another model call after it
+    bind_grading(spec, benchmark, backends, store, cache, halt)  # the judge's models, if its grader calls one
     if probe:
         summaries = run_probes(spec, plan_probes(spec, resolved.methods, resolved.benchmark), store, cache, backends)
         store.event("probes", {"threshold": probe_threshold, "summaries": len(summaries),
@@ -115,16 +116,20 @@ def run_experiment(
             on_probes(summaries, probe_threshold)
 
     def run_cell(plan: CellPlan) -> str:
-        method_cls = resolved.methods[plan.condition]
-        models = _role_models(spec, plan.method, method_cls, store, cache, backends, plan.seed)
-        runner = CurriculumCellRunner if benchmark.protocol == "curriculum" else CellRunner
-        return runner(plan, spec=spec, store=store, benchmark=benchmark, practice=practice, evaluator=evaluator,
-                      models=models, method=method_cls(**plan.method.params), progress=progress).run()
+        halt.check()  # a cell that starts after the run stopped does nothing
+        try:
+            method_cls = resolved.methods[plan.condition]
+            models = _role_models(spec, plan.method, method_cls, store, cache, backends, plan.seed, halt)
+            runner = CurriculumCellRunner if benchmark.protocol == "curriculum" else CellRunner
+            return runner(plan, spec=spec, store=store, benchmark=benchmark, practice=practice, evaluator=evaluator,
+                          models=models, method=method_cls(**plan.method.params), progress=progress).run()
+        except BaseException as err:
+            halt.set(f"{plan.cell}: {type(err).__name__}")
+            raise
 
     plans = plan_cells(spec)
     try:
-        with ThreadPoolExecutor(max_workers=max(1, cells_in_parallel)) as pool:
-            list(pool.map(run_cell, plans))
+        _run_all(plans, run_cell, cells_in_parallel, halt)
     except BaseException as err:
         store.update_run(spec_hash[:16], status="interrupted")
         store.event("run_interrupted", {"error": f"{type(err).__name__}: {err}"})
@@ -136,6 +141,31 @@ def run_experiment(
     return rebuild_report(store)
 
 
+def _run_all(plans: list[CellPlan], run_cell: Callable[[CellPlan], str], parallel: int, halt: Halt) -> None:
+    """Run the cells, `parallel` at a time. The first failure stops the run: cells not started are cancelled, running
+    ones end at their next model call (`RunHalted`), and the failure that stopped it is raised (not a `RunHalted`)."""
+    with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
+        futures = [pool.submit(run_cell, p) for p in plans]
+        try:
+            wait(futures, return_when=FIRST_EXCEPTION)
+        except BaseException:  # Ctrl-C in the main thread: the workers stop at their next call
+            halt.set("interrupted")
+            raise
+        finally:
+            if halt.is_set():
+                for f in futures:
+                    f.cancel()
+        wait(futures)
+    failures = [f.exception() for f in futures if _failed(f)]
+    first = next((e for e in failures if not isinstance(e, RunHalted)), failures[0] if failures else None)
+    if first is not None:
+        raise first
+
+
+def _failed(future: Future[str]) -> bool:
+    return future.done() and not future.cancelled() and future.exception() is not None
+
+
 def _role_models(
     spec: ExperimentSpec,
     method: MethodSpec,
@@ -144,12 +174,13 @@ def _role_models(
     cache: ResponseCache,
     backends: dict[str, Backend],
     seed: int,
+    halt: Halt,
 ) -> dict[str, RoleModel]:
     """Every role the spec maps, plus any role a method needs: those fall back to the solver's model."""
     out: dict[str, RoleModel] = {}
     for role, model_name in role_map(spec, method, method_cls.roles).items():
         out[role] = RoleModel(
             role=role, model_name=model_name, backend=backends[model_name], spec=spec.models[model_name],
-            store=store, cache=cache, default_params=role_params(spec, role, seed),
+            store=store, cache=cache, default_params=role_params(spec, role, seed), halt=halt,
         )
     return out
