@@ -34,16 +34,18 @@ class Endpoint:
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def decide(self, body: bytes) -> str:
-        """The fault (or "ok") for this request: a hash of the seed, the body and how often that body came before,
-        so the faults do not depend on the order parallel cells send their requests in."""
+        """The fault (or "ok") for this request. Whether it is faulted hashes the seed, the body and how often that
+        body came before (so it does not depend on the order parallel cells send in); the faults take the kinds in
+        turn, so a short run meets every kind."""
         with self._lock:
             self.requests += 1
             digest = hashlib.sha256(body).hexdigest()
             nth = self._seen[digest]
             self._seen[digest] += 1
         h = int.from_bytes(hashlib.sha256(f"{self.seed}:{digest}:{nth}".encode()).digest()[:8], "big")
-        kind = "ok" if (h % 10_000) / 10_000 >= self.rate else self.kinds[(h // 10_000) % len(self.kinds)]
         with self._lock:
+            faults = sum(n for k, n in self.served.items() if k != "ok")
+            kind = "ok" if (h % 10_000) / 10_000 >= self.rate else self.kinds[faults % len(self.kinds)]
             self.served[kind] += 1
         return kind
 
