@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from evoarena.api.attempt import Attempt
 from evoarena.api.task import Feedback, TaskView
 from evoarena.harness import HarnessWorkspace
-from evoarena.models import RoleModel
+from evoarena.models import Completion, GenParams, Message
 
 
 @dataclass(frozen=True)
@@ -24,6 +24,24 @@ class Reply:
     @property
     def cut_off(self) -> bool:
         return self.finish_reason == "length"
+
+
+class RoleHandle(Protocol):
+    """A role's model as a method sees it: no store, cache or backend (the call is made and ledgered by the cell)."""
+
+    @property
+    def role(self) -> str: ...
+
+    @property
+    def model_name(self) -> str: ...
+
+    @property
+    def default_params(self) -> GenParams: ...
+
+    def complete(self, messages: Sequence[Message], params: GenParams | None = None, *,
+                 sample_index: int = 0) -> Completion:
+        """One call; a provider error after retries raises `ModelCallError`."""
+        ...
 
 
 class PracticeContext(Protocol):
@@ -44,7 +62,7 @@ class PracticeContext(Protocol):
         """Submitted attempts so far in this step."""
         ...
 
-    def model(self, role: str) -> RoleModel:
+    def model(self, role: str) -> RoleHandle:
         """The model mapped to `role` (KeyError naming the mapped roles otherwise)."""
         ...
 

@@ -18,9 +18,11 @@ from evoarena.api import GRADING_PHASE, Benchmark, Method, Task, TaskView
 from evoarena.harness import HarnessWorkspace, Manifest, load_tree, save_version, tree_hash
 from evoarena.models import CallScope, RoleModel, attributed
 from evoarena.protocol.budget import BudgetExhausted, BudgetMeter
-from evoarena.protocol.context import StepContext, _Grader
+from evoarena.protocol.channel import serving
+from evoarena.protocol.context import StepContext
 from evoarena.protocol.evaluate import Evaluator, evaluate_tree, mean_score
 from evoarena.protocol.splits import PracticeSplits
+from evoarena.protocol.step_service import Grader, StepService
 from evoarena.spec import ExperimentSpec, MethodSpec
 from evoarena.store import AttemptRow, RunStore
 from evoarena.store.calls import errors_since, last_call_id
@@ -68,7 +70,7 @@ class CellRunner:
         self.method = method
         self.meter = BudgetMeter(spec.budget)
         self.ws = HarnessWorkspace(store.run_dir / "cells" / plan.cell / "harness")
-        self.grader = _Grader({t.id: t for t in practice.train + practice.val}, benchmark.grade)
+        self.grader = Grader({t.id: t for t in practice.train + practice.val}, benchmark.grade)
 
     # -- helpers --------------------------------------------------------------------------------
     def _models(self, phase: str, meter: BudgetMeter | None, unit: str | None = None) -> dict[str, RoleModel]:
@@ -161,20 +163,22 @@ class CellRunner:
         before = load_tree(self.store, current)
         self.ws.replace_all(before)
         note = self.benchmark.update_note(self.plan.method.params.get("update_note"), task)
-        ctx = StepContext(
-            method=self.method, benchmark=self.benchmark, harness=self.ws,
-            models=self._models("practice", self.meter, key), grader=self.grader,
-            train=visible[0] if visible else self.practice_splits.views("train"),
-            val=visible[1] if visible else self.practice_splits.views("val"),
-            meter=self.meter, rng=random.Random(f"{self.plan.seed}:{self.plan.cell}:{key}"), step=n,
-            version_id=current, update_note=note,
-            attempt_limit=attempt_limit, first_attempt=first_attempt,
-            on_event=functools.partial(_store_event, self.store, self.plan.cell, key),  # no handle to the runner
-        )
+        models = self._models("practice", self.meter, key)
+        service = StepService(method=self.method, benchmark=self.benchmark, models=models, grader=self.grader,
+                              meter=self.meter, on_event=functools.partial(_store_event, self.store, self.plan.cell,
+                                                                           key))
         status, version = "ok", current
         since = self._last_call_id()
         try:
-            with attributed(CallScope(cell=self.plan.cell, unit=key)):  # a judge grading this step's attempts
+            with attributed(CallScope(cell=self.plan.cell, unit=key)), serving(service.handle) as port:
+                ctx = StepContext(
+                    port=port, harness=self.ws,
+                    roles={role: (m.model_name, m.default_params) for role, m in models.items()},
+                    train=visible[0] if visible else self.practice_splits.views("train"),
+                    val=visible[1] if visible else self.practice_splits.views("val"),
+                    rng=random.Random(f"{self.plan.seed}:{self.plan.cell}:{key}"), step=n, version_id=current,
+                    update_note=note, attempt_limit=attempt_limit, first_attempt=first_attempt,
+                )
                 manifest = self.method.practice(ctx, task.view())
         except BudgetExhausted as err:
             status, manifest = "budget", None
@@ -185,10 +189,10 @@ class CellRunner:
         if status == "ok" and tree_hash(tree) != current:
             version = save_version(self.store, self.plan.cell, tree, parents=[current], method=self.method.name,
                                    manifest=manifest or Manifest(intent="(method gave no manifest)"), step=key)
-        passed = any(r.passed for r in ctx.attempt_rows if r.phase == "practice")  # rollouts never pass a stage
+        passed = any(r.passed for r in service.attempt_rows if r.phase == "practice")  # rollouts never pass a stage
         result = {"version": version, "budget": self.meter.state(), "status": status, "checkpoint": checkpoint,
-                  "rejections": ctx.rejections, "passed": passed}
-        self._finish(key, result, ctx.attempt_rows)
+                  "rejections": service.rejections, "passed": passed}
+        self._finish(key, result, service.attempt_rows)
         return result
 
     def _select(self, candidates: list[str]) -> str:

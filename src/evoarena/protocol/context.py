@@ -1,41 +1,35 @@
-"""The practice context the runner hands a method (`api.PracticeContext`): its harness, its role models, and
-train/val tasks only."""
+"""The practice context the runner hands a method (`api.PracticeContext`): its harness, its roles, train/val tasks
+and a `channel.Port` to its cell. It holds no benchmark, store, grader or role model: each request crosses the
+channel to the cell's `StepService`, as a copy (docs/security.md)."""
 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Mapping
-from dataclasses import replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
-from evoarena.api import Attempt, Benchmark, Feedback, Method, Reply, Task, TaskView, TestSplitLocked
+from evoarena.api import Attempt, Feedback, Reply, TaskView
 from evoarena.harness import HarnessWorkspace
-from evoarena.models import Message, ModelCallError, RoleModel
-from evoarena.protocol.budget import BudgetMeter
-from evoarena.protocol.evaluate import attempt_row
-from evoarena.protocol.solve import solve
-from evoarena.store import AttemptRow
+from evoarena.models import Completion, GenParams, Message, ModelCallError
+from evoarena.protocol.channel import Port
 
 
-class _Grader:
-    """Grades train/val tasks. It holds no test task and no handle to the benchmark's generator."""
+@dataclass(frozen=True)
+class RoleClient:
+    """A role's model as a method sees it: its name, its default parameters and `complete`. No store, cache or
+    backend: a call crosses the channel and is made, cached and ledgered on the cell's side."""
 
-    def __init__(self, tasks: Mapping[str, Task], grade: Callable[..., Feedback]) -> None:
-        self._tasks = dict(tasks)
-        self._grade = grade
-        self._memo: dict[tuple[str, str | None, int], Feedback] = {}
+    role: str
+    model_name: str
+    default_params: GenParams
+    _port: Port
 
-    def task(self, task_id: str) -> Task:
-        if task_id not in self._tasks:
-            raise TestSplitLocked(f"task {task_id!r} is not a train/val task; methods cannot grade it")
-        return self._tasks[task_id]
-
-    def grade(self, task_id: str, answer: str | None, attempt: int = 1) -> Feedback:
-        """Memoised: grading may run programs in the sandbox, and a method asks again for the same attempt."""
-        key = (task_id, answer, attempt)
-        if key not in self._memo:
-            self._memo[key] = self._grade(self.task(task_id), answer, attempt=attempt)
-        return self._memo[key]
+    def complete(self, messages: Sequence[Message], params: GenParams | None = None, *,
+                 sample_index: int = 0) -> Completion:
+        """As `RoleModel.complete`; a provider error after retries raises `ModelCallError`."""
+        return self._port.call("complete", role=self.role, messages=tuple(messages), params=params,
+                               sample_index=sample_index)
 
 
 class StepContext:
@@ -46,21 +40,17 @@ class StepContext:
     def __init__(
         self,
         *,
-        method: Method,
-        benchmark: Benchmark,
+        port: Port,
         harness: HarnessWorkspace,
-        models: Mapping[str, RoleModel],
-        grader: _Grader,
+        roles: Mapping[str, tuple[str, GenParams]],
         train: tuple[TaskView, ...],
         val: tuple[TaskView, ...],
-        meter: BudgetMeter,
         rng: random.Random,
         step: int,
         version_id: str,
         update_note: str | None = None,
         attempt_limit: int | None = None,
         first_attempt: int = 1,
-        on_event: Callable[[str, dict[str, Any]], None] = lambda kind, payload: None,
     ) -> None:
         self.harness = harness
         self.train = train
@@ -68,23 +58,17 @@ class StepContext:
         self.rng = rng
         self.step = step
         self.update_note = update_note
-        self._method = method
-        self._benchmark = benchmark  # locked by the runner: it can no longer generate tasks
-        self._models = dict(models)
-        self._grader = grader
-        self._meter = meter
-        self._version_id = version_id
-        self._on_event = on_event
-        self.attempt_rows: list[AttemptRow] = []
-        self.rejections = 0
         self.attempt_limit = attempt_limit  # attempts allowed in this step (None: as the method likes)
+        self._port = port
+        self._roles = {role: RoleClient(role, name, params, port) for role, (name, params) in roles.items()}
+        self._version_id = version_id
         self._first_attempt = first_attempt  # the stage's attempt number of this step's first solve
         self._submitted: dict[str, int] = {}
 
-    def model(self, role: str) -> RoleModel:
-        if role not in self._models:
-            raise KeyError(f"role {role!r} is not mapped to a model in the spec (roles: {sorted(self._models)})")
-        return self._models[role]
+    def model(self, role: str) -> RoleClient:
+        if role not in self._roles:
+            raise KeyError(f"role {role!r} is not mapped to a model in the spec (roles: {sorted(self._roles)})")
+        return self._roles[role]
 
     def ask(
         self,
@@ -120,7 +104,7 @@ class StepContext:
         `attempt_limit` and recorded as a practice row; under the curriculum protocol it decides the stage."""
         if self.attempt_limit is not None and self.submitted >= self.attempt_limit:
             raise RuntimeError(f"this practice step allows {self.attempt_limit} attempt(s); check ctx.attempt_limit")
-        self._grader.task(task.id)
+        self._port.call("check", task_id=task.id)
         number = self._first_attempt + self._submitted.get(task.id, 0)
         self._submitted[task.id] = self._submitted.get(task.id, 0) + 1
         return self._run(task, tree, sample_index, number, "practice")
@@ -129,7 +113,6 @@ class StepContext:
         """One internal evaluation (GEPA's minibatch and val scores, EvoSkill's validation, a GRPO group's other
         samples, ACE's re-generation): graded like the step's current attempt but never submitted, so it does
         not use up `attempt_limit` nor decide a stage. It still counts against the cell's budget."""
-        self._grader.task(task.id)
         number = self._first_attempt + max(self._submitted.get(task.id, 0) - 1, 0)
         return self._run(task, tree, sample_index, number, "rollout")
 
@@ -138,42 +121,38 @@ class StepContext:
         """Submitted attempts so far in this step."""
         return sum(self._submitted.values())
 
-    def _run(
-        self, task: TaskView, tree: Mapping[str, str] | None, sample_index: int, number: int, phase: str
-    ) -> Attempt:
-        self._meter.before_attempt()
-        use_tree = self.harness.tree() if tree is None else tree
-        attempt = solve(self._method, self._benchmark, use_tree, task, self.model("solver"), sample_index=sample_index)
-        attempt = replace(attempt, number=number)
-        fb = None if attempt.error else self._grader.grade(task.id, attempt.answer, number)
+    def _run(self, task: TaskView, tree: Mapping[str, str] | None, sample_index: int, number: int,
+             phase: str) -> Attempt:
+        use_tree = self.harness.tree() if tree is None else dict(tree)
         version = self._version_id if tree is None else "custom"
-        self.attempt_rows.append(attempt_row(attempt, fb, phase=phase, task_id=task.id, version_id=version))
+        attempt: Attempt = self._port.call("attempt", task=task, tree=use_tree, sample_index=sample_index,
+                                           number=number, phase=phase, version=version)
         return attempt
 
     def feedback(self, task: TaskView, attempt: Attempt) -> Feedback:
         """Grader feedback for a train/val attempt. A provider error is not feedback: it raises."""
         if attempt.error:
             raise RuntimeError(f"attempt on {task.id} had a provider error; it cannot be graded")
-        return self._grader.grade(task.id, attempt.answer, attempt.number)
+        feedback: Feedback = self._port.call("grade", task_id=task.id, answer=attempt.answer, number=attempt.number)
+        return feedback
 
     def observation(self, task: TaskView, attempt: Attempt) -> str | None:
         """The execution output of a train/val attempt (`Benchmark.observation`); None where answers are only
         graded or the attempt had a provider error."""
         if attempt.error:
             return None
-        return self._benchmark.observation(self._grader.grade(task.id, attempt.answer, attempt.number))
+        out: str | None = self._port.call("observation", task_id=task.id, answer=attempt.answer,
+                                          number=attempt.number)
+        return out
 
     def label(self, task: TaskView) -> str:
         """The reference answer of a train task (as DSPy's labeled demos use). Val and test are refused."""
-        t = self._grader.task(task.id)
-        if t.split != "train":
-            raise TestSplitLocked(f"labels are only available for train tasks, not {t.split}")
-        return t.reference
+        out: str = self._port.call("label", task_id=task.id)
+        return out
 
     def reject(self, what: str, raw: str, reason: str) -> None:
         """Record malformed model output that the method refused to adopt."""
-        self.rejections += 1
-        self._on_event("rejected_output", {"what": what, "reason": reason, "raw": raw[:4000]})
+        self._port.call("event", kind="rejected_output", payload={"what": what, "reason": reason, "raw": raw[:4000]})
 
     def log(self, kind: str, payload: dict[str, Any]) -> None:
-        self._on_event(kind, payload)
+        self._port.call("event", kind=kind, payload=payload)
