@@ -166,7 +166,9 @@ class CellRunner:
         models = self._models("practice", self.meter, key)
         service = StepService(method=self.method, benchmark=self.benchmark, models=models, grader=self.grader,
                               meter=self.meter, on_event=functools.partial(_store_event, self.store, self.plan.cell,
-                                                                           key))
+                                                                           key),
+                              current_tree=self.ws.tree, version_id=current, attempt_limit=attempt_limit,
+                              first_attempt=first_attempt)
         status, version = "ok", current
         since = self._last_call_id()
         try:
@@ -176,8 +178,8 @@ class CellRunner:
                     roles={role: (m.model_name, m.default_params) for role, m in models.items()},
                     train=visible[0] if visible else self.practice_splits.views("train"),
                     val=visible[1] if visible else self.practice_splits.views("val"),
-                    rng=random.Random(f"{self.plan.seed}:{self.plan.cell}:{key}"), step=n, version_id=current,
-                    update_note=note, attempt_limit=attempt_limit, first_attempt=first_attempt,
+                    rng=random.Random(f"{self.plan.seed}:{self.plan.cell}:{key}"), step=n,
+                    update_note=note, attempt_limit=attempt_limit,
                 )
                 manifest = self.method.practice(ctx, task.view())
         except BudgetExhausted as err:

@@ -1,10 +1,12 @@
-"""The narrow channel between a method and its cell. A request and its answer cross as pickled copies and an
-exception as a fresh one of the same type without traceback or context, so nothing the method holds leads back to
-an object of the cell's (benchmark, store, grader, evaluator) by attributes, closures or bound methods."""
+"""The narrow channel between a method and its cell. A request crosses as JSON (plain values only, so the cell never
+unpickles what a method sends), its answer as a pickled copy and an exception as a fresh one of the same type without
+traceback or context: nothing the method holds leads back to an object of the cell's (benchmark, store, grader,
+evaluator) by attributes, closures or bound methods."""
 
 from __future__ import annotations
 
 import contextvars
+import json
 import pickle
 import queue
 import threading
@@ -27,7 +29,7 @@ class Port:
     def call(self, op: str, **args: Any) -> Any:
         """Send `op` with `args` and wait for the answer; a failure on the cell's side is raised here."""
         reply: queue.Queue[tuple[bool, bytes]] = queue.Queue(maxsize=1)
-        self._inbox.put((op, pickle.dumps(args), reply))
+        self._inbox.put((op, json.dumps(args).encode(), reply))
         ok, data = reply.get()
         value = pickle.loads(data)
         if ok:
@@ -53,7 +55,7 @@ def _serve(inbox: queue.Queue[_Request | None], handler: Handler) -> None:
     while (item := inbox.get()) is not None:
         op, data, reply = item
         try:
-            reply.put((True, pickle.dumps(handler(op, pickle.loads(data)))))
+            reply.put((True, pickle.dumps(handler(op, json.loads(data)))))
         except BaseException as err:  # noqa: BLE001 - every failure goes back to the caller, bare
             reply.put((False, pickle.dumps(bare(err))))
 

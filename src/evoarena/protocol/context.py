@@ -28,8 +28,10 @@ class RoleClient:
     def complete(self, messages: Sequence[Message], params: GenParams | None = None, *,
                  sample_index: int = 0) -> Completion:
         """As `RoleModel.complete`; a provider error after retries raises `ModelCallError`."""
-        return self._port.call("complete", role=self.role, messages=tuple(messages), params=params,
-                               sample_index=sample_index)
+        out: Completion = self._port.call(
+            "complete", role=self.role, messages=[[m.role, m.content] for m in messages],
+            params=None if params is None else params.as_dict(), sample_index=sample_index)
+        return out
 
 
 class StepContext:
@@ -47,10 +49,8 @@ class StepContext:
         val: tuple[TaskView, ...],
         rng: random.Random,
         step: int,
-        version_id: str,
         update_note: str | None = None,
         attempt_limit: int | None = None,
-        first_attempt: int = 1,
     ) -> None:
         self.harness = harness
         self.train = train
@@ -61,9 +61,7 @@ class StepContext:
         self.attempt_limit = attempt_limit  # attempts allowed in this step (None: as the method likes)
         self._port = port
         self._roles = {role: RoleClient(role, name, params, port) for role, (name, params) in roles.items()}
-        self._version_id = version_id
-        self._first_attempt = first_attempt  # the stage's attempt number of this step's first solve
-        self._submitted: dict[str, int] = {}
+        self._submitted = 0
 
     def model(self, role: str) -> RoleClient:
         if role not in self._roles:
@@ -102,31 +100,25 @@ class StepContext:
     def solve(self, task: TaskView, *, tree: Mapping[str, str] | None = None, sample_index: int = 0) -> Attempt:
         """One submitted attempt with the current harness (or `tree`): counted against the step's
         `attempt_limit` and recorded as a practice row; under the curriculum protocol it decides the stage."""
-        if self.attempt_limit is not None and self.submitted >= self.attempt_limit:
-            raise RuntimeError(f"this practice step allows {self.attempt_limit} attempt(s); check ctx.attempt_limit")
-        self._port.call("check", task_id=task.id)
-        number = self._first_attempt + self._submitted.get(task.id, 0)
-        self._submitted[task.id] = self._submitted.get(task.id, 0) + 1
-        return self._run(task, tree, sample_index, number, "practice")
+        attempt = self._attempt(task, tree, sample_index, submit=True)
+        self._submitted += 1
+        return attempt
 
     def rollout(self, task: TaskView, *, tree: Mapping[str, str] | None = None, sample_index: int = 0) -> Attempt:
         """One internal evaluation (GEPA's minibatch and val scores, EvoSkill's validation, a GRPO group's other
         samples, ACE's re-generation): graded like the step's current attempt but never submitted, so it does
         not use up `attempt_limit` nor decide a stage. It still counts against the cell's budget."""
-        number = self._first_attempt + max(self._submitted.get(task.id, 0) - 1, 0)
-        return self._run(task, tree, sample_index, number, "rollout")
+        return self._attempt(task, tree, sample_index, submit=False)
 
     @property
     def submitted(self) -> int:
         """Submitted attempts so far in this step."""
-        return sum(self._submitted.values())
+        return self._submitted
 
-    def _run(self, task: TaskView, tree: Mapping[str, str] | None, sample_index: int, number: int,
-             phase: str) -> Attempt:
-        use_tree = self.harness.tree() if tree is None else dict(tree)
-        version = self._version_id if tree is None else "custom"
-        attempt: Attempt = self._port.call("attempt", task=task, tree=use_tree, sample_index=sample_index,
-                                           number=number, phase=phase, version=version)
+    def _attempt(self, task: TaskView, tree: Mapping[str, str] | None, sample_index: int, *, submit: bool) -> Attempt:
+        """The cell numbers the attempt, enforces the step's limit and reads the harness when `tree` is None."""
+        attempt: Attempt = self._port.call("attempt", task_id=task.id, tree=None if tree is None else dict(tree),
+                                           sample_index=sample_index, submit=submit)
         return attempt
 
     def feedback(self, task: TaskView, attempt: Attempt) -> Feedback:

@@ -1,5 +1,7 @@
 """The cell's side of one practice step: the only holder of the benchmark, the grader, the role models (and through
-them the ledger and the store) and the budget meter. A method reaches it only through `channel.Port` requests."""
+them the ledger and the store) and the budget meter. A method reaches it only through `channel.Port` requests,
+whose arguments are plain JSON values checked here; attempt numbers, the step's attempt limit and the harness
+version an attempt ran on are decided here, not by the method."""
 
 from __future__ import annotations
 
@@ -7,8 +9,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from evoarena.api import Benchmark, Feedback, Method, Task, TestSplitLocked
-from evoarena.models import RoleModel
+from evoarena.api import Attempt, Benchmark, Feedback, Method, Task, TestSplitLocked
+from evoarena.models import Completion, GenParams, Message, RoleModel
 from evoarena.protocol.budget import BudgetMeter
 from evoarena.protocol.evaluate import attempt_row
 from evoarena.protocol.solve import solve
@@ -24,7 +26,7 @@ class Grader:
         self._memo: dict[tuple[str, str | None, int], Feedback] = {}
 
     def task(self, task_id: str) -> Task:
-        if task_id not in self._tasks:
+        if not isinstance(task_id, str) or task_id not in self._tasks:
             raise TestSplitLocked(f"task {task_id!r} is not a train/val task; methods cannot grade it")
         return self._tasks[task_id]
 
@@ -49,6 +51,10 @@ class StepService:
         grader: Grader,
         meter: BudgetMeter,
         on_event: Callable[[str, dict[str, Any]], None],
+        current_tree: Callable[[], Mapping[str, str]],
+        version_id: str,
+        attempt_limit: int | None = None,
+        first_attempt: int = 1,
     ) -> None:
         self._method = method  # its build_messages assembles solver prompts, as at test
         self._benchmark = benchmark
@@ -56,36 +62,60 @@ class StepService:
         self._grader = grader
         self._meter = meter
         self._on_event = on_event
+        self._current_tree = current_tree
+        self._version_id = version_id
+        self._attempt_limit = attempt_limit
+        self._first_attempt = first_attempt
+        self._submitted: dict[str, int] = {}
         self.attempt_rows: list[AttemptRow] = []
         self.rejections = 0
 
     def handle(self, op: str, args: dict[str, Any]) -> Any:
-        handler = getattr(self, f"_op_{op}", None)
-        if handler is None:
+        handler = getattr(self, f"_op_{op}", None) if isinstance(op, str) and op.isidentifier() else None
+        if handler is None or not isinstance(args, dict):
             raise ValueError(f"unknown request {op!r}")
         return handler(**args)
 
-    def _op_complete(self, role: str, messages: Any, params: Any, sample_index: int) -> Any:
-        return self._models[role].complete(messages, params, sample_index=sample_index)
+    def _op_complete(self, role: str, messages: list[list[str]], params: dict[str, Any] | None,
+                     sample_index: int) -> Completion:
+        if role not in self._models:
+            raise KeyError(f"role {role!r} is not mapped to a model in the spec (roles: {sorted(self._models)})")
+        msgs = [Message(_text(r), _text(c)) for r, c in messages]
+        gen = None if params is None else GenParams(**{**params, "stop": tuple(params.get("stop", ()))})
+        return self._models[role].complete(msgs, gen, sample_index=_int(sample_index))
 
     def _op_check(self, task_id: str) -> None:
         self._grader.task(task_id)
 
-    def _op_attempt(self, task: Any, tree: Mapping[str, str], sample_index: int, number: int, phase: str,
-                    version: str) -> Any:
-        self._grader.task(task.id)
+    def _op_attempt(self, task_id: str, tree: dict[str, str] | None, sample_index: int, submit: bool) -> Attempt:
+        """A submitted attempt (`submit`: counted against the step's limit, numbered in its stage) or a rollout
+        (graded like the step's current attempt, never submitted)."""
+        task = self._grader.task(task_id)
+        done = self._submitted.get(task.id, 0)
+        if submit:
+            if self._attempt_limit is not None and sum(self._submitted.values()) >= self._attempt_limit:
+                raise RuntimeError(f"this practice step allows {self._attempt_limit} attempt(s); "
+                                   "check ctx.attempt_limit")
+            number = self._first_attempt + done
+            self._submitted[task.id] = done + 1
+        else:
+            number = self._first_attempt + max(done - 1, 0)
+        use_tree = dict(self._current_tree()) if tree is None else {_text(k): _text(v) for k, v in tree.items()}
         self._meter.before_attempt()
-        attempt = solve(self._method, self._benchmark, tree, task, self._models["solver"], sample_index=sample_index)
+        attempt = solve(self._method, self._benchmark, use_tree, task.view(), self._models["solver"],
+                        sample_index=_int(sample_index))
         attempt = replace(attempt, number=number)
         fb = None if attempt.error else self._grader.grade(task.id, attempt.answer, number)
+        phase = "practice" if submit else "rollout"
+        version = self._version_id if tree is None else "custom"
         self.attempt_rows.append(attempt_row(attempt, fb, phase=phase, task_id=task.id, version_id=version))
         return attempt
 
     def _op_grade(self, task_id: str, answer: str | None, number: int) -> Feedback:
-        return self._grader.grade(task_id, answer, number)
+        return self._grader.grade(task_id, _answer(answer), _int(number))
 
     def _op_observation(self, task_id: str, answer: str | None, number: int) -> str | None:
-        return self._benchmark.observation(self._grader.grade(task_id, answer, number))
+        return self._benchmark.observation(self._grader.grade(task_id, _answer(answer), _int(number)))
 
     def _op_label(self, task_id: str) -> str:
         t = self._grader.task(task_id)
@@ -96,5 +126,20 @@ class StepService:
     def _op_event(self, kind: str, payload: dict[str, Any]) -> None:
         if kind == "rejected_output":
             self.rejections += 1
-        self._on_event(kind, payload)
+        self._on_event(_text(kind), dict(payload))
 
+
+def _text(value: object) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"expected a string, got {type(value).__name__}")
+    return value
+
+
+def _answer(value: object) -> str | None:
+    return None if value is None else _text(value)
+
+
+def _int(value: object) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"expected an integer, got {type(value).__name__}")
+    return value
