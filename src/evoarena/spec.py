@@ -95,6 +95,10 @@ class ProtocolSpec(_Strict):
     # "stop": a unit with a provider error (after retries) is not kept and the run stops, to be resumed;
     # "record": keep the error rows (excluded from accuracy, counted in n_errors) and go on.
     on_provider_error: Literal["stop", "record"] = "stop"
+    # "in-process": a method runs in the cell's thread, trusted code (docs/security.md); "process": in a child
+    # process of its own (inside bubblewrap where it works) that never holds the test split, the grader's data or
+    # the run database, talking to its cell over a pipe (`evoarena run --certified`).
+    isolation: Literal["in-process", "process"] = "in-process"
 
 
 class ExperimentSpec(_Strict):
@@ -160,7 +164,10 @@ class ExperimentSpec(_Strict):
         return self.evidence or "scaled"
 
     def spec_hash(self) -> str:
-        blob = json.dumps(self.model_dump(mode="json"), sort_keys=True).encode()
+        data = self.model_dump(mode="json")
+        if data["protocol"]["isolation"] == "in-process":  # the default leaves the hashes of earlier runs as they were
+            del data["protocol"]["isolation"]
+        blob = json.dumps(data, sort_keys=True).encode()
         return hashlib.sha256(blob).hexdigest()
 
 

@@ -12,10 +12,16 @@ import queue
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Protocol
 
 Handler = Callable[[str, dict[str, Any]], Any]
 _Request = tuple[str, bytes, "queue.Queue[tuple[bool, bytes]]"]
+
+
+class Caller(Protocol):
+    """A method's end of the channel: a `Port` in the cell's process, a pipe in the method's own process."""
+
+    def call(self, op: str, **args: Any) -> Any: ...
 
 
 class Port:

@@ -12,7 +12,7 @@ from typing import Any
 from evoarena.api import Attempt, Feedback, Reply, TaskView
 from evoarena.harness import HarnessWorkspace
 from evoarena.models import Completion, GenParams, Message, ModelCallError
-from evoarena.protocol.channel import Port
+from evoarena.protocol.channel import Caller
 
 
 @dataclass(frozen=True)
@@ -23,7 +23,7 @@ class RoleClient:
     role: str
     model_name: str
     default_params: GenParams
-    _port: Port
+    _port: Caller
 
     def complete(self, messages: Sequence[Message], params: GenParams | None = None, *,
                  sample_index: int = 0) -> Completion:
@@ -42,7 +42,7 @@ class StepContext:
     def __init__(
         self,
         *,
-        port: Port,
+        port: Caller,
         harness: HarnessWorkspace,
         roles: Mapping[str, tuple[str, GenParams]],
         train: tuple[TaskView, ...],
@@ -148,3 +148,15 @@ class StepContext:
 
     def log(self, kind: str, payload: dict[str, Any]) -> None:
         self._port.call("event", kind=kind, payload=payload)
+
+
+def step_args(ctx: StepContext) -> dict[str, Any]:
+    """What a method's own process needs to rebuild `ctx` (everything but the channel, which it has)."""
+    return {"train": ctx.train, "val": ctx.val, "rng": ctx.rng.getstate(), "step": ctx.step,
+            "update_note": ctx.update_note, "attempt_limit": ctx.attempt_limit,
+            "roles": {role: (m.model_name, m.default_params) for role, m in ctx._roles.items()}}
+
+
+def relay(ctx: StepContext, op: str, args: dict[str, Any]) -> Any:
+    """Pass a request from a method's own process to the cell, through this context's channel."""
+    return ctx._port.call(op, **args)

@@ -15,6 +15,7 @@ from evoarena.protocol.cell import CellPlan, CellRunner, Progress
 from evoarena.protocol.curriculum import CurriculumCellRunner
 from evoarena.protocol.evaluate import Evaluator
 from evoarena.protocol.grading import bind_grading
+from evoarena.protocol.isolated import IsolatedMethod, isolated
 from evoarena.protocol.probes import DEFAULT_THRESHOLD, ProbeSummary, plan_probes, run_probes
 from evoarena.protocol.roles import role_map, role_params
 from evoarena.protocol.splits import split_tasks
@@ -117,15 +118,20 @@ def run_experiment(
 
     def run_cell(plan: CellPlan) -> str:
         halt.check()  # a cell that starts after the run stopped does nothing
+        method: Method | None = None
         try:
             method_cls = resolved.methods[plan.condition]
             models = _role_models(spec, plan.method, method_cls, store, cache, backends, plan.seed, halt)
+            method = _method(spec, method_cls, plan, store.run_dir, cache)
             runner = CurriculumCellRunner if benchmark.protocol == "curriculum" else CellRunner
             return runner(plan, spec=spec, store=store, benchmark=benchmark, practice=practice, evaluator=evaluator,
-                          models=models, method=method_cls(**plan.method.params), progress=progress).run()
+                          models=models, method=method, progress=progress).run()
         except BaseException as err:
             halt.set(f"{plan.cell}: {type(err).__name__}")
             raise
+        finally:
+            if isinstance(method, IsolatedMethod):
+                method.close()
 
     plans = plan_cells(spec)
     try:
@@ -139,6 +145,17 @@ def run_experiment(
     from evoarena.protocol.reporting import rebuild_report
 
     return rebuild_report(store)
+
+
+def _method(spec: ExperimentSpec, method_cls: type[Method], plan: CellPlan, run_dir: Path,
+            cache: ResponseCache) -> Method:
+    """The cell's method: in the cell's thread, or (`protocol.isolation: process`) a stand-in for one in its own
+    process, whose only writable directory is the cell's harness and which sees neither the run directory nor the
+    response cache."""
+    if spec.protocol.isolation == "in-process":
+        return method_cls(**plan.method.params)
+    harness = Path(run_dir) / "cells" / plan.cell / "harness"
+    return isolated(method_cls, plan.method.params, harness=harness, masked=[Path(run_dir), cache.path.parent])
 
 
 def _run_all(plans: list[CellPlan], run_cell: Callable[[CellPlan], str], parallel: int, halt: Halt) -> None:

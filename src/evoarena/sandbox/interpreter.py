@@ -53,10 +53,10 @@ def _inspect(exe: str) -> Interpreter:
     found = {os.path.dirname(os.path.dirname(p)) for p in (real, os.path.realpath(real))}
     found.update(reported[1:])
     found |= {os.path.realpath(p) for p in found}
-    return Interpreter(real, _roots(found))
+    return Interpreter(real, outermost_dirs(found))
 
 
-def _roots(found: set[str]) -> tuple[str, ...]:
+def outermost_dirs(found: set[str]) -> tuple[str, ...]:
     """The outermost of ``found``, leaving out ``/`` and what the system binds already cover."""
     covered = [d for d in SYSTEM_DIRS if os.path.isdir(d) and not os.path.islink(d)]
     roots: list[str] = []

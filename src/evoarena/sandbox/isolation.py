@@ -122,8 +122,10 @@ def _runs(argv: Sequence[str]) -> bool:
     return done.returncode == 0
 
 
-def bwrap_prefix(det: Detected, scratch: str | None, python_roots: Sequence[str], limits: SandboxLimits) -> list[str]:
-    """The bubblewrap command line that runs what follows it inside the sandbox."""
+def bwrap_prefix(det: Detected, scratch: str | None, python_roots: Sequence[str], limits: SandboxLimits,
+                 masked: Sequence[str] = ()) -> list[str]:
+    """The bubblewrap command line that runs what follows it inside the sandbox. `masked` directories (inside a
+    read-only root) are hidden under an empty tmpfs; the scratch dir is bound after them, so it may lie inside one."""
     assert det.bwrap is not None
     argv = [det.bwrap, "--unshare-all"]
     if det.hardened:
@@ -146,6 +148,9 @@ def bwrap_prefix(det: Detected, scratch: str | None, python_roots: Sequence[str]
     argv += ["--tmpfs", "/tmp"]
     for root in python_roots:
         argv += ["--ro-bind", root, root]
+    for path in masked:
+        if os.path.isdir(path):
+            argv += ["--tmpfs", path]
     if scratch is not None:
         argv += ["--bind", scratch, scratch]
     argv += ["--remount-ro", "/"]  # the sandbox's root; /tmp and the scratch dir stay writable

@@ -1,0 +1,158 @@
+"""`protocol.isolation: process`: a method that runs in a child process of its own (`method_child`), inside
+bubblewrap where it works. The cell keeps this stand-in, which forwards `initialize`, `practice`, `build_messages`
+and `context` to the child and relays the child's requests to the step's channel. What the child sends is JSON,
+checked here; it never holds the test split, the grader's data or the run database."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import threading
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import evoarena
+from evoarena.api import Method, TaskView
+from evoarena.harness import HarnessWorkspace, Manifest
+from evoarena.models import GenParams, Message, RunHalted
+from evoarena.protocol.budget import BudgetExhausted
+from evoarena.protocol.channel import bare
+from evoarena.protocol.context import StepContext, relay, step_args
+from evoarena.protocol.wire import ChannelClosed, recv_json, send_pickle
+from evoarena.sandbox.spawn import SpawnedChild, spawn_python
+
+CHILD = "evoarena.protocol.method_child"
+_FATAL = (BudgetExhausted, RunHalted)  # raised by the cell while relaying; the child only passes them on
+
+
+class MethodProcessError(RuntimeError):
+    """The method failed (or died) in its own process."""
+
+
+def isolated(method_cls: type[Method], params: Mapping[str, Any], *, harness: Path, masked: Sequence[Path],
+             readable: Sequence[str] = ()) -> IsolatedMethod:
+    """A stand-in for `method_cls(**params)` whose code runs in a child process with `harness` its only writable
+    directory and `masked` (the run directory, the response cache) hidden."""
+    stand_in = type(f"Isolated{method_cls.__name__}", (IsolatedMethod,),
+                    {"name": method_cls.name, "roles": method_cls.roles, "defaults": method_cls.defaults,
+                     "__module__": __name__})
+    return stand_in(method_cls, dict(params), harness, masked, readable)
+
+
+class IsolatedMethod(Method):
+    name = "isolated"
+
+    def __init__(self, method_cls: type[Method], params: dict[str, Any], harness: Path, masked: Sequence[Path],
+                 readable: Sequence[str]) -> None:
+        self.params = method_cls.check_params(params)
+        self._cls = method_cls
+        self._lock = threading.Lock()
+        self._relaying = threading.Event()
+        harness.mkdir(parents=True, exist_ok=True)
+        package_root = str(Path(evoarena.__file__).resolve().parents[1])
+        code, path = _code_of(method_cls)
+        self._child: SpawnedChild = spawn_python(
+            CHILD, writable=str(harness.resolve()), readable=[package_root, *code, *readable],
+            masked=[str(m.resolve()) for m in masked])
+        self.level = self._child.level
+        ref = f"{method_cls.__module__}:{method_cls.__qualname__}"
+        self._exchange(("hello", {"method": ref, "params": self.params, "harness": str(harness.resolve()),
+                                  "sys_path": path}), None)
+
+    # -- the Method interface, forwarded ------------------------------------------------------------
+    def initialize(self, ws: HarnessWorkspace, system_prompt: str, solver_params: GenParams) -> None:
+        self._exchange(("initialize", system_prompt, solver_params), None)
+
+    def practice(self, ctx: Any, task: TaskView) -> Manifest | None:
+        assert isinstance(ctx, StepContext)
+        value = self._exchange(("practice", step_args(ctx), task), ctx)
+        return None if value is None else _manifest(value)
+
+    def build_messages(self, tree: Mapping[str, str], task_text: str, task: TaskView) -> list[Message]:
+        value = self._exchange(("build_messages", dict(tree), task_text, task), None)
+        if not isinstance(value, list) or not all(isinstance(m, list) and len(m) == 2 and all(
+                isinstance(x, str) for x in m) for m in value):
+            raise MethodProcessError(f"{self.name}: build_messages returned something other than messages")
+        return [Message(role, content) for role, content in value]
+
+    def context(self, tree: Mapping[str, str], task: TaskView) -> str:
+        value = self._exchange(("context", dict(tree), task), None)
+        if not isinstance(value, str):
+            raise MethodProcessError(f"{self.name}: context returned {type(value).__name__}, not text")
+        return value
+
+    def close(self) -> None:
+        with self._lock:
+            try:
+                assert self._child.proc.stdin is not None
+                send_pickle(self._child.proc.stdin, ("stop",))
+            except OSError:
+                pass
+            self._child.close()
+
+    # -- the pipe -----------------------------------------------------------------------------------
+    def _exchange(self, command: tuple[Any, ...], ctx: StepContext | None) -> Any:
+        """Send `command`, relay the child's requests to `ctx`'s channel until it answers, and return the answer.
+        One exchange at a time (val and test evaluations may ask from several threads)."""
+        proc = self._child.proc
+        assert proc.stdin is not None and proc.stdout is not None
+        fatal: BaseException | None = None
+        # a command sent while the practice exchange relays a request (the attempt's solver prompt) runs nested:
+        # the child is waiting for that request's reply and answers the command first
+        nested = self._relaying.is_set() and ctx is None
+        with contextlib.nullcontext() if nested else self._lock:
+            try:
+                send_pickle(proc.stdin, command)
+                while True:
+                    msg = recv_json(proc.stdout)
+                    if not isinstance(msg, dict):
+                        raise MethodProcessError(f"{self.name}: unreadable message from the method's process")
+                    if "request" not in msg:
+                        break
+                    if ctx is None:
+                        send_pickle(proc.stdin, ("reply", False, RuntimeError("no step is running")))
+                        continue
+                    try:
+                        self._relaying.set()
+                        try:
+                            value = relay(ctx, str(msg["request"]), dict(msg.get("args") or {}))
+                        finally:
+                            self._relaying.clear()
+                        send_pickle(proc.stdin, ("reply", True, value))
+                    except Exception as err:  # noqa: BLE001 - the method sees it, as in-process
+                        if isinstance(err, _FATAL):
+                            fatal = err
+                        send_pickle(proc.stdin, ("reply", False, bare(err)))
+            except (ChannelClosed, OSError, ValueError) as err:
+                code = proc.poll()
+                raise MethodProcessError(f"{self.name}: the method's process went away ({err}; exit code {code})"
+                                         ) from None
+        if "error" in msg:
+            if fatal is not None and msg.get("error") == type(fatal).__name__:
+                raise fatal
+            raise MethodProcessError(f"{self.name} failed in its process: {msg.get('error')}: {msg.get('message')}")
+        return msg.get("done")
+
+
+def _code_of(method_cls: type[Method]) -> tuple[list[str], list[str]]:
+    """What the child must read to import `method_cls` from outside evoarena and the installed packages: its
+    top-level package directory (or lone module file) — never the directory around it, which may hold runs — and
+    the sys.path entry it is imported from."""
+    top = sys.modules[method_cls.__module__.partition(".")[0]]
+    where = getattr(top, "__file__", None)
+    if where is None:
+        return [], []
+    file = Path(where).resolve()
+    code = file.parent if file.name == "__init__.py" else file
+    covered = (Path(sys.prefix), Path(sys.base_prefix), Path(evoarena.__file__).parents[1])
+    if any(code.is_relative_to(p.resolve()) for p in covered):
+        return [], []
+    return [str(code)], [str(code.parent)]
+
+
+def _manifest(value: Any) -> Manifest:
+    if not isinstance(value, dict):
+        raise MethodProcessError("practice returned something other than a manifest")
+    lists = {k: [str(x) for x in value.get(k) or []] for k in ("expected_fixes", "expected_regressions")}
+    return Manifest(intent=str(value.get("intent", "")), evidence=str(value.get("evidence", "")), **lists)

@@ -1,0 +1,52 @@
+"""A long-lived Python child under the strongest isolation there is, talking over its stdin and stdout: what
+`protocol.isolation: process` runs a method in. Unlike `run_python` it is not a batch job: the caller owns the pipes
+and must call `SpawnedChild.close`."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import evoarena.sandbox.isolation as isolation
+from evoarena.sandbox.interpreter import outermost_dirs, resolve_python
+from evoarena.sandbox.limits import SandboxLimits
+from evoarena.sandbox.process import ProcessTree
+from evoarena.sandbox.runner import PYTHON_FLAGS
+
+
+@dataclass
+class SpawnedChild:
+    proc: subprocess.Popen[bytes]
+    level: str  # "bwrap" or "process" (no filesystem isolation: nothing weaker than bubblewrap hides files)
+    tree: ProcessTree
+
+    def close(self) -> None:
+        """End the child and everything it started."""
+        self.tree.kill_all()
+        for stream in (self.proc.stdin, self.proc.stdout):
+            if stream is not None:
+                stream.close()
+
+
+def spawn_python(module: str, *, writable: str, readable: Sequence[str] = (), masked: Sequence[str] = (),
+                 limits: SandboxLimits = SandboxLimits(network=False)) -> SpawnedChild:  # noqa: B008 - frozen
+    """`python -E -s -m module` in `writable` (its only writable directory, besides a private /tmp), seeing the
+    interpreter, `readable` and the system's libraries read-only, with `masked` directories hidden, no network and
+    a minimal environment (no API keys) — under bubblewrap where it works; otherwise a plain child process in a new
+    session with the same environment, which can read what this user can (the level says so)."""
+    interp = resolve_python(None)
+    det = isolation.detect()
+    env = {"PATH": "/usr/bin:/bin", "HOME": "/tmp" if det.bwrap else writable, "LANG": "C.UTF-8",
+           "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    program = [interp.executable, *PYTHON_FLAGS, "-m", module]
+    if det.bwrap is not None and "bwrap" in det.available:
+        roots = outermost_dirs({*interp.roots, *readable})
+        argv, level = [*isolation.bwrap_prefix(det, writable, roots, limits, masked=masked), *program], "bwrap"
+        env["TMPDIR"] = "/tmp"
+    else:
+        argv, level = program, "process"
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=writable, env=env,
+                            start_new_session=os.name != "nt", bufsize=0)
+    return SpawnedChild(proc, level, ProcessTree(proc))
