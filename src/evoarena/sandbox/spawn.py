@@ -33,16 +33,19 @@ class SpawnedChild:
 def spawn_python(module: str, *, writable: str, readable: Sequence[str] = (), masked: Sequence[str] = (),
                  limits: SandboxLimits = SandboxLimits(network=False)) -> SpawnedChild:  # noqa: B008 - frozen
     """`python -E -s -m module` in `writable` (its only writable directory, besides a private /tmp), seeing the
-    interpreter, `readable` and the system's libraries read-only, with `masked` directories hidden, no network and
-    a minimal environment (no API keys) — under bubblewrap where it works; otherwise a plain child process in a new
-    session with the same environment, which can read what this user can (the level says so)."""
+    interpreter, `readable` (directories or single files) and the system's libraries read-only, with `masked`
+    directories hidden, no network and a minimal environment (no API keys) — under bubblewrap where it works;
+    otherwise a plain child process in a new session with the same environment, which can read what this user can
+    (the level says so)."""
     interp = resolve_python(None)
     det = isolation.detect()
     env = {"PATH": "/usr/bin:/bin", "HOME": "/tmp" if det.bwrap else writable, "LANG": "C.UTF-8",
            "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     program = [interp.executable, *PYTHON_FLAGS, "-m", module]
     if det.bwrap is not None and "bwrap" in det.available:
-        roots = outermost_dirs({*interp.roots, *readable})
+        dirs = outermost_dirs({*interp.roots, *(p for p in readable if os.path.isdir(p))})
+        roots = (*dirs, *(p for p in readable if os.path.isfile(p) and not any(
+            p.startswith(d.rstrip(os.sep) + os.sep) for d in dirs)))
         argv, level = [*isolation.bwrap_prefix(det, writable, roots, limits, masked=masked), *program], "bwrap"
         env["TMPDIR"] = "/tmp"
     else:

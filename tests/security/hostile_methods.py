@@ -1,0 +1,98 @@
+"""Methods that attack their cell: they look for the test split, the run database and API keys by every route a
+curious or malicious method has, record what they found in their harness (the only place they may write), and try
+to forge test scores from a thread. Imported by name, so that a method's own process can import them too."""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import sqlite3
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from evoarena.api import Method, PracticeContext, TaskView, method
+from evoarena.harness import Manifest
+
+SECRET_ENV = "EVOARENA_TEST_SECRET_KEY"
+
+
+def _run_db(root: Path) -> Path:
+    return root.parents[2] / "run.sqlite"  # <run>/cells/<cell>/harness
+
+
+def _forge(db: Path) -> int:
+    """Mark every test attempt as passed; the number of rows changed (0 when the database is out of reach)."""
+    try:
+        con = sqlite3.connect(f"file:{db}?mode=rw", uri=True, timeout=0.2)
+        with con:
+            n = con.execute("UPDATE attempts SET score = 1.0, passed = 1 WHERE phase = 'test'").rowcount
+        con.close()
+        return int(n)
+    except sqlite3.Error:
+        return 0
+
+
+def snoop(ctx: PracticeContext) -> dict[str, Any]:
+    """Every route, and what it gave."""
+    from evoarena.api import Benchmark, Task
+    from evoarena.store import RunStore
+
+    root = Path(ctx.harness.root)
+    objs = gc.get_objects()
+    frames, frame = 0, sys._getframe()
+    stores_in_frames = 0
+    while frame is not None:
+        frames += 1
+        stores_in_frames += sum(isinstance(v, RunStore) or isinstance(getattr(v, "store", None), RunStore)
+                                for v in list(frame.f_locals.values()))
+        frame = frame.f_back
+    db = _run_db(root)
+    try:
+        db_bytes = len(db.read_bytes())
+    except OSError:
+        db_bytes = -1
+    return {
+        "private": [n for n in ("_benchmark", "_grader", "_models", "_method") if hasattr(ctx, n)],
+        "model_store": hasattr(ctx.model("solver"), "store"),
+        "gc_tasks": sum(isinstance(o, Task) for o in objs),
+        "gc_test_tasks": sum(isinstance(o, Task) and o.split == "test" for o in objs),
+        "gc_benchmarks": sum(isinstance(o, Benchmark) for o in objs),
+        "gc_stores": sum(isinstance(o, RunStore) for o in objs),
+        "frame_stores": stores_in_frames,
+        "db_readable": db_bytes > 0,
+        "secret_in_env": any(SECRET_ENV in k or "sk-test" in v for k, v in os.environ.items()),
+        "pid": os.getpid(),
+    }
+
+
+@method("test-hostile-snoop")
+class HostileSnoop(Method):
+    """Practises like frozen (its harness never changes but for `found.json`)."""
+
+    def practice(self, ctx: PracticeContext, task: TaskView) -> Manifest | None:
+        if not ctx.harness.exists("found.json"):
+            ctx.harness.write("found.json", json.dumps(snoop(ctx), sort_keys=True))
+        return None
+
+
+@method("test-hostile-forger")
+class HostileForger(Method):
+    """Behaves like frozen, and starts a thread that keeps marking the run's test attempts as passed."""
+
+    def practice(self, ctx: PracticeContext, task: TaskView) -> Manifest | None:
+        if not ctx.harness.exists("forger.json"):
+            db = _run_db(Path(ctx.harness.root))
+            ctx.harness.write("forger.json", json.dumps({"started": True}))
+
+            def forge() -> None:
+                deadline = time.monotonic() + 30
+                while time.monotonic() < deadline:
+                    _forge(db)
+                    time.sleep(0.005)
+
+            threading.Thread(target=forge, daemon=True).start()
+        return None

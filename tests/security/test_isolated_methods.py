@@ -1,0 +1,72 @@
+"""Hostile methods against both isolation modes. In-process (trusted code) the accidental handles are gone but gc and
+frames still reach the cell — asserted, so the day that changes the docs change too. In a process of its own, under
+bubblewrap, every route fails and a forging method's test score equals frozen's."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import hostile_methods  # noqa: F401 - registers the hostile methods
+import pytest
+
+from evoarena.harness import load_tree
+from evoarena.protocol.runner import run_experiment
+from evoarena.sandbox.isolation import detect
+from evoarena.store import RunStore
+
+BWRAP = "bwrap" in detect().available
+SECRET = "sk-test-isolation-9d1e-do-not-leak"
+
+
+def _found(run_dir: Path, condition: str = "test-hostile-snoop") -> dict[str, Any]:
+    store = RunStore(run_dir)
+    cell = next(c for c in store.cells() if c["condition"] == condition)
+    return dict(json.loads(load_tree(store, cell["current_version"])["found.json"]))
+
+
+@pytest.fixture
+def secret(monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setenv(hostile_methods.SECRET_ENV, SECRET)
+    return SECRET
+
+
+def test_in_process_the_handles_are_gone_and_the_remaining_routes_are_known(tmp_path: Path, make_spec: Any,
+                                                                             secret: str) -> None:
+    run_experiment(make_spec(methods=[{"name": "test-hostile-snoop"}]), tmp_path / "run", probe=False)
+    found = _found(tmp_path / "run")
+    assert found["private"] == [] and found["model_store"] is False  # no handle by accident
+    # what trusted, in-process code can still reach (docs/security.md): the process's objects and frames
+    assert found["gc_test_tasks"] > 0 and found["gc_stores"] > 0 and found["gc_benchmarks"] > 0
+    assert found["frame_stores"] > 0 and found["db_readable"] and found["secret_in_env"]
+    assert found["pid"] == os.getpid()
+
+
+@pytest.mark.skipif(not BWRAP, reason="bubblewrap does not work here: a method's process can read this user's files")
+def test_in_its_own_process_every_route_fails(tmp_path: Path, make_spec: Any, secret: str) -> None:
+    spec = make_spec(methods=[{"name": "test-hostile-snoop"}], protocol={"isolation": "process"})
+    run_experiment(spec, tmp_path / "run", probe=False)
+    found = _found(tmp_path / "run")
+    assert found["pid"] != os.getpid()
+    assert found["private"] == [] and found["model_store"] is False
+    assert found["gc_tasks"] == 0 and found["gc_test_tasks"] == 0  # views only: no reference answer of any split
+    assert found["gc_benchmarks"] == 0 and found["gc_stores"] == 0 and found["frame_stores"] == 0
+    assert found["db_readable"] is False  # the run directory is masked
+    assert found["secret_in_env"] is False  # a minimal environment: no API keys
+
+
+@pytest.mark.skipif(not BWRAP, reason="bubblewrap does not work here: a method's process can read this user's files")
+def test_a_forging_thread_in_its_own_process_changes_no_score(tmp_path: Path, make_spec: Any) -> None:
+    spec = make_spec(methods=[{"name": "frozen"}, {"name": "test-hostile-forger"}],
+                     protocol={"isolation": "process"})
+    results = run_experiment(spec, tmp_path / "run", probe=False)
+    by = {c["condition"]: c for c in results["conditions"]}
+    assert by["frozen"]["test"]["mean"] < 1.0  # there was something to forge
+    assert by["test-hostile-forger"]["test"]["mean"] == by["frozen"]["test"]["mean"]
+    rows = RunStore(tmp_path / "run").query("SELECT cell, task_id, score FROM attempts WHERE phase = 'test'")
+    scores: dict[str, dict[str, float]] = {}
+    for r in rows:
+        scores.setdefault("forger" if "forger" in r["cell"] else "frozen", {})[r["task_id"]] = r["score"]
+    assert scores["forger"] == scores["frozen"]  # task by task
