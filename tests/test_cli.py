@@ -31,6 +31,19 @@ def test_quickstart_recipe_runs_with_scripted_model(run_dir: Path) -> None:
     assert "evidence: mechanism" in (run_dir / "report.html").read_text()
 
 
+def test_certified_run_isolates_methods_and_gives_the_same_science(run_dir: Path, tmp_path: Path) -> None:
+    target = tmp_path / "certified"
+    result = runner.invoke(app, ["run", str(RECIPE), "--model", "scripted", "--certified", "--run-dir", str(target),
+                                 "--json"])
+    assert result.exit_code == 0, result.output
+    certified = json.loads(result.stdout)
+    plain = json.loads((run_dir / "results.json").read_text())
+    assert certified["meta"]["extra"]["method_isolation"]["mode"] == "process"
+    assert "method_isolation" not in plain["meta"]["extra"]
+    assert certified["meta"]["spec_hash"] != plain["meta"]["spec_hash"]  # a certified run is a run of its own
+    assert [c["test"] for c in certified["conditions"]] == [c["test"] for c in plain["conditions"]]
+
+
 def test_show_json(run_dir: Path) -> None:
     result = runner.invoke(app, ["show", str(run_dir), "--json"])
     assert result.exit_code == 0

@@ -36,6 +36,9 @@ def run(
     parallel: Annotated[int, typer.Option(help="Cells to run at once.")] = 1,
     no_probe: Annotated[bool, typer.Option("--no-probe", help="Skip the role probes before the run.")] = False,
     probe_threshold: Annotated[float, typer.Option(help="Warn when a role's usable probe share is below.")] = 0.5,
+    certified: Annotated[bool, typer.Option(
+        "--certified", help="Run each cell's method in a process of its own (protocol.isolation: process), which "
+        "never holds the test split, the grader's data or the run database (docs/security.md).")] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Run (or resume) an experiment. Re-running the same command resumes and makes no repeated calls. The role
@@ -49,6 +52,8 @@ def run(
             spec = spec.with_model(model)
         if seeds:
             spec = spec.model_copy(update={"seeds": _seeds(seeds)})
+        if certified:
+            spec = spec.model_copy(update={"protocol": spec.protocol.model_copy(update={"isolation": "process"})})
         validate_spec(spec, (spec_path.resolve().parent,))
     except (SpecError, ValueError) as e:
         fail(str(e))
@@ -56,7 +61,8 @@ def run(
     target = run_dir or default_run_dir(spec)
     evidence = spec.derived_evidence()
     if not as_json:
-        out.print(f"[bold]{spec.name}[/] → {target}   evidence: [bold]{evidence}[/]")
+        isolation = "" if spec.protocol.isolation == "in-process" else "   methods: [bold]own process[/]"
+        out.print(f"[bold]{spec.name}[/] → {target}   evidence: [bold]{evidence}[/]{isolation}")
     plans = plan_cells(spec)
     with Progress(
         TextColumn("{task.description}"),

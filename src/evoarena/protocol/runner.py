@@ -123,6 +123,8 @@ def run_experiment(
             method_cls = resolved.methods[plan.condition]
             models = _role_models(spec, plan.method, method_cls, store, cache, backends, plan.seed, halt)
             method = _method(spec, method_cls, plan, store.run_dir, cache)
+            if isinstance(method, IsolatedMethod):
+                store.event("method_isolation", {"level": method.level}, cell=plan.cell)
             runner = CurriculumCellRunner if benchmark.protocol == "curriculum" else CellRunner
             return runner(plan, spec=spec, store=store, benchmark=benchmark, practice=practice, evaluator=evaluator,
                           models=models, method=method, progress=progress).run()

@@ -78,12 +78,15 @@ def run_meta(store: RunStore) -> RunMeta:
     run = _run(store)
     spec = run.spec or {}
     started = queries.last_event(store, "run_started")
+    extra: dict[str, Any] = {"rejected_outputs": queries.count_events(store, "rejected_output"),
+                             "benchmark": started.payload.get("benchmark") if started else None}
+    if spec.get("protocol", {}).get("isolation", "in-process") != "in-process":
+        levels = sorted({str(e.payload.get("level")) for e in queries.events(store, ["method_isolation"])})
+        extra["method_isolation"] = {"mode": spec["protocol"]["isolation"], "levels": levels}
     return RunMeta(
         run_id=run.id, spec_name=run.name, spec_hash=run.spec_hash, code_version=run.code_version,
         evidence=run.evidence, benchmark=spec["benchmark"]["name"], test_split_hash=run.test_hash or "",
-        isolation=run.isolation or "", started_at=run.started_at, finished_at=run.finished_at,
-        extra={"rejected_outputs": queries.count_events(store, "rejected_output"),
-               "benchmark": started.payload.get("benchmark") if started else None},
+        isolation=run.isolation or "", started_at=run.started_at, finished_at=run.finished_at, extra=extra,
     )  # fmt: skip
 
 
