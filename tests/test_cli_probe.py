@@ -11,6 +11,9 @@ import yaml
 from typer.testing import CliRunner
 
 from evoarena.cli import app
+from evoarena.protocol.probes import plan_probes
+from evoarena.protocol.validate import validate_spec
+from evoarena.spec import load_spec
 from evoarena.store import RunStore, queries
 
 runner = CliRunner()
@@ -78,7 +81,7 @@ def test_run_no_probe_skips_them(tmp_path: Path) -> None:
 @pytest.mark.timeout(3600)
 def test_probe_roles_on_the_small_instruct_model(tmp_path: Path) -> None:
     """Issue 11 §5: `evoarena probe-roles recipes/clr-methods.yaml --model embedded-small` finishes and prints the
-    table: 23 probes, each capped at 512 tokens (see docs/probes.md for the measured time)."""
+    table: every planned probe (33 since EvoSkill's were added), each capped at 512 tokens (docs/probes.md)."""
     result = runner.invoke(app, ["probe-roles", str(RECIPES / "clr-methods.yaml"), "--model", "embedded-small",
                                  "--run-dir", str(tmp_path / "run")], env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
@@ -86,4 +89,7 @@ def test_probe_roles_on_the_small_instruct_model(tmp_path: Path) -> None:
     for role in ("reflector", "curator", "proposer", "diagnoser", "patcher"):
         assert role in result.output
     calls = queries.calls(RunStore(tmp_path / "run"), phase="probe")
-    assert len(calls) == 23 and all(c.model == "embedded-small" for c in calls)
+    spec = load_spec(RECIPES / "clr-methods.yaml").with_model("embedded-small")
+    resolved = validate_spec(spec)
+    planned = plan_probes(spec, resolved.methods, resolved.benchmark)
+    assert len(calls) == len(planned) and all(c.model == "embedded-small" for c in calls)
