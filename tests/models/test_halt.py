@@ -21,6 +21,7 @@ from evoarena.models import (
 )
 from evoarena.spec import ModelSpec
 from evoarena.store import RunStore
+from evoarena.store.calls import INTERRUPTED
 
 
 class FlakyBackend:
@@ -70,3 +71,31 @@ def test_a_halt_during_the_back_off_ends_the_retries_and_keeps_the_failed_try(tm
     assert backend.calls == 1
     row = store.query_one("SELECT retries, error FROM calls")
     assert row is not None and row["retries"] == 0 and "503" in row["error"] and "the run stopped" in row["error"]
+
+
+class PeekingBackend(FlakyBackend):
+    """Looks at the ledger while its call is being made."""
+
+    def __init__(self, store: RunStore) -> None:
+        super().__init__()
+        self.store = store
+        self.seen: list[dict[str, object]] = []
+
+    def complete(self, messages: Sequence[Message], params: GenParams) -> Completion:
+        self.seen = self.store.query("SELECT id, error, response_blob FROM calls")
+        return super().complete(messages, params)
+
+
+def test_the_ledger_row_exists_before_the_call_is_made(tmp_path: Path) -> None:
+    """A kill during a call (after it may have reached the provider) leaves it in the ledger as interrupted."""
+    store = RunStore(tmp_path / "run")
+    backend = PeekingBackend(store)
+    spec = ModelSpec(backend="openai", base_url="http://127.0.0.1:1/v1")
+    model = RoleModel(role="solver", model_name="m", backend=backend, spec=spec, store=store,  # type: ignore[arg-type]
+                      cache=ResponseCache(tmp_path / "cache.sqlite"))
+    out = model.complete([Message("user", "q")])
+    assert len(backend.seen) == 1
+    assert backend.seen[0]["error"] == INTERRUPTED and backend.seen[0]["response_blob"] is None
+    row = store.query_one("SELECT id, error, response_blob, input_tokens FROM calls")
+    assert row is not None and row["id"] == out.call_id and row["error"] is None and row["response_blob"]
+    assert row["input_tokens"] == 10

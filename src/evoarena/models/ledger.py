@@ -10,7 +10,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import asdict, dataclass, replace
-from typing import Protocol
+from typing import Any, Protocol
 
 from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential
 
@@ -19,6 +19,7 @@ from evoarena.models.cache import ResponseCache, call_key, prompt_hash
 from evoarena.models.halt import Halt, RunHalted
 from evoarena.spec import ModelSpec
 from evoarena.store import RunStore, TextResponse
+from evoarena.store.calls import INTERRUPTED
 
 
 class ModelCallError(RuntimeError):
@@ -133,6 +134,9 @@ class RoleModel:
         if hit is not None:
             call_id = self._record(params, messages, key, hit, 0.0, cached=True, retries=0, error=None)
             return replace(hit, call_id=call_id)
+        # the row is written before the call is made and completed after it, so a kill at any point leaves every
+        # call that may have reached the provider in the ledger (as `INTERRUPTED` if it never came back)
+        pending = self._record(params, messages, key, None, 0.0, cached=False, retries=0, error=INTERRUPTED)
         tries = 0
         start = time.monotonic()
         last_error: ProviderError | None = None
@@ -160,19 +164,21 @@ class RoleModel:
         except RunHalted:
             if last_error is not None:  # the tries that reached the provider stay in the ledger
                 self._record(params, messages, key, None, time.monotonic() - start, cached=False, retries=tries - 1,
-                             error=f"{type(last_error).__name__}: {last_error} (no more tries: the run stopped)")
+                             error=f"{type(last_error).__name__}: {last_error} (no more tries: the run stopped)",
+                             pending=pending)
             raise
         except ProviderError as err:
             msg = f"{type(err).__name__}: {err}"
             self._record(params, messages, key, None, time.monotonic() - start, cached=False,
-                         retries=tries - 1, error=msg)
+                         retries=tries - 1, error=msg, pending=pending)
             raise ModelCallError(
                 f"{self.role} call to {self.backend.model_id} failed after {tries} tries: {err}"
             ) from err
         latency = time.monotonic() - start
         # the ledger row first: a kill between the two then costs a repeated call on resume (ledgered too), never a
         # billed call missing from the ledger
-        call_id = self._record(params, messages, key, completion, latency, cached=False, retries=tries - 1, error=None)
+        call_id = self._record(params, messages, key, completion, latency, cached=False, retries=tries - 1, error=None,
+                               pending=pending)
         if self.cache is not None:
             self.cache.put(key, completion)
         return replace(completion, call_id=call_id)
@@ -196,8 +202,10 @@ class RoleModel:
         cached: bool,
         retries: int,
         error: str | None,
+        pending: int | None = None,
     ) -> int:
-        """Write the ledger row with the exact messages and response (none for an error); return its id."""
+        """Write the ledger row with the exact messages and response (none for an error), or complete the `pending`
+        row written before the call; return its id."""
         tin = completion.usage.input_tokens if completion else 0
         tout = completion.usage.output_tokens if completion else 0
         response = None
@@ -211,6 +219,14 @@ class RoleModel:
         outer = _attribution.get() if where.ambient else None
         if outer is not None:
             where = replace(where, cell=outer.cell, unit=outer.unit)
+        outcome: dict[str, Any] = dict(
+            input_tokens=tin, output_tokens=tout, latency_s=round(latency, 4), cost_usd=self.cost(tin, tout),
+            retries=retries, error=error, prompt_format=self.prompt_format(completion))
+        if pending is not None:
+            self.store.finish_call(pending, response=response, **outcome)
+            if self.scope.meter is not None and completion is not None:
+                self.scope.meter.after_call(tin + tout)
+            return pending
         call_id = self.store.record_call(
             request=[(m.role, m.content) for m in messages],
             response=response,

@@ -163,6 +163,20 @@ class RunStore:
             assert cur.lastrowid is not None
             return cur.lastrowid
 
+    def finish_call(self, call_id: int, *, response: TextResponse | None = None, **row: Any) -> None:
+        """Complete a row `record_call` wrote before its call was made (its outcome, tokens, latency, response),
+        in one transaction."""
+        with self.transaction() as conn:
+            if response is not None:
+                row["response_blob"] = texts.put_response(conn, response)
+            sets = ", ".join(f"{c} = ?" for c in row)
+            conn.execute(f"UPDATE calls SET {sets} WHERE id = ?", [*row.values(), call_id])
+
+    def drop_call(self, call_id: int) -> None:
+        """Remove a row written for a call that was never made (the run stopped before its first try)."""
+        with self.transaction() as conn:
+            conn.execute("DELETE FROM calls WHERE id = ?", [call_id])
+
     # -- texts (content-addressed, in the database) ---------------------------------------------
     def put_text(self, text: str) -> str:
         """Store `text` once under its sha256 (idempotent) and return the digest."""
