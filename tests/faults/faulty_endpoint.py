@@ -28,6 +28,7 @@ class Endpoint:
     seed: int = 0
     kinds: Sequence[str] = FAULTS
     hang_s: float = 3.0
+    delay_s: float = 0.0  # every answer takes this long (so a kill often lands mid-call)
     requests: int = 0
     served: Counter[str] = field(default_factory=Counter)  # "ok" or the fault's name -> requests
     _seen: Counter[str] = field(default_factory=Counter)
@@ -64,6 +65,7 @@ def serve(**settings: Any) -> Iterator[Endpoint]:
         def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
             raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))
             kind = state.decide(raw)
+            time.sleep(state.delay_s)
             if kind == "hang":
                 time.sleep(state.hang_s)
                 return self._send(500, b'{"error": "late"}')
