@@ -29,6 +29,7 @@ class Endpoint:
     kinds: Sequence[str] = FAULTS
     hang_s: float = 3.0
     delay_s: float = 0.0  # every answer takes this long (so a kill often lands mid-call)
+    echo_auth: bool = False  # a careless server: its error bodies repeat the request's Authorization header
     requests: int = 0
     served: Counter[str] = field(default_factory=Counter)  # "ok" or the fault's name -> requests
     _seen: Counter[str] = field(default_factory=Counter)
@@ -70,7 +71,8 @@ def serve(**settings: Any) -> Iterator[Endpoint]:
                 time.sleep(state.hang_s)
                 return self._send(500, b'{"error": "late"}')
             if kind in ("500", "429"):
-                return self._send(int(kind), json.dumps({"error": {"message": f"fault {kind}"}}).encode())
+                said = f" (you sent {self.headers.get('Authorization')})" if state.echo_auth else ""
+                return self._send(int(kind), json.dumps({"error": {"message": f"fault {kind}{said}"}}).encode())
             req = json.loads(raw)
             if kind == "empty_choices":
                 return self._send(200, json.dumps({**_completion("", req["model"]), "choices": []}).encode())
