@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
+import tempfile
 from pathlib import Path
 
 
@@ -21,9 +23,16 @@ class BlobStore:
         path = self._path(digest)
         if not path.exists():
             path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(f".tmp{os.getpid()}")
-            tmp.write_bytes(raw)
-            os.replace(tmp, path)
+            # a temp name of its own per writer: parallel cells often put the same blob (identical harness trees)
+            fd, tmp = tempfile.mkstemp(prefix=f".{digest[2:12]}.", suffix=".tmp", dir=path.parent)
+            try:
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(raw)
+                os.replace(tmp, path)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+                raise
         return digest
 
     def get(self, digest: str) -> bytes:
