@@ -12,7 +12,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import evoarena
 from evoarena.api import Method, TaskView
 from evoarena.harness import HarnessWorkspace, Manifest
 from evoarena.models import GenParams, Message, RunHalted
@@ -23,6 +22,7 @@ from evoarena.protocol.wire import ChannelClosed, recv_json, send_pickle
 from evoarena.sandbox.spawn import SpawnedChild, spawn_python
 
 CHILD = "evoarena.protocol.method_child"
+SOURCE_ROOT = Path(__file__).resolve().parents[2]  # the directory evoarena is imported from
 _FATAL = (BudgetExhausted, RunHalted)  # raised by the cell while relaying; the child only passes them on
 
 
@@ -50,7 +50,7 @@ class IsolatedMethod(Method):
         self._lock = threading.Lock()
         self._relaying = threading.Event()
         harness.mkdir(parents=True, exist_ok=True)
-        package_root = str(Path(evoarena.__file__).resolve().parents[1])
+        package_root = str(SOURCE_ROOT)
         code, path = _code_of(method_cls)
         self._child: SpawnedChild = spawn_python(
             CHILD, writable=str(harness.resolve()), readable=[package_root, *code, *readable],
@@ -145,7 +145,7 @@ def _code_of(method_cls: type[Method]) -> tuple[list[str], list[str]]:
         return [], []
     file = Path(where).resolve()
     code = file.parent if file.name == "__init__.py" else file
-    covered = (Path(sys.prefix), Path(sys.base_prefix), Path(evoarena.__file__).parents[1])
+    covered = (Path(sys.prefix), Path(sys.base_prefix), SOURCE_ROOT)
     if any(code.is_relative_to(p.resolve()) for p in covered):
         return [], []
     return [str(code)], [str(code.parent)]
