@@ -4,6 +4,7 @@ isolation this machine offers (see :mod:`evoarena.sandbox.isolation`)."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import shutil
 import signal
@@ -63,7 +64,8 @@ def run_with(
         raise ValueError(f"isolation {level!r} is not available here (available: {det.available})")
     interp = resolve_python(python)
     names = {name: _safe_parts(name) for name in (files or {})}
-    scratch = tempfile.mkdtemp(prefix=SCRATCH_PREFIX)
+    _sweep_once()
+    scratch = tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-")
     try:
         for name, content in (files or {}).items():
             path = os.path.join(scratch, *names[name])
@@ -200,3 +202,39 @@ def remove_tree(path: str) -> None:
         shutil.rmtree(path, onexc=retry)
     else:
         shutil.rmtree(path, onerror=retry)
+
+
+@functools.lru_cache(maxsize=1)
+def _sweep_once() -> tuple[str, ...]:
+    """Once per process, before its first sandbox run: the scratch dirs a killed process left behind."""
+    return sweep_stale(tempfile.gettempdir())
+
+
+def sweep_stale(root: str) -> tuple[str, ...]:
+    """Remove the scratch dirs in `root` whose owning process (the pid in the name) is gone — what a SIGKILL leaves —
+    and only real directories of this user; returns what was removed. A live pid (or a reused one) is left alone."""
+    if os.name == "nt":  # os.kill(pid, 0) would terminate the process there
+        return ()
+    removed = []
+    for name in os.listdir(root):
+        pid = name[len(SCRATCH_PREFIX):].partition("-")[0] if name.startswith(SCRATCH_PREFIX) else ""
+        path = os.path.join(root, name)
+        if not pid.isdigit() or _alive(int(pid)):
+            continue
+        with contextlib.suppress(OSError):
+            st = os.lstat(path)
+            if stat.S_ISDIR(st.st_mode) and (not hasattr(os, "getuid") or st.st_uid == os.getuid()):
+                remove_tree(path)
+                removed.append(path)
+    return tuple(removed)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True
+    return True
+
