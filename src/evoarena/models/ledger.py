@@ -162,7 +162,9 @@ class RoleModel:
                 reraise=True,
             )(attempt)
         except RunHalted:
-            if last_error is not None:  # the tries that reached the provider stay in the ledger
+            if last_error is None:  # no try was made: nothing reached the provider
+                self.store.drop_call(pending)
+            else:  # the tries that reached the provider stay in the ledger
                 self._record(params, messages, key, None, time.monotonic() - start, cached=False, retries=tries - 1,
                              error=f"{type(last_error).__name__}: {last_error} (no more tries: the run stopped)",
                              pending=pending)
@@ -224,31 +226,24 @@ class RoleModel:
             retries=retries, error=error, prompt_format=self.prompt_format(completion))
         if pending is not None:
             self.store.finish_call(pending, response=response, **outcome)
-            if self.scope.meter is not None and completion is not None:
-                self.scope.meter.after_call(tin + tout)
-            return pending
-        call_id = self.store.record_call(
-            request=[(m.role, m.content) for m in messages],
-            response=response,
-            cell=where.cell,
-            phase=where.phase,
-            unit=where.unit,
-            role=self.role,
-            model=self.model_name,
-            backend=self.backend.backend_name,
-            model_id=self.backend.model_id,
-            params=json.dumps(params.as_dict(), sort_keys=True),
-            prompt_hash=prompt_hash(messages),
-            cache_key=key,
-            input_tokens=tin,
-            output_tokens=tout,
-            latency_s=round(latency, 4),
-            cost_usd=self.cost(tin, tout),
-            cached=int(cached),
-            retries=retries,
-            error=error,
-            prompt_format=self.prompt_format(completion),
-        )
+            call_id = pending
+        else:
+            call_id = self.store.record_call(
+                request=[(m.role, m.content) for m in messages],
+                response=response,
+                cell=where.cell,
+                phase=where.phase,
+                unit=where.unit,
+                role=self.role,
+                model=self.model_name,
+                backend=self.backend.backend_name,
+                model_id=self.backend.model_id,
+                params=json.dumps(params.as_dict(), sort_keys=True),
+                prompt_hash=prompt_hash(messages),
+                cache_key=key,
+                cached=int(cached),
+                **outcome,
+            )
         if self.scope.meter is not None and completion is not None:
             self.scope.meter.after_call(tin + tout)
         return call_id

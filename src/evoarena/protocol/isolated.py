@@ -46,14 +46,12 @@ class IsolatedMethod(Method):
     def __init__(self, method_cls: type[Method], params: dict[str, Any], harness: Path, masked: Sequence[Path],
                  readable: Sequence[str]) -> None:
         self.params = method_cls.check_params(params)
-        self._cls = method_cls
         self._lock = threading.Lock()
         self._relaying = threading.Event()
         harness.mkdir(parents=True, exist_ok=True)
-        package_root = str(SOURCE_ROOT)
         code, path = _code_of(method_cls)
         self._child: SpawnedChild = spawn_python(
-            CHILD, writable=str(harness.resolve()), readable=[package_root, *code, *readable],
+            CHILD, writable=str(harness.resolve()), readable=[str(SOURCE_ROOT), *code, *readable],
             masked=[str(m.resolve()) for m in masked])
         self.level = self._child.level
         ref = f"{method_cls.__module__}:{method_cls.__qualname__}"

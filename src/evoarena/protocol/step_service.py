@@ -84,9 +84,6 @@ class StepService:
         gen = None if params is None else GenParams(**{**params, "stop": tuple(params.get("stop", ()))})
         return self._models[role].complete(msgs, gen, sample_index=_int(sample_index))
 
-    def _op_check(self, task_id: str) -> None:
-        self._grader.task(task_id)
-
     def _op_attempt(self, task_id: str, tree: dict[str, str] | None, sample_index: int, submit: bool) -> Attempt:
         """A submitted attempt (`submit`: counted against the step's limit, numbered in its stage) or a rollout
         (graded like the step's current attempt, never submitted)."""
