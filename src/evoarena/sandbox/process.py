@@ -9,6 +9,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from typing import IO
 
 import psutil
@@ -81,6 +82,8 @@ class ProcessTree:
         self._proc = proc
         self._reaper = reaper
         self._seen: set[psutil.Process] = set()
+        self.live = 0  # descendants alive at the last snapshot
+        self.breach: str | None = None  # the limit the guard reported, which ended the wait
         try:
             self._root: psutil.Process | None = psutil.Process(proc.pid)
         except psutil.Error:
@@ -90,11 +93,15 @@ class ProcessTree:
         if self._root is None:
             return
         with contextlib.suppress(psutil.Error):
-            self._seen.update(self._root.children(recursive=True))
+            children = self._root.children(recursive=True)
+            self.live = len(children)
+            self._seen.update(children)
 
-    def wait_exit(self, deadline: float) -> bool:
+    def wait_exit(self, deadline: float, guard: Callable[[int], str | None] | None = None) -> bool:
         """Wait for the child to exit (without reaping it, where possible), snapshotting its
-        descendants meanwhile.  True if it exited before ``deadline`` (a ``time.monotonic()``)."""
+        descendants meanwhile.  True if it exited before ``deadline`` (a ``time.monotonic()``).
+        `guard` is asked after each snapshot, with the number of live descendants; a limit it names
+        ends the wait (False) and is kept in ``breach``."""
         delay = 0.0005
         while True:
             if self._exited():
@@ -103,6 +110,9 @@ class ProcessTree:
             if now >= deadline:
                 return False
             self.snapshot()
+            if guard is not None and (breach := guard(self.live)) is not None:
+                self.breach = breach
+                return False
             time.sleep(min(delay, deadline - now))
             delay = min(delay * 2, 0.05)
 

@@ -18,6 +18,7 @@ from pathlib import PurePosixPath, PureWindowsPath
 from typing import Any
 
 import evoarena.sandbox.isolation as isolation
+from evoarena.sandbox.guard import SandboxGuard
 from evoarena.sandbox.interpreter import Interpreter, resolve_python
 from evoarena.sandbox.limits import SandboxLimits, SandboxResult
 from evoarena.sandbox.process import CappedReader, ProcessTree, StdinFeeder
@@ -150,7 +151,8 @@ def _execute(
     try:
         for thread in (*readers, StdinFeeder(proc.stdin, stdin.encode("utf-8"))):
             thread.start()
-        exited = tree.wait_exit(start + limits.wall_s)
+        guard = SandboxGuard(scratch, limits.disk_mb, limits.max_processes)
+        exited = tree.wait_exit(start + limits.wall_s, guard.breach)
         elapsed = time.monotonic() - start
     finally:  # on time-out, on error, and after a normal exit too: leave no background process behind
         tree.kill_all()
@@ -160,14 +162,16 @@ def _execute(
     cpu_killed = _hit_cpu_limit(returncode, used)
     if cpu_killed:
         returncode = None
+    limit = "cpu" if cpu_killed else tree.breach or (None if exited else "wall")
     return SandboxResult(
         stdout=readers[0].text(),
         stderr=readers[1].text(),
         returncode=returncode,
-        timed_out=not exited or cpu_killed,
+        timed_out=limit in ("wall", "cpu"),
         truncated=readers[0].truncated or readers[1].truncated,
         isolation=used,
         wall_s=round(elapsed, 4),
+        limit=limit,
     )
 
 

@@ -74,8 +74,8 @@ def run_program(program: str, inputs: list[Records], limits: SandboxLimits | Non
 def _run(program: str, stdin: str, n: int, limits: SandboxLimits) -> ProgramRun:
     res = run_python(_DRIVER, stdin=stdin, files={"solution.py": program}, limits=limits)
     line = next((ln for ln in reversed(res.stdout.splitlines()) if ln.startswith(MARK)), None)
-    if res.timed_out or line is None:
-        why = "timed out" if res.timed_out else f"no result (exit {res.returncode}): {res.stderr[-300:]}"
+    if res.limit is not None or line is None:
+        why = res.killed_for() or f"no result (exit {res.returncode}): {res.stderr[-300:]}"
         return ProgramRun([None] * n, [why] * n, res.isolation, failure=why)
     data = json.loads(line[len(MARK) :])
     if "load_error" in data:

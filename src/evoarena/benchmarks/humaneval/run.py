@@ -111,6 +111,8 @@ def check(program: str, test: str, entry_point: str, limits: SandboxLimits) -> O
     if res.timed_out:
         return Outcome(False, f"Timed out after {limits.wall_s:g} s (an endless loop, or far too slow).",
                        isolation=res.isolation)
+    if res.limit is not None:
+        return Outcome(False, f"The program was {res.killed_for()}.", isolation=res.isolation)
     if line is None:
         tail = res.stderr.strip().splitlines()[-1:] or [f"exit status {res.returncode}"]
         return Outcome(False, f"The program stopped without a result ({tail[0][:200]}).", isolation=res.isolation)

@@ -57,8 +57,8 @@ def run_program(
     res = run_python(driver_source(), stdin=json.dumps(config), files={"solution.py": program}, limits=limits)
     line = next((ln for ln in reversed(res.stdout.splitlines()) if ln.startswith(MARK)), None)
     n = len(inputs)
-    if res.timed_out or line is None:
-        why = "timed out" if res.timed_out else f"no result (exit {res.returncode}): {res.stderr.strip()[-300:]}"
+    if res.limit is not None or line is None:
+        why = res.killed_for() or f"no result (exit {res.returncode}): {res.stderr.strip()[-300:]}"
         return ProgramRun([CaseRun(None, why) for _ in range(n)], res.isolation, failure=why)
     data = json.loads(line[len(MARK) :])
     if "load_error" in data:
