@@ -20,7 +20,7 @@ from evoarena.protocol.probes import DEFAULT_THRESHOLD, ProbeSummary, plan_probe
 from evoarena.protocol.roles import role_map, role_params
 from evoarena.protocol.splits import split_tasks
 from evoarena.protocol.validate import validate_spec
-from evoarena.sandbox import isolation_level
+from evoarena.sandbox import isolation_level, sweep_scratch
 from evoarena.spec import ExperimentSpec, MethodSpec, SpecError
 from evoarena.store import DB_NAME, RunStore, now_iso
 from evoarena.version import __version__
@@ -103,6 +103,7 @@ def run_experiment(
         started_at=existing["started_at"] if existing else now_iso(), finished_at=None,
     )
     store.record_tasks([(t.id, t.split, t.source_id, t.payload_hash()) for t in tasks])
+    sweep_scratch()  # what a killed run of this (or any) spec left in the temp dir
     store.event("run_started", {"resumed": existing is not None, "spec_hash": spec_hash,
                                 "benchmark": benchmark.info()})
     evaluator = Evaluator(locked, benchmark)

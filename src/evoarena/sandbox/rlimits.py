@@ -1,9 +1,10 @@
 """POSIX resource limits, applied by a tiny launcher that sets them and then ``exec``s the command. On Linux the
 launcher instead stays as the command's parent and a child subreaper: when the command ends (or the host sends the
 launcher SIGTERM), every process re-parented to it — a double-forked ``setsid`` daemon — is killed and reaped
-before it exits with the command's status.
+before it exits with the command's status. The host's death (a SIGKILLed run) reaches the launcher as SIGTERM
+(``PR_SET_PDEATHSIG``), so a killed run leaves no sandboxed program running without its wall-clock limit.
 
-A launcher (``python -I -S -c LAUNCHER SPEC cmd...``) is used instead of ``preexec_fn`` because
+A launcher (``python -I -S -c LAUNCHER SPEC HOST_PID cmd...``) is used instead of ``preexec_fn`` because
 ``preexec_fn`` is unsafe when the parent has threads (the sandbox itself uses reader threads,
 and callers may run several sandboxes concurrently).  The limits are inherited across ``exec``
 by bubblewrap / unshare and then by the sandboxed interpreter and everything it spawns.
@@ -48,15 +49,18 @@ reaper = False
 if sys.platform.startswith("linux"):
     try:
         import ctypes
-        reaper = ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
-    except (OSError, AttributeError):
+        libc = ctypes.CDLL(None, use_errno=True)
+        reaper = libc.prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
+        if libc.prctl(1, 15, 0, 0, 0) == 0 and os.getppid() != int(sys.argv[2]):  # PR_SET_PDEATHSIG, SIGTERM
+            os._exit(137)  # the host died before the death signal was armed
+    except (OSError, AttributeError, ValueError):
         reaper = False
 if not reaper:
-    os.execv(sys.argv[2], sys.argv[2:])
+    os.execv(sys.argv[3], sys.argv[3:])
 import signal
 child = os.fork()
 if child == 0:
-    os.execv(sys.argv[2], sys.argv[2:])
+    os.execv(sys.argv[3], sys.argv[3:])
 def children():
     out = []
     for name in os.listdir("/proc"):
@@ -135,4 +139,4 @@ def _nproc_limit() -> int | None:
 
 def launcher_argv(python: str, limits: SandboxLimits, command: list[str]) -> list[str]:
     """``command`` (whose first item must be an absolute path) wrapped so that it runs under rlimits."""
-    return [python, "-I", "-S", "-c", _LAUNCHER, rlimit_spec(limits), *command]
+    return [python, "-I", "-S", "-c", _LAUNCHER, rlimit_spec(limits), str(os.getpid()), *command]

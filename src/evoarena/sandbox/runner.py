@@ -214,6 +214,12 @@ def _sweep_once() -> tuple[str, ...]:
     return sweep_stale(tempfile.gettempdir())
 
 
+def sweep_scratch() -> tuple[str, ...]:
+    """The scratch dirs that killed processes left in the temp dir, removed (once per process): a run calls it at its
+    start, so a resumed run cleans up after the one that was killed even if it needs no sandbox run itself."""
+    return _sweep_once()
+
+
 def sweep_stale(root: str) -> tuple[str, ...]:
     """Remove the scratch dirs in `root` whose owning process (the pid in the name) is gone — what a SIGKILL leaves —
     and only real directories of this user; returns what was removed. A live pid (or a reused one) is left alone."""
