@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Mapping
 from typing import Any
 
-from evoarena.api import Benchmark, Feedback, Parsed, Split, Task, TaskView, benchmark
+from evoarena.api import Benchmark, Feedback, ParamError, Parsed, Split, Task, TaskView, benchmark
 from evoarena.benchmarks.arith.generator import DEFAULT_FAMILIES, FAMILIES, generate
 from evoarena.models.base import GenParams
 
@@ -20,6 +21,19 @@ class ArithBenchmark(Benchmark):
 
     defaults = {"seed": 0, "n_train": 10, "n_val": 10, "n_test": 25, "families": list(DEFAULT_FAMILIES)}
 
+    @classmethod
+    def check_params(cls, params: Mapping[str, Any]) -> dict[str, Any]:
+        """Declared names and types, then sizes and families: a bad value stops the run before anything is written."""
+        p = super().check_params(params)
+        if min(p["n_train"], p["n_val"]) < 0 or p["n_test"] < 1:
+            raise ParamError(f"benchmark.params.n_train/n_val/n_test: expected n_train, n_val >= 0 and n_test >= 1, "
+                             f"got {[p['n_train'], p['n_val'], p['n_test']]}")
+        unknown = sorted(set(p["families"]) - set(FAMILIES))
+        if not p["families"] or unknown:
+            raise ParamError(f"benchmark.params.families: {f'unknown {unknown}' if unknown else 'empty'} "
+                             f"(known: {list(FAMILIES)})")
+        return p
+
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
         self.seed = int(params.get("seed", 0))
@@ -29,9 +43,6 @@ class ArithBenchmark(Benchmark):
             "test": int(params.get("n_test", 25)),
         }
         self.families = list(params.get("families", DEFAULT_FAMILIES))
-        unknown = set(self.families) - set(FAMILIES)
-        if unknown:
-            raise ValueError(f"benchmark.params.families: unknown {sorted(unknown)} (known: {list(FAMILIES)})")
 
     def generate(self) -> list[Task]:
         total = sum(self.sizes.values())

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from evoarena.api import Benchmark, Feedback, Parsed, ProbeExample, Task, TaskView, benchmark
+from evoarena.api import Benchmark, Feedback, ParamError, Parsed, ProbeExample, Task, TaskView, benchmark
 from evoarena.benchmarks.clr.cells import CellFactory
 from evoarena.benchmarks.clr.certify import NEUTRAL_TITLE, lesson_text
 from evoarena.benchmarks.clr.chains import Slot
@@ -56,6 +56,22 @@ class ClrBenchmark(Benchmark):
     def probe_examples(cls) -> tuple[ProbeExample, ...]:
         """Two tiny rules with a wrong program and CLR's membership feedback (probe_examples.py)."""
         return PROBE_EXAMPLES
+
+    @classmethod
+    def check_params(cls, params: Mapping[str, Any]) -> dict[str, Any]:
+        """Declared names and types, then ranges and the release file: a bad value stops the run before anything is
+        written (`chains` beyond the release's count keeps them all, as `chains: N` always did)."""
+        p = super().check_params(params)
+        if p["chains"] is not None and (not isinstance(p["chains"], int) or p["chains"] < 1):
+            raise ParamError(f"benchmark.params.chains: expected a whole number >= 1 (or none for all), "
+                             f"got {p['chains']!r}")
+        if not 1 <= p["layers"] <= 4:
+            raise ParamError(f"benchmark.params.layers: expected 1 to 4 (a chain has four rules), got {p['layers']!r}")
+        if p["max_attempts"] < 1:
+            raise ParamError(f"benchmark.params.max_attempts: expected at least 1, got {p['max_attempts']!r}")
+        if p["release"] is not None and not Path(str(p["release"])).is_file():
+            raise ParamError(f"benchmark.params.release: no such file {p['release']!r}")
+        return p
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
