@@ -99,6 +99,9 @@ class ProtocolSpec(_Strict):
     # process of its own (inside bubblewrap where it works) that never holds the test split, the grader's data or
     # the run database, talking to its cell over a pipe (`evoarena run --certified`).
     isolation: Literal["in-process", "process"] = "in-process"
+    # with isolation: process, the CPU seconds a cell's method may spend in its own process (model calls and grading
+    # run in the cell, not there); past it the process is killed and the cell fails, saying so
+    method_cpu_s: int = Field(default=3600, ge=1)
 
 
 class ExperimentSpec(_Strict):
@@ -165,8 +168,9 @@ class ExperimentSpec(_Strict):
 
     def spec_hash(self) -> str:
         data = self.model_dump(mode="json")
-        if data["protocol"]["isolation"] == "in-process":  # the default leaves the hashes of earlier runs as they were
-            del data["protocol"]["isolation"]
+        for key, default in (("isolation", "in-process"), ("method_cpu_s", 3600)):
+            if data["protocol"][key] == default:  # defaults leave the hashes of earlier runs as they were
+                del data["protocol"][key]
         blob = json.dumps(data, sort_keys=True).encode()
         return hashlib.sha256(blob).hexdigest()
 

@@ -96,3 +96,12 @@ class HostileForger(Method):
 
             threading.Thread(target=forge, daemon=True).start()
         return None
+
+
+@method("test-hostile-spinner")
+class Spinner(Method):
+    """Spends CPU in its own code until something stops it (a method's process has a CPU limit)."""
+
+    def practice(self, ctx: PracticeContext, task: TaskView) -> Manifest | None:
+        while True:
+            pass

@@ -70,3 +70,24 @@ def test_a_forging_thread_in_its_own_process_changes_no_score(tmp_path: Path, ma
     for r in rows:
         scores.setdefault("forger" if "forger" in r["cell"] else "frozen", {})[r["task_id"]] = r["score"]
     assert scores["forger"] == scores["frozen"]  # task by task
+
+
+@pytest.mark.skipif(os.name == "nt", reason="RLIMIT_CPU is POSIX")
+def test_a_spinning_method_is_stopped_by_its_cpu_limit(tmp_path: Path, make_spec: Any) -> None:
+    """A method's own code that never returns is killed at `protocol.method_cpu_s`: the cell fails saying so, long
+    before any wall clock would have ended it, and nothing of the method's process is left."""
+    import time
+
+    import psutil
+
+    from evoarena.protocol.isolated import MethodProcessError
+
+    spec = make_spec(methods=[{"name": "test-hostile-spinner"}], protocol={"isolation": "process", "method_cpu_s": 2})
+    before = {p.pid for p in psutil.Process().children(recursive=True)}
+    start = time.monotonic()
+    with pytest.raises(MethodProcessError, match=r"passed its CPU limit \(protocol.method_cpu_s: 2 s\)"):
+        run_experiment(spec, tmp_path / "run", probe=False)
+    assert time.monotonic() - start < 60
+    assert {p.pid for p in psutil.Process().children(recursive=True)} - before == set()
+    assert spec.spec_hash() != make_spec(methods=[{"name": "test-hostile-spinner"}],
+                                         protocol={"isolation": "process"}).spec_hash()

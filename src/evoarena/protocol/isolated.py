@@ -6,6 +6,8 @@ checked here; it never holds the test split, the grader's data or the run databa
 from __future__ import annotations
 
 import contextlib
+import signal
+import subprocess
 import sys
 import threading
 from collections.abc import Mapping, Sequence
@@ -24,6 +26,15 @@ from evoarena.sandbox.spawn import SpawnedChild, spawn_python
 CHILD = "evoarena.protocol.method_child"
 SOURCE_ROOT = Path(__file__).resolve().parents[2]  # the directory evoarena is imported from
 _FATAL = (BudgetExhausted, RunHalted)  # raised by the cell while relaying; the child only passes them on
+_SIGXCPU: int | None = getattr(signal, "SIGXCPU", None)
+
+
+def _exit_code(proc: subprocess.Popen[bytes]) -> int | None:
+    """The exit code of a child whose pipe closed, once it has exited (its launcher may still be sweeping)."""
+    try:
+        return proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        return None
 
 
 class MethodProcessError(RuntimeError):
@@ -31,20 +42,20 @@ class MethodProcessError(RuntimeError):
 
 
 def isolated(method_cls: type[Method], params: Mapping[str, Any], *, harness: Path, masked: Sequence[Path],
-             readable: Sequence[str] = ()) -> IsolatedMethod:
+             readable: Sequence[str] = (), cpu_s: int | None = None) -> IsolatedMethod:
     """A stand-in for `method_cls(**params)` whose code runs in a child process with `harness` its only writable
-    directory and `masked` (the run directory, the response cache) hidden."""
+    directory and `masked` (the run directory, the response cache) hidden, and at most `cpu_s` seconds of CPU."""
     stand_in = type(f"Isolated{method_cls.__name__}", (IsolatedMethod,),
                     {"name": method_cls.name, "roles": method_cls.roles, "defaults": method_cls.defaults,
                      "__module__": __name__})
-    return stand_in(method_cls, dict(params), harness, masked, readable)
+    return stand_in(method_cls, dict(params), harness, masked, readable, cpu_s)
 
 
 class IsolatedMethod(Method):
     name = "isolated"
 
     def __init__(self, method_cls: type[Method], params: dict[str, Any], harness: Path, masked: Sequence[Path],
-                 readable: Sequence[str]) -> None:
+                 readable: Sequence[str], cpu_s: int | None = None) -> None:
         self.params = method_cls.check_params(params)
         self._lock = threading.Lock()
         self._relaying = threading.Event()
@@ -52,7 +63,8 @@ class IsolatedMethod(Method):
         code, path = _code_of(method_cls)
         self._child: SpawnedChild = spawn_python(
             CHILD, writable=str(harness.resolve()), readable=[str(SOURCE_ROOT), *code, *readable],
-            masked=[str(m.resolve()) for m in masked])
+            masked=[str(m.resolve()) for m in masked], cpu_s=cpu_s)
+        self._cpu_s = cpu_s
         self.level = self._child.level
         ref = f"{method_cls.__module__}:{method_cls.__qualname__}"
         self._exchange(("hello", {"method": ref, "params": self.params, "harness": str(harness.resolve()),
@@ -123,7 +135,10 @@ class IsolatedMethod(Method):
                             fatal = err
                         send_pickle(proc.stdin, ("reply", False, bare(err)))
             except (ChannelClosed, OSError, ValueError) as err:
-                code = proc.poll()
+                code = _exit_code(proc)
+                if code is not None and _SIGXCPU is not None and code in (-_SIGXCPU, 128 + _SIGXCPU):
+                    raise MethodProcessError(f"{self.name}: the method's process passed its CPU limit "
+                                             f"(protocol.method_cpu_s: {self._cpu_s} s) and was killed") from None
                 raise MethodProcessError(f"{self.name}: the method's process went away ({err}; exit code {code})"
                                          ) from None
         if "error" in msg:

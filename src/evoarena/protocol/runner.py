@@ -158,7 +158,8 @@ def _method(spec: ExperimentSpec, method_cls: type[Method], plan: CellPlan, run_
     if spec.protocol.isolation == "in-process":
         return method_cls(**plan.method.params)
     harness = Path(run_dir) / "cells" / plan.cell / "harness"
-    return isolated(method_cls, plan.method.params, harness=harness, masked=[Path(run_dir), cache.path.parent])
+    return isolated(method_cls, plan.method.params, harness=harness, masked=[Path(run_dir), cache.path.parent],
+                    cpu_s=spec.protocol.method_cpu_s)
 
 
 def _run_all(plans: list[CellPlan], run_cell: Callable[[CellPlan], str], parallel: int, halt: Halt) -> None:

@@ -104,6 +104,13 @@ os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
 """
 
 
+def cpu_launcher_argv(python: str, cpu_s: int, command: list[str]) -> list[str]:
+    """``command`` under the launcher with a CPU-time limit only (no memory or file-size cap): for a long-lived
+    process such as a method's own, which also gets the launcher's subreaper and its death with its host."""
+    spec = f"RLIMIT_CPU={cpu_s}:{cpu_s + 1},RLIMIT_CORE=0:0"
+    return [python, "-I", "-S", "-c", _LAUNCHER, spec, str(os.getpid()), *command]
+
+
 def rlimit_spec(limits: SandboxLimits) -> str:
     """The limits as ``NAME=soft:hard,...`` for the launcher."""
     memory = limits.memory_mb * _MIB

@@ -13,6 +13,7 @@ import evoarena.sandbox.isolation as isolation
 from evoarena.sandbox.interpreter import outermost_dirs, resolve_python
 from evoarena.sandbox.limits import SandboxLimits
 from evoarena.sandbox.process import ProcessTree
+from evoarena.sandbox.rlimits import cpu_launcher_argv
 from evoarena.sandbox.runner import PYTHON_FLAGS
 
 
@@ -31,12 +32,14 @@ class SpawnedChild:
 
 
 def spawn_python(module: str, *, writable: str, readable: Sequence[str] = (), masked: Sequence[str] = (),
-                 limits: SandboxLimits = SandboxLimits(network=False)) -> SpawnedChild:  # noqa: B008 - frozen
+                 limits: SandboxLimits = SandboxLimits(network=False),  # noqa: B008 - frozen
+                 cpu_s: int | None = None) -> SpawnedChild:
     """`python -E -s -m module` in `writable` (its only writable directory, besides a private /tmp), seeing the
     interpreter, `readable` (directories or single files) and the system's libraries read-only, with `masked`
     directories hidden, no network and a minimal environment (no API keys) — under bubblewrap where it works;
     otherwise a plain child process in a new session with the same environment, which can read what this user can
-    (the level says so)."""
+    (the level says so). `cpu_s`: a limit on its own CPU time (POSIX; RLIMIT_CPU through the rlimits launcher, which
+    also kills what it left running and dies with this process)."""
     interp = resolve_python(None)
     det = isolation.detect()
     env = {"PATH": "/usr/bin:/bin", "HOME": "/tmp" if det.bwrap else writable, "LANG": "C.UTF-8",
@@ -50,6 +53,9 @@ def spawn_python(module: str, *, writable: str, readable: Sequence[str] = (), ma
         env["TMPDIR"] = "/tmp"
     else:
         argv, level = program, "process"
+    launched = cpu_s is not None and os.name != "nt"
+    if launched:
+        argv = cpu_launcher_argv(interp.executable, int(cpu_s or 0), argv)
     proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=writable, env=env,
                             start_new_session=os.name != "nt", bufsize=0)
-    return SpawnedChild(proc, level, ProcessTree(proc))
+    return SpawnedChild(proc, level, ProcessTree(proc, reaper=launched))
