@@ -168,8 +168,8 @@ class ExperimentSpec(_Strict):
 
     def spec_hash(self) -> str:
         data = self.model_dump(mode="json")
-        for key, default in (("isolation", "in-process"), ("method_cpu_s", 3600)):
-            if data["protocol"][key] == default:  # defaults leave the hashes of earlier runs as they were
+        for key in ("isolation", "method_cpu_s"):  # at their defaults they leave earlier runs' hashes as they were
+            if data["protocol"][key] == ProtocolSpec.model_fields[key].default:
                 del data["protocol"][key]
         blob = json.dumps(data, sort_keys=True).encode()
         return hashlib.sha256(blob).hexdigest()

@@ -6,7 +6,6 @@ checked here; it never holds the test split, the grader's data or the run databa
 from __future__ import annotations
 
 import contextlib
-import signal
 import subprocess
 import sys
 import threading
@@ -26,7 +25,6 @@ from evoarena.sandbox.spawn import SpawnedChild, spawn_python
 CHILD = "evoarena.protocol.method_child"
 SOURCE_ROOT = Path(__file__).resolve().parents[2]  # the directory evoarena is imported from
 _FATAL = (BudgetExhausted, RunHalted)  # raised by the cell while relaying; the child only passes them on
-_SIGXCPU: int | None = getattr(signal, "SIGXCPU", None)
 
 
 def _exit_code(proc: subprocess.Popen[bytes]) -> int | None:
@@ -136,7 +134,7 @@ class IsolatedMethod(Method):
                         send_pickle(proc.stdin, ("reply", False, bare(err)))
             except (ChannelClosed, OSError, ValueError) as err:
                 code = _exit_code(proc)
-                if code is not None and _SIGXCPU is not None and code in (-_SIGXCPU, 128 + _SIGXCPU):
+                if code is not None and self._child.killed_by_cpu_limit():
                     raise MethodProcessError(f"{self.name}: the method's process passed its CPU limit "
                                              f"(protocol.method_cpu_s: {self._cpu_s} s) and was killed") from None
                 raise MethodProcessError(f"{self.name}: the method's process went away ({err}; exit code {code})"

@@ -13,6 +13,7 @@ by bubblewrap / unshare and then by the sandboxed interpreter and everything it 
 from __future__ import annotations
 
 import os
+import signal
 import sys
 
 import psutil
@@ -20,6 +21,7 @@ import psutil
 from evoarena.sandbox.limits import SandboxLimits
 
 _MIB = 1024 * 1024
+_SIGXCPU: int | None = getattr(signal, "SIGXCPU", None)
 #: Largest file the sandboxed code may write (RLIMIT_FSIZE); writes beyond it fail with EFBIG.
 FILE_SIZE_BYTES = 64 * _MIB
 #: Threads/processes the sandbox may add on top of what this user already runs (RLIMIT_NPROC).
@@ -107,8 +109,7 @@ os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
 def cpu_launcher_argv(python: str, cpu_s: int, command: list[str]) -> list[str]:
     """``command`` under the launcher with a CPU-time limit only (no memory or file-size cap): for a long-lived
     process such as a method's own, which also gets the launcher's subreaper and its death with its host."""
-    spec = f"RLIMIT_CPU={cpu_s}:{cpu_s + 1},RLIMIT_CORE=0:0"
-    return [python, "-I", "-S", "-c", _LAUNCHER, spec, str(os.getpid()), *command]
+    return _launch(python, f"RLIMIT_CPU={cpu_s}:{cpu_s + 1},RLIMIT_CORE=0:0", command)
 
 
 def rlimit_spec(limits: SandboxLimits) -> str:
@@ -146,4 +147,16 @@ def _nproc_limit() -> int | None:
 
 def launcher_argv(python: str, limits: SandboxLimits, command: list[str]) -> list[str]:
     """``command`` (whose first item must be an absolute path) wrapped so that it runs under rlimits."""
-    return [python, "-I", "-S", "-c", _LAUNCHER, rlimit_spec(limits), str(os.getpid()), *command]
+    return _launch(python, rlimit_spec(limits), command)
+
+
+def _launch(python: str, spec: str, command: list[str]) -> list[str]:
+    """The launcher's argv: the limits, this process's pid (the host whose death it watches), then `command`."""
+    return [python, "-I", "-S", "-c", _LAUNCHER, spec, str(os.getpid()), *command]
+
+
+def killed_by_cpu_limit(returncode: int | None, bwrap: bool) -> bool:
+    """RLIMIT_CPU kills with SIGXCPU; bubblewrap reports a child killed by signal N as 128 + N."""
+    if _SIGXCPU is None or returncode is None:
+        return False
+    return returncode == -_SIGXCPU or (bwrap and returncode == 128 + _SIGXCPU)

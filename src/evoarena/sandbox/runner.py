@@ -7,7 +7,6 @@ import contextlib
 import functools
 import os
 import shutil
-import signal
 import stat
 import subprocess
 import sys
@@ -22,14 +21,13 @@ from evoarena.sandbox.guard import SandboxGuard
 from evoarena.sandbox.interpreter import Interpreter, resolve_python
 from evoarena.sandbox.limits import SandboxLimits, SandboxResult
 from evoarena.sandbox.process import CappedReader, ProcessTree, StdinFeeder
-from evoarena.sandbox.rlimits import launcher_argv
+from evoarena.sandbox.rlimits import killed_by_cpu_limit, launcher_argv
 
 MAIN = "main.py"
 SCRATCH_PREFIX = "evoarena-sb-"
 #: ``-E -s`` is isolated mode (``-I``) minus ``-P``: no PYTHON* variables, no user site-packages,
 #: but the scratch dir stays first on sys.path so that ``files`` such as ``helper.py`` are importable.
 PYTHON_FLAGS = ("-E", "-s", "-X", "utf8")
-_SIGXCPU: int | None = getattr(signal, "SIGXCPU", None)
 _READER_GRACE_S = 5.0
 
 
@@ -159,7 +157,7 @@ def _execute(
     for thread in readers:
         thread.join(_READER_GRACE_S)  # a reader can only hang on a pipe held by a process we missed
     returncode: int | None = proc.returncode if exited else None
-    cpu_killed = _hit_cpu_limit(returncode, used)
+    cpu_killed = killed_by_cpu_limit(returncode, bwrap=used == "bwrap")
     if cpu_killed:
         returncode = None
     limit = "cpu" if cpu_killed else tree.breach or (None if exited else "wall")
@@ -173,13 +171,6 @@ def _execute(
         wall_s=round(elapsed, 4),
         limit=limit,
     )
-
-
-def _hit_cpu_limit(returncode: int | None, used: str) -> bool:
-    """RLIMIT_CPU kills with SIGXCPU; bubblewrap reports a child killed by signal N as 128 + N."""
-    if _SIGXCPU is None or returncode is None:
-        return False
-    return returncode == -_SIGXCPU or (used == "bwrap" and returncode == 128 + _SIGXCPU)
 
 
 def remove_tree(path: str) -> None:

@@ -13,7 +13,7 @@ import evoarena.sandbox.isolation as isolation
 from evoarena.sandbox.interpreter import outermost_dirs, resolve_python
 from evoarena.sandbox.limits import SandboxLimits
 from evoarena.sandbox.process import ProcessTree
-from evoarena.sandbox.rlimits import cpu_launcher_argv
+from evoarena.sandbox.rlimits import cpu_launcher_argv, killed_by_cpu_limit
 from evoarena.sandbox.runner import PYTHON_FLAGS
 
 
@@ -22,6 +22,10 @@ class SpawnedChild:
     proc: subprocess.Popen[bytes]
     level: str  # "bwrap" or "process" (no filesystem isolation: nothing weaker than bubblewrap hides files)
     tree: ProcessTree
+
+    def killed_by_cpu_limit(self) -> bool:
+        """Whether the child (which has exited) was killed at its CPU limit."""
+        return killed_by_cpu_limit(self.proc.returncode, bwrap=self.level == "bwrap")
 
     def close(self) -> None:
         """End the child and everything it started."""
@@ -53,9 +57,9 @@ def spawn_python(module: str, *, writable: str, readable: Sequence[str] = (), ma
         env["TMPDIR"] = "/tmp"
     else:
         argv, level = program, "process"
-    launched = cpu_s is not None and os.name != "nt"
-    if launched:
-        argv = cpu_launcher_argv(interp.executable, int(cpu_s or 0), argv)
+    launched = False  # under the rlimits launcher, which reaps what the child leaves behind
+    if cpu_s is not None and os.name != "nt":
+        argv, launched = cpu_launcher_argv(interp.executable, cpu_s, argv), True
     proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=writable, env=env,
                             start_new_session=os.name != "nt", bufsize=0)
     return SpawnedChild(proc, level, ProcessTree(proc, reaper=launched))
