@@ -1,13 +1,15 @@
 from __future__ import annotations
 
-import base64
 import json
 import re
+import xml.etree.ElementTree as ET
 
+import pytest
 from report_samples import make_budgets, make_calls, make_meta, make_scores
 
 from evoarena.report import ScoreRecord, build_results, render_html, write_report
-from evoarena.report.plots import MECHANISM_LABEL, accuracy_plot, evidence_label
+from evoarena.report.chart import accuracy_svg
+from evoarena.report.labels import MECHANISM_LABEL, evidence_label
 
 BANNER = "evidence: mechanism — scripted model, not a language-model result"
 
@@ -28,14 +30,13 @@ def test_scaled_has_no_mechanism_text() -> None:
     assert "evidence: scaled" in page
 
 
-def test_self_contained_with_embedded_png() -> None:
+def test_self_contained_with_inline_chart() -> None:
     page = render_html(_results())
     assert "http://" not in page and "https://" not in page
-    assert '<img class="plot"' in page
-    match = re.search(r'<img[^>]*src="data:image/png;base64,([A-Za-z0-9+/=]+)"', page, re.S)
+    match = re.search(r'<figure class="chart">(<svg .*?</svg>)</figure>', page, re.S)
     assert match is not None
-    assert base64.b64decode(match.group(1)).startswith(b"\x89PNG\r\n\x1a\n")
-    assert "<link" not in page and "<script" not in page
+    ET.fromstring(match.group(1))
+    assert "<link" not in page and "<script" not in page and "<img" not in page
 
 
 def test_header_and_tables() -> None:
@@ -57,15 +58,37 @@ def test_text_is_escaped() -> None:
 
 def test_empty_results_still_render() -> None:
     page = render_html(build_results(make_meta("replication"), [], [], []))
-    assert "data:image/png;base64," in page
+    assert "no graded test tasks</text></svg>" in page
     assert "evidence: replication" in page
 
 
 def test_plot_label() -> None:
     assert evidence_label("mechanism") == MECHANISM_LABEL == BANNER
     assert evidence_label("scaled") == "evidence: scaled"
-    png = base64.b64decode(accuracy_plot(_results()))
-    assert png.startswith(b"\x89PNG")
+    svg = str(accuracy_svg(_results()))
+    assert svg.startswith("<svg ") and svg.endswith("</svg>")
+    ET.fromstring(svg)  # well-formed XML, so browsers draw it inline
+
+
+def test_chart_draws_each_cell_with_its_interval() -> None:
+    """One bar per (condition, model) with a test mean, its height and whisker from the results, labels escaped."""
+    results = {"evidence": "scaled", "stats": {"ci_level": 0.95}, "conditions": [
+        {"condition": "frozen", "model": "m<1>", "test": {"mean": 0.5, "ci_low": 0.25, "ci_high": 0.75}},
+        {"condition": "ace", "model": "m<1>", "test": {"mean": 1.0, "ci_low": None, "ci_high": None}},
+        {"condition": "ace", "model": "other", "test": {"mean": 0.0, "ci_low": 0.0, "ci_high": 0.0}},
+        {"condition": "gepa", "model": "other", "test": None},
+    ]}
+    root = ET.fromstring(str(accuracy_svg(results)))
+    ns = ""
+    bars = [r for r in root.iter(f"{ns}rect") if r.find(f"{ns}title") is not None]
+    tips = sorted(r.find(f"{ns}title").text for r in bars)  # type: ignore[union-attr]
+    assert tips == ["ace · m<1>: 1.000 [1.000, 1.000]", "ace · other: 0.000 [0.000, 0.000]",
+                    "frozen · m<1>: 0.500 [0.250, 0.750]"]
+    heights = {r.find(f"{ns}title").text.split(":")[0]: float(r.get("height")) for r in bars}  # type: ignore[union-attr,arg-type]
+    assert heights["ace · m<1>"] == pytest.approx(2 * heights["frozen · m<1>"], abs=0.2)
+    assert heights["ace · other"] == 0.0
+    texts = [t.text for t in root.iter(f"{ns}text")]
+    assert "evidence: scaled" in texts and "gepa" not in texts
 
 
 def test_write_report(tmp_path) -> None:

@@ -6,7 +6,7 @@ every registered one), each deciding whether it applies to the run.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from evoarena.report.hooks import ReportContext, ReportView, RunInfo, StateReader, no_methods
@@ -15,6 +15,7 @@ from evoarena.report.probes import DEFAULT_THRESHOLD, probes_section, summarise,
 from evoarena.report.records import CallRecord, CellBudget, RunMeta, ScoreRecord
 from evoarena.report.results import build_results
 from evoarena.store import RunStore, queries
+from evoarena.store.calls import CallRow
 from evoarena.store.probes import probe_rows
 from evoarena.store.queries import CellRow, RunRow
 
@@ -42,16 +43,43 @@ def score_records(store: RunStore) -> list[ScoreRecord]:
 
 def call_records(store: RunStore) -> list[CallRecord]:
     cells = _cells(store)
+    rows = [r for r in queries.calls(store) if r.phase != "probe"]  # probes run before the cells: results["probes"]
+    cached = _canonical_cached(rows, _cell_order(store, cells))
     out: list[CallRecord] = []
-    for r in queries.calls(store):
-        if r.phase == "probe":  # role probes run before the cells, outside every budget: see results["probes"]
-            continue
+    for r in rows:
         c = cells.get(r.cell or "")
         out.append(CallRecord(
             condition=c.condition if c else None, model=c.model if c else None, seed=c.seed if c else None,
             role=r.role, model_id=r.model_id, input_tokens=r.input_tokens, output_tokens=r.output_tokens,
-            cost_usd=r.cost_usd, latency_s=r.latency_s, cached=r.cached, error=r.error, phase=r.phase or "",
+            cost_usd=r.cost_usd, latency_s=r.latency_s, cached=cached[r.id], error=r.error, phase=r.phase or "",
         ))  # fmt: skip
+    return out
+
+
+def _cell_order(store: RunStore, cells: Mapping[str, CellRow]) -> dict[str, int]:
+    """Each cell's place in the spec (seeds outer, methods inner): the order a sequential run makes them in."""
+    spec = _run(store).spec or {}
+    conditions = [m.get("label") or m["name"] for m in spec.get("methods", [])]
+    place = {(seed, cond): i * len(conditions) + j for i, seed in enumerate(spec.get("seeds", []))
+             for j, cond in enumerate(conditions)}
+    return {name: place.get((c.seed, c.condition), len(place)) for name, c in cells.items()}
+
+
+def _canonical_cached(rows: Sequence[CallRow], order: Mapping[str, int]) -> dict[int, bool]:
+    """Which of this run's calls count as paid and which as cache hits. The ledger says which row reached the
+    provider; when cells (or a step's rollouts) ran at once, which of two identical calls got there first is a matter
+    of timing. So per cache key the report keeps the ledger's count of paid calls and gives them to the rows a
+    sequential run would have paid for — the earliest in (cell in spec order, then ledger order) — and the results
+    are the same at any concurrency. Errors keep their own rows."""
+    out = {r.id: r.cached for r in rows}
+    by_key: dict[str, list[CallRow]] = {}
+    for r in rows:
+        if r.error is None:
+            by_key.setdefault(r.cache_key, []).append(r)
+    for same in by_key.values():
+        paid = sum(not r.cached for r in same)
+        for k, r in enumerate(sorted(same, key=lambda r: (order.get(r.cell or "", -1), r.id))):
+            out[r.id] = k >= paid
     return out
 
 
