@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -79,11 +78,35 @@ class HarnessWorkspace:
         return dict(sorted(out.items()))
 
     def replace_all(self, tree: Mapping[str, str]) -> None:
-        """Make the directory hold exactly `tree` (checkout / rollback)."""
-        for child in list(self.root.iterdir()):
-            if child.is_dir() and not child.is_symlink():
-                shutil.rmtree(child)
-            else:
-                child.unlink()
+        """Make the directory hold exactly `tree` (checkout / rollback). Files already holding their text stay as they
+        are (a practice step restores the version it starts from, mostly unchanged); everything else — other files,
+        symlinks, temp files, emptied directories — is removed and the rest written."""
+        kept: set[str] = set()
+        for dirpath, dirnames, filenames in os.walk(self.root, topdown=False):
+            base = Path(dirpath)
+            for name in dirnames:
+                child = base / name
+                if child.is_symlink():
+                    child.unlink()
+                else:
+                    with contextlib.suppress(OSError):  # a directory that still holds kept files stays
+                        child.rmdir()
+            for name in filenames:
+                child = base / name
+                rel = child.relative_to(self.root).as_posix()
+                if not child.is_symlink() and rel in tree and _holds(child, tree[rel]):
+                    kept.add(rel)
+                else:
+                    child.unlink()
         for rel, text in tree.items():
-            self.write(rel, text)
+            if rel not in kept:
+                self.write(rel, text)
+
+
+def _holds(path: Path, text: str) -> bool:
+    """Whether the regular file `path` holds exactly `text` as `write` writes it (UTF-8, newlines as given)."""
+    data = text.encode("utf-8")
+    try:
+        return path.stat().st_size == len(data) and path.read_bytes() == data
+    except OSError:
+        return False

@@ -26,9 +26,8 @@ class GenParams:
     logprobs: bool = False
 
     def as_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["stop"] = list(self.stop)
-        return d
+        return {"temperature": self.temperature, "max_tokens": self.max_tokens, "stop": list(self.stop),
+                "seed": self.seed, "logprobs": self.logprobs}
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -17,12 +18,18 @@ def solver_params(benchmark: Benchmark, tree: Mapping[str, str]) -> GenParams:
     raw = tree.get("harness.toml")
     if not raw:
         return base
+    return replace(base, **dict(_solver_knobs(raw)))
+
+
+@functools.lru_cache(maxsize=256)
+def _solver_knobs(raw: str) -> tuple[tuple[str, Any], ...]:
+    """The `[solver]` knobs a harness.toml sets (parsed once per text: every attempt of a version reads the same)."""
     try:
         knobs: dict[str, Any] = tomllib.loads(raw).get("solver", {})
     except tomllib.TOMLDecodeError as err:
         raise ValueError(f"harness.toml: {err}") from None
     allowed = {"temperature", "max_tokens"}
-    return replace(base, **{k: v for k, v in knobs.items() if k in allowed})
+    return tuple((k, v) for k, v in knobs.items() if k in allowed)
 
 
 @dataclass(frozen=True)

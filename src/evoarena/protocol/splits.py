@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from evoarena.api import Task, TaskView
 
@@ -32,9 +32,14 @@ class PracticeSplits:
 
     train: tuple[Task, ...]
     val: tuple[Task, ...]
+    _views: dict[str, tuple[TaskView, ...]] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:  # made once: every practice step hands the method these
+        object.__setattr__(self, "_views", {"train": tuple(t.view() for t in self.train),
+                                            "val": tuple(t.view() for t in self.val)})
 
     def views(self, split: str) -> tuple[TaskView, ...]:
-        return tuple(t.view() for t in (self.train if split == "train" else self.val))
+        return self._views["train" if split == "train" else "val"]
 
 
 def split_tasks(tasks: Sequence[Task]) -> tuple[PracticeSplits, LockedTestSplit]:
