@@ -33,7 +33,10 @@ def run(
     model: Annotated[str | None, typer.Option(help="Map every role to this model (e.g. scripted, embedded).")] = None,
     run_dir: Annotated[Path | None, typer.Option(help="Where to write the run (default runs/<name>-<hash>).")] = None,
     seeds: Annotated[str | None, typer.Option(help="Comma-separated seeds, overriding the spec's.")] = None,
-    parallel: Annotated[int, typer.Option(help="Cells to run at once.")] = 1,
+    parallel: Annotated[int, typer.Option(help="Cells to run at once (at least; --concurrency runs more).")] = 1,
+    concurrency: Annotated[int | None, typer.Option(
+        min=1, help="Work and model calls in flight at once: cells, episodes, a step's rollouts and asks, val/test "
+        "grading (default: the spec's protocol.concurrency, 1). The results do not depend on it.")] = None,
     no_probe: Annotated[bool, typer.Option("--no-probe", help="Skip the role probes before the run.")] = False,
     probe_threshold: Annotated[float, typer.Option(help="Warn when a role's usable probe share is below.")] = 0.5,
     certified: Annotated[bool, typer.Option(
@@ -83,7 +86,7 @@ def run(
 
         try:
             results = run_experiment(spec, target, progress=progress, cells_in_parallel=parallel,
-                                     search=(spec_path.resolve().parent,), probe=not no_probe,
+                                     concurrency=concurrency, search=(spec_path.resolve().parent,), probe=not no_probe,
                                      probe_threshold=probe_threshold,
                                      on_probes=None if as_json else _probe_warnings)
         except (RunDirConflict, SpecError, ValueError, RuntimeError) as e:

@@ -102,6 +102,10 @@ class ProtocolSpec(_Strict):
     # with isolation: process, the CPU seconds a cell's method may spend in its own process (model calls and grading
     # run in the cell, not there); past it the process is killed and the cell fails, saying so
     method_cpu_s: int = Field(default=3600, ge=1)
+    # independent work in flight at once — cells, episodes, a step's rollouts and asks, val/test grading — and the cap
+    # on model calls in flight across the run (each endpoint's own `concurrency` still applies). Results are the same
+    # at any value, so it is not part of the spec hash: a run may be resumed at another (`evoarena run --concurrency`)
+    concurrency: int = Field(default=1, ge=1, le=1024)
 
 
 class ExperimentSpec(_Strict):
@@ -171,6 +175,7 @@ class ExperimentSpec(_Strict):
         for key in ("isolation", "method_cpu_s"):  # at their defaults they leave earlier runs' hashes as they were
             if data["protocol"][key] == ProtocolSpec.model_fields[key].default:
                 del data["protocol"][key]
+        del data["protocol"]["concurrency"]  # how fast, not what: the results do not depend on it
         blob = json.dumps(data, sort_keys=True).encode()
         return hashlib.sha256(blob).hexdigest()
 

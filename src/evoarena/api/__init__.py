@@ -5,7 +5,7 @@ Everything here sits below `methods/`, `benchmarks/` and `scripted/`, and above 
 
 from evoarena.api.attempt import Attempt
 from evoarena.api.benchmark_base import Benchmark
-from evoarena.api.context import PracticeContext, Reply, RoleHandle
+from evoarena.api.context import PracticeContext, Reply, RoleHandle, Rollout
 from evoarena.api.grading import GRADING_PHASE, GradingModel
 from evoarena.api.method_base import Method, harness_toml
 from evoarena.api.params import ParamError, check_params, closest
@@ -51,6 +51,7 @@ __all__ = [
     "RoleHandle",
     "Registry",
     "Reply",
+    "Rollout",
     "ReportContext",
     "ReportView",
     "RunInfo",

@@ -26,6 +26,16 @@ class Reply:
         return self.finish_reason == "length"
 
 
+@dataclass(frozen=True)
+class Rollout:
+    """One internal evaluation for `PracticeContext.rollouts`: a task, the harness tree to run it with (None: the
+    current harness, or the call's `tree`) and the sample index (its own seed, as for a group of samples)."""
+
+    task: TaskView
+    tree: Mapping[str, str] | None = None
+    sample_index: int = 0
+
+
 class RoleHandle(Protocol):
     """A role's model as a method sees it: no store, cache or backend (the call is made and ledgered by the cell)."""
 
@@ -90,6 +100,27 @@ class PracticeContext(Protocol):
 
     def rollout(self, task: TaskView, *, tree: Mapping[str, str] | None = None, sample_index: int = 0) -> Attempt:
         """One internal evaluation, graded like a submission but never submitted."""
+        ...
+
+    def rollouts(self, items: Sequence[TaskView | Rollout], *, tree: Mapping[str, str] | None = None) -> list[Attempt]:
+        """Several internal evaluations at once (a minibatch, a group of samples, candidates side by side): the run's
+        scheduler runs them concurrently, and the attempts come back in the order given, exactly as
+        `[rollout(...) for ...]` would return them. `tree` is the harness of the items given as bare tasks."""
+        ...
+
+    def ask_many(
+        self,
+        role: str,
+        prompts: Sequence[str],
+        *,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        stop: tuple[str, ...] | None = None,
+        sample_indices: Sequence[int] | None = None,
+        note: bool = True,
+        reject_cut_off: str | None = None,
+    ) -> list[Reply | None]:
+        """Independent `ask`s in `role`, run concurrently; replies in prompt order, each as `ask` would return it."""
         ...
 
     def feedback(self, task: TaskView, attempt: Attempt) -> Feedback:

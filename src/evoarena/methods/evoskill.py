@@ -186,17 +186,20 @@ class EvoSkill(Method):
         tree.update({f"skills/{n}/SKILL.md": t for n, t in skills.items()})
         return tree
 
-    def _attempt(self, ctx: PracticeContext, task: TaskView, tree: Mapping[str, str]) -> tuple[float, str, str]:
-        """(score, output, feedback) of one rollout; a provider error scores 0."""
-        return scored(ctx, task, ctx.rollout(task, tree=tree))
+    def _attempts(self, ctx: PracticeContext, tasks: Sequence[TaskView],
+                  tree: Mapping[str, str]) -> dict[str, Outcome]:
+        """(score, output, feedback) of a rollout of each task, run concurrently; a provider error scores 0."""
+        return {t.id: scored(ctx, t, a) for t, a in zip(tasks, ctx.rollouts(tasks, tree=tree), strict=True)}
 
     def _score(self, ctx: PracticeContext, program: dict[str, Any], known: Mapping[str, Outcome]) -> None:
         """Fill `program`'s val scores on instances it has not met (the curriculum's valset grows), then its mean."""
         tree = self._tree(ctx, program["skills"])
         live = program["skills"] == skills_of(ctx.harness.tree())
-        for t in valset(ctx):
-            if t.id not in program["scores"]:
-                program["scores"][t.id] = (known[t.id] if live and t.id in known else self._attempt(ctx, t, tree))[0]
+        missing = [t for t in valset(ctx) if t.id not in program["scores"]]
+        reused = {t.id: known[t.id] for t in missing if live and t.id in known}
+        ran = self._attempts(ctx, [t for t in missing if t.id not in reused], tree)
+        for t in missing:
+            program["scores"][t.id] = (reused[t.id] if t.id in reused else ran[t.id])[0]
         program["score"] = mean([program["scores"][t.id] for t in valset(ctx)])
 
     def _set_live(self, ctx: PracticeContext, skills: Mapping[str, str]) -> None:
@@ -234,8 +237,10 @@ class EvoSkill(Method):
         extra = min(int(p["extra_samples"]), len(train))
 
         failures = []
-        for t in [task, *ctx.rng.sample(train, extra)]:
-            score, output, feedback = reuse[t.id] if t.id in reuse else self._attempt(ctx, t, ptree)
+        sample = [task, *ctx.rng.sample(train, extra)]
+        ran = self._attempts(ctx, [t for t in sample if t.id not in reuse], ptree)
+        for t in sample:
+            score, output, feedback = reuse[t.id] if t.id in reuse else ran[t.id]
             if score < float(p["failure_threshold"]):
                 try:
                     truth = ctx.label(t)

@@ -141,11 +141,13 @@ class Gepa(Method):
         tree = self._tree(ctx, components)
         scores: list[float] = []
         examples: list[dict[str, str]] = []
+        todo = [t for t in tasks if not (known and t.id in known)]
+        ran = dict(zip([t.id for t in todo], ctx.rollouts(todo, tree=tree), strict=True))  # the minibatch at once
         for task in tasks:
             if known and task.id in known:
                 attempt, fb = known[task.id]
             else:
-                attempt = ctx.rollout(task, tree=tree)
+                attempt = ran[task.id]
                 if attempt.error:
                     scores.append(0.0)
                     examples.append({"inputs": task.prompt, "outputs": "", "feedback": "(no output: provider error)"})

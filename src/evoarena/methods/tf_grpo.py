@@ -20,6 +20,7 @@ from evoarena.api import (
     Probe,
     ProbeExample,
     Reply,
+    Rollout,
     TaskView,
     Verdict,
     harness_toml,
@@ -165,8 +166,9 @@ class TfGrpo(Method):
     def practice(self, ctx: PracticeContext, task: TaskView) -> Manifest | None:
         exps = read_library(ctx.harness.tree())
         rollouts = []
-        for i in range(int(self.params["group_size"])):  # the first sample is the submitted attempt
-            attempt = ctx.solve(task) if i == 0 else ctx.rollout(task, sample_index=i)
+        group = [ctx.solve(task)]  # the first sample is the submitted attempt; the others run concurrently
+        group += ctx.rollouts([Rollout(task, sample_index=i) for i in range(1, int(self.params["group_size"]))])
+        for attempt in group:
             if attempt.error:
                 continue
             rollouts.append((attempt, ctx.feedback(task, attempt)))

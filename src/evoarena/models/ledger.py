@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import threading
@@ -55,6 +56,37 @@ def endpoint_limit(endpoint: str, concurrency: int) -> threading.Semaphore:
 
 
 @dataclass(frozen=True)
+class _Flight:
+    """A call in flight: the caller that makes it (`leader`) and the event the others with the same key wait on."""
+
+    landed: threading.Event
+    leader: bool
+
+
+_flights: dict[str, threading.Event] = {}
+_flights_lock = threading.Lock()
+
+
+def _take_off(key: str) -> _Flight:
+    """Single flight: the first caller of `key` makes the call; a concurrent caller of the same key waits for it and
+    then finds the answer in the cache, as it would have, had it come after. So concurrency never pays twice for one
+    call, and a run's billed calls are those of the sequential run."""
+    with _flights_lock:
+        landed = _flights.get(key)
+        if landed is not None:
+            return _Flight(landed, leader=False)
+        landed = _flights[key] = threading.Event()
+        return _Flight(landed, leader=True)
+
+
+def _land(key: str, flight: _Flight) -> None:
+    if flight.leader:
+        with _flights_lock:
+            del _flights[key]
+        flight.landed.set()
+
+
+@dataclass(frozen=True)
 class CallScope:
     """Where a call belongs in the ledger."""
 
@@ -95,6 +127,7 @@ class RoleModel:
         default_params: GenParams | None = None,
         backoff_base_s: float = 0.5,
         halt: Halt | None = None,
+        in_flight: threading.Semaphore | None = None,
     ) -> None:
         self.role = role
         self.model_name = model_name
@@ -106,6 +139,7 @@ class RoleModel:
         self.default_params = default_params or GenParams()
         self.backoff_base_s = backoff_base_s
         self.halt = halt
+        self.in_flight = in_flight  # the run-wide cap on calls in flight (the scheduler's), besides the endpoint's
 
     def scoped(self, scope: CallScope) -> RoleModel:
         clone = RoleModel.__new__(RoleModel)
@@ -130,10 +164,25 @@ class RoleModel:
             self.halt.check()
         if self.scope.meter is not None:
             self.scope.meter.before_call()
-        hit = self.cache.get(key) if self.cache is not None else None
-        if hit is not None:
-            call_id = self._record(params, messages, key, hit, 0.0, cached=True, retries=0, error=None)
-            return replace(hit, call_id=call_id)
+        while True:
+            hit = self.cache.get(key) if self.cache is not None else None
+            if hit is not None:
+                call_id = self._record(params, messages, key, hit, 0.0, cached=True, retries=0, error=None)
+                return replace(hit, call_id=call_id)
+            flight = _take_off(key) if self.cache is not None else None
+            if flight is None or flight.leader:
+                break
+            flight.landed.wait()  # the same call is in flight: its answer is in the cache now (if it failed, try)
+            if self.halt is not None:
+                self.halt.check()
+        try:
+            return self._call(messages, params, key)
+        finally:
+            if flight is not None:
+                _land(key, flight)
+
+    def _call(self, messages: Sequence[Message], params: GenParams, key: str) -> Completion:
+        """The call itself, with retries; ledgered (and cached) as it goes."""
         # the row is written before the call is made and completed after it, so a kill at any point leaves every
         # call that may have reached the provider in the ledger (as `INTERRUPTED` if it never came back)
         pending = self._record(params, messages, key, None, 0.0, cached=False, retries=0, error=INTERRUPTED)
@@ -147,7 +196,8 @@ class RoleModel:
                 self.halt.check()  # the run stopped during the back-off: no further try
             tries += 1
             try:
-                with endpoint_limit(self.backend.endpoint, self.spec.concurrency):
+                with self.in_flight or contextlib.nullcontext(), \
+                        endpoint_limit(self.backend.endpoint, self.spec.concurrency):
                     return self.backend.complete(messages, params)
             except ProviderError as err:
                 last_error = err

@@ -21,6 +21,7 @@ from evoarena.protocol.budget import BudgetExhausted, BudgetMeter
 from evoarena.protocol.channel import serving
 from evoarena.protocol.context import StepContext
 from evoarena.protocol.evaluate import Evaluator, evaluate_tree, mean_score
+from evoarena.protocol.scheduler import SERIAL, Scheduler
 from evoarena.protocol.splits import PracticeSplits
 from evoarena.protocol.step_service import Grader, StepService
 from evoarena.spec import ExperimentSpec, MethodSpec
@@ -56,8 +57,13 @@ class CellRunner:
         models: Mapping[str, RoleModel],
         method: Method,
         progress: Progress | None = None,
+        scheduler: Scheduler = SERIAL,
     ) -> None:
         self.plan = plan
+        # a budget on calls or tokens is spent call by call, so which call it refuses depends on their order: such a
+        # cell keeps its own work in order (it still runs beside other cells)
+        counted = spec.budget.max_calls is not None or spec.budget.max_tokens is not None
+        self.scheduler = SERIAL if counted else scheduler
         self.spec = spec
         self.store = store
         self.benchmark = benchmark
@@ -83,7 +89,7 @@ class CellRunner:
     def _check_provider_errors(self, key: str, since: int) -> None:
         if self.spec.protocol.on_provider_error != "stop":
             return
-        errors = errors_since(self.store, self.plan.cell, since, shared_phases=(GRADING_PHASE,))
+        errors = errors_since(self.store, self.plan.cell, since, shared_phases=(GRADING_PHASE,), unit=key)
         if errors:
             self._event("provider_unavailable", {"unit": key, "errors": len(errors), "last": errors[-1]})
             raise ProviderUnavailable(
@@ -157,24 +163,28 @@ class CellRunner:
     def _practice_step(
         self, key: str, task: Task, current: str, n: int, checkpoint: bool, *, attempt_limit: int | None = None,
         first_attempt: int = 1, visible: tuple[tuple[TaskView, ...], tuple[TaskView, ...]] | None = None,
+        meter: BudgetMeter | None = None, ws: HarnessWorkspace | None = None, budget_scope: bool = False,
     ) -> dict[str, Any]:
-        """One practice unit. `visible` overrides the (train, val) views the method may use in this step."""
+        """One practice unit. `visible` overrides the (train, val) views the method may use in this step; `meter`
+        and `ws` the cell's (an episode run beside others has its own: `budget_scope` marks the unit's budget as
+        that episode's)."""
+        meter = meter or self.meter
+        ws = ws or self.ws
         self.store.drop_unit_events(self.plan.cell, key)
         before = load_tree(self.store, current)
-        self.ws.replace_all(before)
+        ws.replace_all(before)
         note = self.benchmark.update_note(self.plan.method.params.get("update_note"), task)
-        models = self._models("practice", self.meter, key)
+        models = self._models("practice", meter, key)
         service = StepService(method=self.method, benchmark=self.benchmark, models=models, grader=self.grader,
-                              meter=self.meter, on_event=functools.partial(_store_event, self.store, self.plan.cell,
-                                                                           key),
-                              current_tree=self.ws.tree, version_id=current, attempt_limit=attempt_limit,
-                              first_attempt=first_attempt)
+                              meter=meter, on_event=functools.partial(_store_event, self.store, self.plan.cell, key),
+                              current_tree=ws.tree, version_id=current, attempt_limit=attempt_limit,
+                              first_attempt=first_attempt, scheduler=self.scheduler)
         status, version = "ok", current
         since = self._last_call_id()
         try:
             with attributed(CallScope(cell=self.plan.cell, unit=key)), serving(service.handle) as port:
                 ctx = StepContext(
-                    port=port, harness=self.ws,
+                    port=port, harness=ws,
                     roles={role: (m.model_name, m.default_params) for role, m in models.items()},
                     train=visible[0] if visible else self.practice_splits.views("train"),
                     val=visible[1] if visible else self.practice_splits.views("val"),
@@ -185,15 +195,17 @@ class CellRunner:
         except BudgetExhausted as err:
             status, manifest = "budget", None
             self._event("budget_exhausted", {"unit": key, "reason": str(err)})
-            self.ws.replace_all(before)
+            ws.replace_all(before)
         self._check_provider_errors(key, since)
-        tree = self.ws.tree()
+        tree = ws.tree()
         if status == "ok" and tree_hash(tree) != current:
             version = save_version(self.store, self.plan.cell, tree, parents=[current], method=self.method.name,
                                    manifest=manifest or Manifest(intent="(method gave no manifest)"), step=key)
         passed = any(r.passed for r in service.attempt_rows if r.phase == "practice")  # rollouts never pass a stage
-        result = {"version": version, "budget": self.meter.state(), "status": status, "checkpoint": checkpoint,
+        result = {"version": version, "budget": meter.state(), "status": status, "checkpoint": checkpoint,
                   "rejections": service.rejections, "passed": passed}
+        if budget_scope:
+            result["budget_scope"] = "episode"
         self._finish(key, result, service.attempt_rows)
         return result
 
@@ -212,7 +224,7 @@ class CellRunner:
                 rows = evaluate_tree(
                     self.method, self.benchmark, load_tree(self.store, vid), self.practice_splits.val,
                     self._models("select", self.meter, key)["solver"], phase="select", version_id=vid,
-                    workers=self.spec.protocol.workers,
+                    workers=self.spec.protocol.workers, scheduler=self.scheduler,
                 )
                 self._check_provider_errors(key, since)
                 done = {"mean": mean_score(rows), "budget": self.meter.state()}
@@ -229,7 +241,7 @@ class CellRunner:
         since = self._last_call_id()
         rows = self.evaluator.grade_test(
             self.method, load_tree(self.store, selected), self._models("test", None, key)["solver"],
-            version_id=selected, workers=self.spec.protocol.workers,
+            version_id=selected, workers=self.spec.protocol.workers, scheduler=self.scheduler,
         )
         self._check_provider_errors(key, since)
         self._finish(key, {"mean": mean_score(rows)}, rows)

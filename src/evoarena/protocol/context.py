@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from evoarena.api import Attempt, Feedback, Reply, TaskView
+from evoarena.api import Attempt, Feedback, Reply, Rollout, TaskView
 from evoarena.harness import HarnessWorkspace
 from evoarena.models import Completion, GenParams, Message, ModelCallError
 from evoarena.protocol.channel import Caller
@@ -84,13 +84,37 @@ class StepContext:
         if note and self.update_note:
             prompt = f"{self.update_note.strip()}\n\n{prompt}"
         model = self.model(role)
-        params = model.default_params
-        overrides: dict[str, Any] = {"max_tokens": max_tokens, "temperature": temperature, "stop": stop}
-        params = replace(params, **{k: v for k, v in overrides.items() if v is not None})
+        params = _overridden(model.default_params, max_tokens, temperature, stop)
         try:
             out = model.complete([Message("user", prompt)], params, sample_index=sample_index)
         except ModelCallError:
             return None
+        return self._reply(out, params, reject_cut_off)
+
+    def ask_many(
+        self,
+        role: str,
+        prompts: Sequence[str],
+        *,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        stop: tuple[str, ...] | None = None,
+        sample_indices: Sequence[int] | None = None,
+        note: bool = True,
+        reject_cut_off: str | None = None,
+    ) -> list[Reply | None]:
+        """See `api.PracticeContext.ask_many`: one request to the cell, whose scheduler makes the calls concurrently."""
+        indices = list(sample_indices) if sample_indices is not None else [0] * len(prompts)
+        if len(indices) != len(prompts):
+            raise ValueError(f"ask_many: {len(prompts)} prompts but {len(indices)} sample indices")
+        if note and self.update_note:
+            prompts = [f"{self.update_note.strip()}\n\n{p}" for p in prompts]
+        params = _overridden(self.model(role).default_params, max_tokens, temperature, stop)
+        outs: list[Completion | None] = self._port.call(
+            "complete_many", role=role, prompts=list(prompts), params=params.as_dict(), sample_indices=indices)
+        return [None if out is None else self._reply(out, params, reject_cut_off) for out in outs]
+
+    def _reply(self, out: Completion, params: GenParams, reject_cut_off: str | None) -> Reply | None:
         reply = Reply(out.text, out.finish_reason, getattr(out, "call_id", None))
         if reject_cut_off is not None and reply.cut_off:
             self.reject(reject_cut_off, reply.text, f"{reject_cut_off} cut off at max_tokens={params.max_tokens}")
@@ -109,6 +133,14 @@ class StepContext:
         samples, ACE's re-generation): graded like the step's current attempt but never submitted, so it does
         not use up `attempt_limit` nor decide a stage. It still counts against the cell's budget."""
         return self._attempt(task, tree, sample_index, submit=False)
+
+    def rollouts(self, items: Sequence[TaskView | Rollout], *, tree: Mapping[str, str] | None = None) -> list[Attempt]:
+        """See `api.PracticeContext.rollouts`: one request to the cell, whose scheduler runs them concurrently."""
+        wanted = [it if isinstance(it, Rollout) else Rollout(it, tree) for it in items]
+        out: list[Attempt] = self._port.call("rollouts", items=[
+            {"task_id": r.task.id, "tree": None if r.tree is None else dict(r.tree), "sample_index": r.sample_index}
+            for r in wanted])
+        return out
 
     @property
     def submitted(self) -> int:
@@ -160,3 +192,9 @@ def step_args(ctx: StepContext) -> dict[str, Any]:
 def relay(ctx: StepContext, op: str, args: dict[str, Any]) -> Any:
     """Pass a request from a method's own process to the cell, through this context's channel."""
     return ctx._port.call(op, **args)
+
+
+def _overridden(params: GenParams, max_tokens: int | None, temperature: float | None,
+                stop: tuple[str, ...] | None) -> GenParams:
+    overrides: dict[str, Any] = {"max_tokens": max_tokens, "temperature": temperature, "stop": stop}
+    return replace(params, **{k: v for k, v in overrides.items() if v is not None})

@@ -6,14 +6,20 @@ at the first pass; then the evaluator grades the stage's test task once with the
 method may also run unsubmitted rollouts (`PracticeContext.rollout`) inside a step. It sees only its own
 episode's stages so far as train tasks (the current one last); there is no validation split and no checkpoint
 selection. Every step is a unit, so a killed run resumes.
+
+Episodes are independent, so with a concurrent scheduler they run side by side (each in a workspace of its own) in a
+cell without budget limits; their results are the ones of the sequential run.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from evoarena.api import Task, TaskView
-from evoarena.harness import load_tree
+from evoarena.harness import HarnessWorkspace, load_tree
+from evoarena.protocol.budget import BudgetMeter
 from evoarena.protocol.cell import CellRunner, _budget_json
 
 MAX_ATTEMPTS = 3
@@ -42,13 +48,27 @@ class CurriculumCellRunner(CellRunner):
         episodes = stages(self.practice_splits.train)
         total = sum(len(e) for e in episodes)
         done_stages = 0
-        current = initial
-        for episode in episodes:
-            current = initial  # a fresh state per episode
-            for k, task in enumerate(episode):
-                current = self._stage(task, current, tuple(t.view() for t in episode[: k + 1]))
+        lock = threading.Lock()
+
+        def stage_done() -> None:
+            nonlocal done_stages
+            with lock:
                 done_stages += 1
                 self.progress(cell, done_stages, total)
+
+        if self._episodic():
+            # episodes side by side, each from the initial version with a meter and a workspace of its own; the
+            # cell's spending is their sum (a meter with limits would make one episode's refusal depend on another's
+            # timing, so a budgeted cell runs its episodes in order, on one meter)
+            meters = [BudgetMeter(self.spec.budget) for _ in episodes]
+            parallel = self.scheduler.concurrent and len(episodes) > 1
+            spaces = [self._episode_ws(k) if parallel else self.ws for k in range(len(episodes))]
+            finals = self.scheduler.map(
+                lambda k: self._episode(episodes[k], initial, meters[k], spaces[k], stage_done), range(len(episodes)))
+            self.meter.restore(_summed(meters))
+        else:
+            finals = [self._episode(e, initial, self.meter, self.ws, stage_done) for e in episodes]
+        current = finals[-1] if finals else initial
         self.store.upsert_cell(
             cell,
             status="done",
@@ -58,17 +78,42 @@ class CurriculumCellRunner(CellRunner):
         )
         return current
 
-    def _stage(self, task: Task, current: str, seen: tuple[TaskView, ...]) -> str:
+    def _episodic(self) -> bool:
+        """Whether episodes keep meters of their own: a cell with no budget limit, in-process (a method in its own
+        process serves one step at a time), and no practice unit written before episodes did (a run resumed from
+        older code keeps counting on one meter)."""
+        b = self.spec.budget
+        if b.max_attempts is not None or b.max_calls is not None or b.max_tokens is not None:
+            return False
+        if self.spec.protocol.isolation != "in-process":
+            return False
+        first = self.store.unit_result(self.plan.cell, _first_key(self.practice_splits.train))
+        return first is None or first.get("budget_scope") == "episode"
+
+    def _episode_ws(self, k: int) -> HarnessWorkspace:
+        return HarnessWorkspace(self.store.run_dir / "cells" / self.plan.cell / "episodes" / f"{k:03d}")
+
+    def _episode(self, episode: Sequence[Task], initial: str, meter: BudgetMeter, ws: HarnessWorkspace,
+                 stage_done: Callable[[], None]) -> str:
+        current = initial  # a fresh state per episode
+        for k, task in enumerate(episode):
+            current = self._stage(task, current, tuple(t.view() for t in episode[: k + 1]), meter, ws)
+            stage_done()
+        return current
+
+    def _stage(self, task: Task, current: str, seen: tuple[TaskView, ...], meter: BudgetMeter,
+               ws: HarnessWorkspace) -> str:
         attempts = int(self.spec.benchmark.params.get("max_attempts", MAX_ATTEMPTS))
+        episodic = meter is not self.meter
         for n in range(1, attempts + 1):
             key = f"{task.id}/a{n}"
             done = self.store.unit_result(self.plan.cell, key)
             if done is None:
-                if self.meter.exhausted():
+                if meter.exhausted():
                     break
                 done = self._practice_step(key, task, current, n, checkpoint=False, attempt_limit=1, first_attempt=n,
-                                           visible=(seen, ()))
-            self.meter.restore(done["budget"])
+                                           visible=(seen, ()), meter=meter, ws=ws, budget_scope=episodic)
+            meter.restore(done["budget"])
             current = str(done["version"])
             if done.get("passed") or done["status"] == "budget":
                 break
@@ -94,3 +139,15 @@ class CurriculumCellRunner(CellRunner):
         diagnostics = self.evaluator.diagnose(test_id, rows[0].answer,
                                               self.evaluator.state_shown(self.method, tree, test_id))
         self._finish(key, {"score": rows[0].score, "diagnostics": diagnostics}, rows)
+
+
+def _first_key(train: Sequence[Task]) -> str:
+    """The unit key of a curriculum's first practice step (its first episode's first stage, attempt 1)."""
+    episodes = stages(train)
+    return f"{episodes[0][0].id}/a1" if episodes and episodes[0] else ""
+
+
+def _summed(meters: Sequence[BudgetMeter]) -> dict[str, Any]:
+    """The state of one meter that counted what all of `meters` did."""
+    return {"attempts": sum(m.attempts for m in meters), "calls": sum(m.calls for m in meters),
+            "tokens": sum(m.tokens for m in meters), "exhausted_by": None}

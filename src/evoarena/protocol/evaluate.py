@@ -13,6 +13,7 @@ from evoarena.store import AttemptRow
 
 if TYPE_CHECKING:
     from evoarena.api import Method
+    from evoarena.protocol.scheduler import Scheduler
     from evoarena.protocol.splits import LockedTestSplit
 
 
@@ -38,8 +39,10 @@ def evaluate_tree(
     phase: str,
     version_id: str,
     workers: int = 1,
+    scheduler: Scheduler | None = None,
 ) -> list[AttemptRow]:
-    """One attempt per task; rows in task order. Provider errors are rows with `error`, no score."""
+    """One attempt per task; rows in task order. Provider errors are rows with `error`, no score. A concurrent
+    `scheduler` runs them (the run's limit); otherwise `workers` threads do (the protocol's evaluation workers)."""
 
     def one(task: Task) -> AttemptRow:
         attempt = solve(method, benchmark, tree, task.view(), solver)
@@ -47,7 +50,11 @@ def evaluate_tree(
             fb = None if attempt.error else benchmark.grade(task, attempt.answer)
         return attempt_row(attempt, fb, phase=phase, task_id=task.id, version_id=version_id)
 
-    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+    if scheduler is not None and scheduler.concurrent:
+        return scheduler.map(one, tasks)
+    if workers <= 1:
+        return [one(t) for t in tasks]
+    with ThreadPoolExecutor(max_workers=workers) as pool:
         return list(pool.map(one, tasks))
 
 
@@ -66,7 +73,7 @@ class Evaluator:
 
     def grade_ids(
         self, method: Method, tree: Mapping[str, str], solver: RoleModel, ids: Sequence[str], *, version_id: str,
-        workers: int,
+        workers: int, scheduler: Scheduler | None = None,
     ) -> list[AttemptRow]:
         """Grade named test tasks (a curriculum grades one stage's test at a time); unknown ids are refused."""
         by_id = {t.id: t for t in self._tasks}
@@ -74,7 +81,7 @@ class Evaluator:
         if missing:
             raise KeyError(f"not test tasks of this run: {missing}")
         return evaluate_tree(method, self._benchmark, tree, [by_id[i] for i in ids], solver, phase="test",
-                             version_id=version_id, workers=workers)
+                             version_id=version_id, workers=workers, scheduler=scheduler)
 
     def state_shown(self, method: Method, tree: Mapping[str, str], task_id: str) -> str:
         """The method's state as the solver saw it on this test task: the system prompt and the method's context
@@ -87,9 +94,10 @@ class Evaluator:
         return self._benchmark.diagnose(next(t for t in self._tasks if t.id == task_id), answer, state)
 
     def grade_test(
-        self, method: Method, tree: Mapping[str, str], solver: RoleModel, *, version_id: str, workers: int
+        self, method: Method, tree: Mapping[str, str], solver: RoleModel, *, version_id: str, workers: int,
+        scheduler: Scheduler | None = None,
     ) -> list[AttemptRow]:
         return evaluate_tree(
             method, self._benchmark, tree, self._tasks, solver, phase="test", version_id=version_id,
-            workers=workers,
+            workers=workers, scheduler=scheduler,
         )

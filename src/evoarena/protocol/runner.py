@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+import threading
 from collections.abc import Callable
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from pathlib import Path
@@ -18,6 +19,7 @@ from evoarena.protocol.grading import bind_grading
 from evoarena.protocol.isolated import IsolatedMethod, isolated
 from evoarena.protocol.probes import DEFAULT_THRESHOLD, ProbeSummary, plan_probes, run_probes
 from evoarena.protocol.roles import role_map, role_params
+from evoarena.protocol.scheduler import Scheduler
 from evoarena.protocol.splits import split_tasks
 from evoarena.protocol.validate import validate_spec
 from evoarena.sandbox import isolation_level, sweep_scratch
@@ -70,11 +72,14 @@ def run_experiment(
     probe: bool = True,
     probe_threshold: float = DEFAULT_THRESHOLD,
     on_probes: Callable[[list[ProbeSummary], float], None] | None = None,
+    concurrency: int | None = None,
 ) -> dict[str, Any]:
     """Run (or resume) `spec` in `run_dir`; returns results.json's content. The spec is checked whole, the
     benchmark built and the backends made before anything is written, so a bad spec leaves no run directory.
     `search`: directories (besides the current one) where `module:Name` references are imported from. With `probe`,
-    the role probes run first (stored ones reused) and `on_probes` sees their summaries and the threshold."""
+    the role probes run first (stored ones reused) and `on_probes` sees their summaries and the threshold.
+    `concurrency` (default: the spec's `protocol.concurrency`): independent work and model calls in flight at once;
+    the results do not depend on it."""
     resolved = validate_spec(spec, search)
     try:
         benchmark = resolved.benchmark(**spec.benchmark.params)
@@ -117,18 +122,22 @@ def run_experiment(
         if on_probes is not None:
             on_probes(summaries, probe_threshold)
 
+    limit = concurrency if concurrency is not None else spec.protocol.concurrency
+    scheduler = Scheduler(limit)
+
     def run_cell(plan: CellPlan) -> str:
         halt.check()  # a cell that starts after the run stopped does nothing
         method: Method | None = None
         try:
             method_cls = resolved.methods[plan.condition]
-            models = _role_models(spec, plan.method, method_cls, store, cache, backends, plan.seed, halt)
+            models = _role_models(spec, plan.method, method_cls, store, cache, backends, plan.seed, halt,
+                                  scheduler.calls)
             method = _method(spec, method_cls, plan, store.run_dir, cache)
             if isinstance(method, IsolatedMethod):
                 store.event("method_isolation", {"level": method.level}, cell=plan.cell)
             runner = CurriculumCellRunner if benchmark.protocol == "curriculum" else CellRunner
             return runner(plan, spec=spec, store=store, benchmark=benchmark, practice=practice, evaluator=evaluator,
-                          models=models, method=method, progress=progress).run()
+                          models=models, method=method, progress=progress, scheduler=scheduler).run()
         except BaseException as err:
             halt.set(f"{plan.cell}: {type(err).__name__}")
             raise
@@ -138,11 +147,13 @@ def run_experiment(
 
     plans = plan_cells(spec)
     try:
-        _run_all(plans, run_cell, cells_in_parallel, halt)
+        _run_all(plans, run_cell, max(cells_in_parallel, limit), halt)
     except BaseException as err:
         store.update_run(spec_hash[:16], status="interrupted")
         store.event("run_interrupted", {"error": f"{type(err).__name__}: {err}"})
         raise
+    finally:
+        scheduler.close()
     store.update_run(spec_hash[:16], status="finished", finished_at=now_iso())
     store.event("run_finished", {"cells": len(plans)})
     from evoarena.protocol.reporting import rebuild_report
@@ -196,12 +207,13 @@ def _role_models(
     backends: dict[str, Backend],
     seed: int,
     halt: Halt,
+    in_flight: threading.Semaphore | None = None,
 ) -> dict[str, RoleModel]:
     """Every role the spec maps, plus any role a method needs: those fall back to the solver's model."""
     out: dict[str, RoleModel] = {}
     for role, model_name in role_map(spec, method, method_cls.roles).items():
         out[role] = RoleModel(
             role=role, model_name=model_name, backend=backends[model_name], spec=spec.models[model_name],
-            store=store, cache=cache, default_params=role_params(spec, role, seed), halt=halt,
+            store=store, cache=cache, default_params=role_params(spec, role, seed), halt=halt, in_flight=in_flight,
         )
     return out

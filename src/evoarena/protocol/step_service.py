@@ -10,9 +10,10 @@ from dataclasses import replace
 from typing import Any
 
 from evoarena.api import Attempt, Benchmark, Feedback, Method, Task, TestSplitLocked
-from evoarena.models import Completion, GenParams, Message, RoleModel
-from evoarena.protocol.budget import BudgetMeter
+from evoarena.models import Completion, GenParams, Message, ModelCallError, RoleModel
+from evoarena.protocol.budget import BudgetExhausted, BudgetMeter
 from evoarena.protocol.evaluate import attempt_row
+from evoarena.protocol.scheduler import SERIAL, Scheduler
 from evoarena.protocol.solve import solve
 from evoarena.store import AttemptRow
 
@@ -55,7 +56,9 @@ class StepService:
         version_id: str,
         attempt_limit: int | None = None,
         first_attempt: int = 1,
+        scheduler: Scheduler = SERIAL,
     ) -> None:
+        self._scheduler = scheduler  # runs a batch's rollouts or calls concurrently; results kept in request order
         self._method = method  # its build_messages assembles solver prompts, as at test
         self._benchmark = benchmark
         self._models = dict(models)
@@ -97,16 +100,69 @@ class StepService:
             self._submitted[task.id] = done + 1
         else:
             number = self._first_attempt + max(done - 1, 0)
-        use_tree = dict(self._current_tree()) if tree is None else {_text(k): _text(v) for k, v in tree.items()}
         self._meter.before_attempt()
-        attempt = solve(self._method, self._benchmark, use_tree, task.view(), self._models["solver"],
-                        sample_index=_int(sample_index))
+        attempt, row = self._graded(task, self._tree(tree), _int(sample_index), number, submit, tree is None)
+        self.attempt_rows.append(row)
+        return attempt
+
+    def _op_rollouts(self, items: list[dict[str, Any]]) -> list[Attempt]:
+        """Rollouts run by the scheduler. Everything order-dependent happens here first, in request order: the tasks
+        checked, the numbers given, the budget reserved (as many as it allows; a refusal is raised after those ran, as
+        the sequential rollouts would have). The rows are recorded in request order."""
+        if not isinstance(items, list):
+            raise TypeError("rollouts: expected a list of requests")
+        plan = []
+        for item in items:
+            task = self._grader.task(item["task_id"])
+            tree = item["tree"]
+            number = self._first_attempt + max(self._submitted.get(task.id, 0) - 1, 0)
+            plan.append((task, self._tree(tree), _int(item["sample_index"]), number, tree is None))
+        refused: BudgetExhausted | None = None
+        allowed = 0
+        for _ in plan:
+            try:
+                self._meter.before_attempt()
+            except BudgetExhausted as err:
+                refused = err
+                break
+            allowed += 1
+        done = self._scheduler.map(lambda p: self._graded(p[0], p[1], p[2], p[3], False, p[4]), plan[:allowed])
+        self.attempt_rows.extend(row for _, row in done)
+        if refused is not None:
+            raise refused
+        return [attempt for attempt, _ in done]
+
+    def _tree(self, tree: dict[str, str] | None) -> dict[str, str]:
+        return dict(self._current_tree()) if tree is None else {_text(k): _text(v) for k, v in tree.items()}
+
+    def _graded(self, task: Task, tree: dict[str, str], sample_index: int, number: int, submit: bool,
+                live: bool) -> tuple[Attempt, AttemptRow]:
+        """One solver attempt on `tree` and its grading; `live`: the tree is the step's current version."""
+        attempt = solve(self._method, self._benchmark, tree, task.view(), self._models["solver"],
+                        sample_index=sample_index)
         attempt = replace(attempt, number=number)
         fb = None if attempt.error else self._grader.grade(task.id, attempt.answer, number)
         phase = "practice" if submit else "rollout"
-        version = self._version_id if tree is None else "custom"
-        self.attempt_rows.append(attempt_row(attempt, fb, phase=phase, task_id=task.id, version_id=version))
-        return attempt
+        version = self._version_id if live else "custom"
+        return attempt, attempt_row(attempt, fb, phase=phase, task_id=task.id, version_id=version)
+
+    def _op_complete_many(self, role: str, prompts: list[str], params: dict[str, Any],
+                          sample_indices: list[int]) -> list[Completion | None]:
+        """One user-message call per prompt, made by the scheduler; None where a call failed after its retries."""
+        if role not in self._models:
+            raise KeyError(f"role {role!r} is not mapped to a model in the spec (roles: {sorted(self._models)})")
+        if not isinstance(prompts, list) or not isinstance(sample_indices, list) or len(prompts) != len(sample_indices):
+            raise TypeError("complete_many: expected prompts and sample indices of one length")
+        gen = GenParams(**{**params, "stop": tuple(params.get("stop", ()))})
+        model = self._models[role]
+
+        def one(pair: tuple[str, int]) -> Completion | None:
+            try:
+                return model.complete([Message("user", pair[0])], gen, sample_index=pair[1])
+            except ModelCallError:
+                return None
+
+        return self._scheduler.map(one, [(_text(p), _int(i)) for p, i in zip(prompts, sample_indices, strict=True)])
 
     def _op_grade(self, task_id: str, answer: str | None, number: int) -> Feedback:
         return self._grader.grade(task_id, _answer(answer), _int(number))

@@ -174,15 +174,18 @@ INTERRUPTED = "interrupted: the run ended during this call (it may have reached 
 """The error of a ledger row written before its call and never completed (a kill, or a call still in flight)."""
 
 
-def errors_since(store: RunStore, cell: str, since: int, shared_phases: Sequence[str] = ()) -> list[str]:
-    """Provider errors recorded after ledger row `since`, oldest first: `cell`'s own, and those of calls that belong
-    to no cell in one of `shared_phases` (the benchmark's judge, which grades for every cell). A row still pending
-    (`INTERRUPTED`: another cell's judge call in flight) is no provider error."""
+def errors_since(store: RunStore, cell: str, since: int, shared_phases: Sequence[str] = (),
+                 unit: str | None = None) -> list[str]:
+    """Provider errors recorded after ledger row `since`, oldest first: `cell`'s own (of its `unit` only, when given:
+    a cell's episodes run side by side), and those of calls that belong to no cell in one of `shared_phases` (the
+    benchmark's judge, which grades for every cell). A row still pending (`INTERRUPTED`: another cell's judge call in
+    flight) is no provider error."""
     marks = ",".join("?" * len(shared_phases)) or "NULL"
+    own = "cell=?" if unit is None else "(cell=? AND unit=?)"
     rows = store.query(
         "SELECT error FROM calls WHERE id>? AND error IS NOT NULL AND error != ?"
-        f" AND (cell=? OR (cell IS NULL AND phase IN ({marks}))) ORDER BY id",
-        [since, INTERRUPTED, cell, *shared_phases],
+        f" AND ({own} OR (cell IS NULL AND phase IN ({marks}))) ORDER BY id",
+        [since, INTERRUPTED, cell, *([] if unit is None else [unit]), *shared_phases],
     )
     return [str(r["error"]) for r in rows]
 

@@ -144,24 +144,29 @@ C = TypeVar("C", bound=Metered)
 
 
 def unit_calls(
-    units: Sequence[tuple[str, Mapping[str, Any]]], calls: Sequence[C], start: Mapping[str, Any]
+    units: Sequence[tuple[str, Mapping[str, Any]]], calls: Sequence[C], start: Mapping[str, Any],
+    meters: Mapping[str, str] | None = None,
 ) -> tuple[dict[str, list[C]], int, bool]:
     """Each practice unit's metered calls: the last `Δcalls` of the ledger rows carrying its unit key (a unit
-    cut off before a resume left a prefix that the redone unit replays; those rows are unattributed).
+    cut off before a resume left a prefix that the redone unit replays; those rows are unattributed). `meters` names
+    the meter a unit's budget was read from where it is not the cell's (an episode run beside others counts on its
+    own, from zero); units of one meter come in the order they ran.
     Returns ({unit: rows}, unattributed rows, whether every unit's tokens match its meter)."""
     by_unit: dict[str, list[C]] = defaultdict(list)
     for r in calls:
         by_unit[str(r.unit)].append(r)
     out: dict[str, list[C]] = {}
-    prev_calls, prev_tokens = int(start.get("calls", 0)), int(start.get("tokens", 0))
+    prev: dict[str, tuple[int, int]] = {"": (int(start.get("calls", 0)), int(start.get("tokens", 0)))}
     skipped, aligned = 0, True
     for key, budget in units:
+        meter = (meters or {}).get(key, "")
+        prev_calls, prev_tokens = prev.get(meter, (0, 0))
         n, tokens = int(budget["calls"]) - prev_calls, int(budget["tokens"]) - prev_tokens
         rows = by_unit.get(key, [])
         out[key] = rows[len(rows) - n :] if n else []
         skipped += len(rows) - len(out[key])
         aligned = aligned and sum(r.input_tokens + r.output_tokens for r in out[key]) == tokens
-        prev_calls, prev_tokens = int(budget["calls"]), int(budget["tokens"])
+        prev[meter] = (int(budget["calls"]), int(budget["tokens"]))
     return out, skipped, aligned
 
 
@@ -194,26 +199,36 @@ def _costs(store: RunStore, data: CellData, units: Sequence[UnitRow]) -> None:
     init = next((u.result for u in units if u.key == "init"), {})
     practice = [(u.key, u.result) for u in units if PRACTICE_KEY.match(u.key)]
     calls = queries.calls(store, cell=data.cell, phase="practice", errors=False)
+    meters = {k: _chain(k) for k, r in practice if r.get("budget_scope") == "episode"}
+    # a cumulative meter's units in the order they ran; an episode's after, chain by chain (episodes that ran side by
+    # side interleave in the store), each in the order it ran
+    practice.sort(key=lambda kr: (kr[0] in meters, meters.get(kr[0], "")))
     by_unit, data.unattributed_calls, data.aligned = unit_calls(
-        [(k, r["budget"]) for k, r in practice], calls, init.get("budget", {}))
-    prev_tokens, prev_version = int(init.get("budget", {}).get("tokens", 0)), init.get("version")
-    chain_of_prev = None
+        [(k, r["budget"]) for k, r in practice], calls, init.get("budget", {}), meters)
+    prev_tokens: dict[str, int] = {"": int(init.get("budget", {}).get("tokens", 0))}
+    prev_version, chain_of_prev = init.get("version"), None
     for key, result in practice:
         m = PRACTICE_KEY.match(key)
         assert m is not None
         if m["chain"] != chain_of_prev:  # a fresh state per chain: compare with the initial version
             prev_version, chain_of_prev = init.get("version"), m["chain"]
+        meter = meters.get(key, "")
         rows = by_unit.get(key) if data.aligned else None
         data.units.append(UnitCost(
             cell=data.cell, chain=m["chain"], layer=int(m["layer"]), passed=bool(result.get("passed")),
             changed=result.get("version") != prev_version,
-            tokens=int(result["budget"]["tokens"]) - prev_tokens,
+            tokens=int(result["budget"]["tokens"]) - prev_tokens.get(meter, 0),
             input_tokens=None if rows is None else sum(r.input_tokens for r in rows),
             output_tokens=None if rows is None else sum(r.output_tokens for r in rows),
             update_tokens=None if rows is None else sum(
                 r.input_tokens + r.output_tokens for r in rows if r.role != "solver"),
         ))
-        prev_tokens, prev_version = int(result["budget"]["tokens"]), result.get("version")
+        prev_tokens[meter], prev_version = int(result["budget"]["tokens"]), result.get("version")
+
+
+def _chain(key: str) -> str:
+    m = PRACTICE_KEY.match(key)
+    return m["chain"] if m else ""
 
 
 def event_chain(payload: Mapping[str, Any]) -> str | None:

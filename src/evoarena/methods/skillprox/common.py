@@ -61,15 +61,12 @@ def result_of(ctx: PracticeContext, task: TaskView, attempt: Attempt) -> TaskRes
 
 def evaluate(ctx: PracticeContext, tree: Mapping[str, str], tasks: Sequence[TaskView],
              known: Mapping[str, TaskResult] | None = None) -> Batch:
-    """Run `tree` on `tasks` as internal evaluations (`ctx.rollout`); `known` holds results already in hand for
+    """Run `tree` on `tasks` as internal evaluations (`ctx.rollouts`); `known` holds results already in hand for
     this very tree (the step's submitted attempt, the plan's evaluation of X_0)."""
-    out = []
-    for t in tasks:
-        if known is not None and t.id in known:
-            out.append(known[t.id])
-        else:
-            out.append(result_of(ctx, t, ctx.rollout(t, tree=tree)))
-    return Batch(tuple(out))
+    todo = [t for t in tasks if known is None or t.id not in known]
+    ran = dict(zip([t.id for t in todo], ctx.rollouts(todo, tree=tree), strict=True))  # run concurrently
+    return Batch(tuple(known[t.id] if known is not None and t.id in known else result_of(ctx, t, ran[t.id])
+                       for t in tasks))
 
 
 def clip(text: str, limit: int) -> str:
