@@ -88,7 +88,8 @@ class Backend(Protocol):
     """A model backend. `model_id` names the model in the ledger and the cache key;
     `endpoint` names the server (or process) whose concurrency limit the call obeys. A backend may also set
     `greedy_ignores_seed = True` when its temperature-0 answers cannot depend on the seed (the cache then keys
-    those calls without it)."""
+    those calls without it), and `billed = False` when a call reaches no provider and costs nothing (the scripted
+    backend: its ledger rows may wait for their unit's commit instead of being written ahead of the call)."""
 
     model_id: str
     endpoint: str

@@ -95,6 +95,7 @@ class CallScope:
     meter: Meter | None = None
     unit: str | None = None  # the cell's unit key (practice step, test), so calls map to chains and layers
     ambient: bool = False  # take cell and unit from `attributed(...)` (a judge grades for whichever cell asks)
+    batch: bool = False  # the unit commits its rows with its attempts (RunStore.defer_call), where they may wait
 
 
 _attribution: ContextVar[CallScope | None] = ContextVar("evoarena_call_attribution", default=None)
@@ -183,9 +184,11 @@ class RoleModel:
 
     def _call(self, messages: Sequence[Message], params: GenParams, key: str) -> Completion:
         """The call itself, with retries; ledgered (and cached) as it goes."""
-        # the row is written before the call is made and completed after it, so a kill at any point leaves every
-        # call that may have reached the provider in the ledger (as `INTERRUPTED` if it never came back)
-        pending = self._record(params, messages, key, None, 0.0, cached=False, retries=0, error=INTERRUPTED)
+        # a billed call's row is written before the call is made and completed after it, so a kill at any point leaves
+        # every call that may have reached the provider in the ledger (as `INTERRUPTED` if it never came back)
+        pending = None
+        if getattr(self.backend, "billed", True):
+            pending = self._record(params, messages, key, None, 0.0, cached=False, retries=0, error=INTERRUPTED)
         tries = 0
         start = time.monotonic()
         last_error: ProviderError | None = None
@@ -213,7 +216,8 @@ class RoleModel:
             )(attempt)
         except RunHalted:
             if last_error is None:  # no try was made: nothing reached the provider
-                self.store.drop_call(pending)
+                if pending is not None:
+                    self.store.drop_call(pending)
             else:  # the tries that reached the provider stay in the ledger
                 self._record(params, messages, key, None, time.monotonic() - start, cached=False, retries=tries - 1,
                              error=f"{type(last_error).__name__}: {last_error} (no more tries: the run stopped)",
@@ -274,11 +278,15 @@ class RoleModel:
         outcome: dict[str, Any] = dict(
             input_tokens=tin, output_tokens=tout, latency_s=round(latency, 4), cost_usd=self.cost(tin, tout),
             retries=retries, error=error, prompt_format=self.prompt_format(completion))
+        # a cell's unit writes its rows in one transaction with its attempts, but for those that must be on disk at
+        # once: billed calls (written ahead) and errors (the unit's fate is decided from them)
+        defer = (where.batch and where.cell is not None and where.unit is not None and error is None
+                 and (cached or not getattr(self.backend, "billed", True)))
         if pending is not None:
             self.store.finish_call(pending, response=response, **outcome)
             call_id = pending
         else:
-            call_id = self.store.record_call(
+            call_id = (self.store.defer_call if defer else self.store.record_call)(
                 request=[(m.role, m.content) for m in messages],
                 response=response,
                 cell=where.cell,

@@ -19,6 +19,7 @@ class ScriptedBackend:
     """A policy played as a model: stop sequences and max_tokens applied as a real backend would."""
 
     backend_name = "scripted"
+    billed = False  # a call costs nothing and reaches no provider: its ledger row may wait for its unit's commit
 
     def __init__(self, policy_name: str, policy: Policy) -> None:
         self.policy = policy

@@ -80,7 +80,7 @@ class CellRunner:
 
     # -- helpers --------------------------------------------------------------------------------
     def _models(self, phase: str, meter: BudgetMeter | None, unit: str | None = None) -> dict[str, RoleModel]:
-        scope = CallScope(cell=self.plan.cell, phase=phase, meter=meter, unit=unit)
+        scope = CallScope(cell=self.plan.cell, phase=phase, meter=meter, unit=unit, batch=unit is not None)
         return {role: m.scoped(scope) for role, m in self.base_models.items()}
 
     def _last_call_id(self) -> int:

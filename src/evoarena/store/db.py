@@ -42,6 +42,9 @@ class RunStore:
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.blobs = BlobStore(self.run_dir / "blobs")
         self._lock = threading.RLock()
+        self._next_call: int | None = None  # ledger row ids are handed out here: a deferred row has one before it is
+        # written (one process writes a run directory at a time)
+        self._deferred: dict[tuple[str | None, str | None], list[tuple[Any, Any, dict[str, Any]]]] = {}
         self._conn = sqlite3.connect(self.run_dir / DB_NAME, check_same_thread=False, isolation_level=None)
         self._conn.row_factory = sqlite3.Row
         self._conn.execute("PRAGMA journal_mode=WAL")
@@ -126,10 +129,13 @@ class RunStore:
         return None if row is None else json.loads(row["result"])
 
     def finish_unit(self, cell: str, key: str, result: dict[str, Any], attempts: Sequence[AttemptRow]) -> None:
-        """Record a finished unit and its attempts in one transaction, so a kill never half-records it (the
-        attempts' output texts go to the blob store first: content-addressed, so a redo rewrites the same files)."""
+        """Record a finished unit, its attempts and its deferred ledger rows in one transaction, so a kill never
+        half-records it (the attempts' output texts go to the blob store first: content-addressed, so a redo rewrites
+        the same files)."""
         blobs = [self.blobs.put(a.text) if a.text else None for a in attempts]
         with self.transaction() as conn:
+            for request, response, row in self._deferred.pop((cell, key), []):
+                self._insert_call(conn, request, response, row)
             conn.executemany(
                 "INSERT INTO attempts (cell, unit_key, created_at, phase, task_id, version_id, answer, score, passed,"
                 " error, parse_error, output_blob, call_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -154,14 +160,39 @@ class RunStore:
         (a kill never leaves a row without its texts or texts without their row); return the row id."""
         row.setdefault("created_at", now_iso())
         with self.transaction() as conn:
-            if request is not None:
-                row["request_blob"] = texts.put_request(conn, request)
-            if response is not None:
-                row["response_blob"] = texts.put_response(conn, response)
-            cols = ", ".join(row)
-            cur = conn.execute(f"INSERT INTO calls ({cols}) VALUES ({', '.join('?' for _ in row)})", list(row.values()))
-            assert cur.lastrowid is not None
-            return cur.lastrowid
+            row["id"] = self._allocate(conn)
+            return self._insert_call(conn, request, response, row)
+
+    def defer_call(self, *, request: Sequence[tuple[str, str]], response: TextResponse | None, **row: Any) -> int:
+        """A ledger row written with its unit (`finish_unit` of its cell and unit), in that unit's transaction: one
+        commit per unit instead of one per call. For calls a kill cannot leave unpaid and unrecorded — cache hits and
+        calls to a backend that bills nothing (scripted) — so a unit cut off takes its deferred rows with it and its
+        redo writes them again. Returns the row's id, handed out now."""
+        row.setdefault("created_at", now_iso())
+        with self._lock:
+            row["id"] = self._allocate(self._conn)
+            self._deferred.setdefault((row.get("cell"), row.get("unit")), []).append((request, response, row))
+            return int(row["id"])
+
+    def _allocate(self, conn: sqlite3.Connection) -> int:
+        with self._lock:
+            if self._next_call is None:
+                top = conn.execute("SELECT COALESCE(MAX(id), 0) FROM calls").fetchone()[0]
+                seq = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'calls'").fetchone()
+                self._next_call = max(int(top), int(seq[0]) if seq else 0) + 1
+            self._next_call += 1
+            return self._next_call - 1
+
+    @staticmethod
+    def _insert_call(conn: sqlite3.Connection, request: Sequence[tuple[str, str]] | None,
+                     response: TextResponse | None, row: dict[str, Any]) -> int:
+        if request is not None:
+            row["request_blob"] = texts.put_request(conn, request)
+        if response is not None:
+            row["response_blob"] = texts.put_response(conn, response)
+        cols = ", ".join(row)
+        conn.execute(f"INSERT INTO calls ({cols}) VALUES ({', '.join('?' for _ in row)})", list(row.values()))
+        return int(row["id"])
 
     def finish_call(self, call_id: int, *, response: TextResponse | None = None, **row: Any) -> None:
         """Complete a row `record_call` wrote before its call was made (its outcome, tokens, latency, response),
@@ -206,7 +237,10 @@ class RunStore:
         )
 
     def drop_unit_events(self, cell: str, unit: str) -> None:
-        """Forget the events of a unit about to be redone: a unit cut off by a crash keeps none of its rows."""
+        """Forget the events (and deferred ledger rows) of a unit about to be redone: a unit cut off keeps none of its
+        rows."""
+        with self._lock:
+            self._deferred.pop((cell, unit), None)
         self.execute("DELETE FROM events WHERE cell=? AND unit=?", [cell, unit])
 
     # -- tasks ----------------------------------------------------------------------------------
