@@ -7,7 +7,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK = 1
 # whose kernel does not grant it, a native build segfaults in ggml's AMX matmul (ldtilecfg) on the first decode.
 export CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 
-.PHONY: install embedded embedded-small demo demo-scripted test test-embedded lint system-deps clean
+.PHONY: install embedded embedded-small demo demo-scripted test test-embedded lint system-deps bench-venv clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -55,5 +55,12 @@ test-embedded: install system-deps $(VENV)/.llama-built
 	$(BIN)/pip install -q -e ".[dev,embedded,retrieval]"
 	$(BIN)/python -m pytest -m 'embedded or retrieval' -o addopts='-q --import-mode=importlib'
 
+# GEPA and DSPy in a venv of their own, for benchmarks/overhead.py's side-by-side figures (docs/performance.md).
+BENCH_VENV := benchmarks/.venv-compare
+bench-venv: $(BENCH_VENV)/bin/python
+$(BENCH_VENV)/bin/python:
+	$(PYTHON) -m venv $(BENCH_VENV)
+	$(BENCH_VENV)/bin/python -m pip install -q 'gepa==0.1.4' 'dspy==3.4.1'
+
 clean:
-	rm -rf $(VENV) runs .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(BENCH_VENV) runs .pytest_cache .mypy_cache .ruff_cache

@@ -28,7 +28,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--calls", type=int, default=2000)
     n = ap.parse_args().calls
-    backend = ScriptedBackend("echo")
+    backend = ScriptedBackend("echo", lambda messages, params: "ok " + messages[-1].content)
     params = GenParams()
     with tempfile.TemporaryDirectory() as tmp:
         store = RunStore(Path(tmp) / "run")
