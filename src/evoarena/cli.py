@@ -127,6 +127,12 @@ def _print_results(results: dict[str, Any]) -> None:
             str(test.get("n_errors", 0)),
         )
     out.print(table)
+    for v in results.get("versus_baseline", []):  # spec order, each against the spec's first condition
+        if v["condition"] == v["baseline"]:
+            out.print(f"{v['condition']} ({v['model']}): {v['mean']:.3f}   baseline")
+        elif v["n_paired"]:
+            out.print(f"{v['condition']} ({v['model']}): {v['mean']:.3f}   vs {v['baseline']}: {v['diff']:+.3f} "
+                      f"[{v['ci_low']:+.3f}, {v['ci_high']:+.3f}] ({v['n_paired']} paired tasks)", soft_wrap=True)
     by_role = results.get("calls", {}).get("by_role", {})
     out.print(_role_table("model calls by role (cached calls included and shown)", sorted(by_role.items())))
 

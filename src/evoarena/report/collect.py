@@ -59,10 +59,15 @@ def call_records(store: RunStore) -> list[CallRecord]:
 def _cell_order(store: RunStore, cells: Mapping[str, CellRow]) -> dict[str, int]:
     """Each cell's place in the spec (seeds outer, methods inner): the order a sequential run makes them in."""
     spec = _run(store).spec or {}
-    conditions = [m.get("label") or m["name"] for m in spec.get("methods", [])]
+    conditions = spec_conditions(spec)
     place = {(seed, cond): i * len(conditions) + j for i, seed in enumerate(spec.get("seeds", []))
              for j, cond in enumerate(conditions)}
     return {name: place.get((c.seed, c.condition), len(place)) for name, c in cells.items()}
+
+
+def spec_conditions(spec: Mapping[str, Any]) -> list[str]:
+    """The spec's conditions (a method's label, else its name), in spec order."""
+    return [m.get("label") or m["name"] for m in spec.get("methods", [])]
 
 
 def _canonical_cached(rows: Sequence[CallRow], order: Mapping[str, int]) -> dict[int, bool]:
@@ -157,7 +162,8 @@ def rebuild_report(
     `resolve_method` gives views the method classes whose `state_view` they read."""
     views = dict(views or {})
     meta = run_meta(store)
-    results = build_results(meta, score_records(store), call_records(store), cell_budgets(store))
+    order = spec_conditions(_run(store).spec or {})
+    results = build_results(meta, score_records(store), call_records(store), cell_budgets(store), order)
     add_probes(store, results)
     data = build_views(store, results, views, resolve_method)
     if data:

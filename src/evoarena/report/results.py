@@ -10,6 +10,7 @@ from typing import Any
 
 from .records import EVIDENCE_LEVELS, SPLITS, CallRecord, CellBudget, RunMeta, ScoreRecord
 from .stats import BOOTSTRAP_METHOD, bootstrap_ci, clean, mean, stable_seed
+from .versus import versus_baseline
 
 SCHEMA_VERSION = 1
 CI_LEVEL = 0.95
@@ -186,8 +187,10 @@ def build_results(
     scores: Sequence[ScoreRecord],
     calls: Sequence[CallRecord],
     budgets: Sequence[CellBudget],
+    order: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """The results.json dict. Deterministic and independent of input order; floats rounded."""
+    """The results.json dict. Deterministic and independent of input order; floats rounded. `order`: the spec's
+    conditions, the first being the baseline of `versus_baseline`."""
     if meta.evidence not in EVIDENCE_LEVELS:
         raise ValueError(f"meta.evidence must be one of {EVIDENCE_LEVELS}, got {meta.evidence!r}")
     _check_scores(scores)
@@ -204,8 +207,12 @@ def build_results(
             "bootstrap_seed": f"crc32 of the cell labels + {SEED_BASE}",
             "errors": "provider errors are excluded from accuracy and counted in n_errors",
             "pass_rate": "share of tasks the grader passed (all-or-nothing, 'hard'); mean is the mean score",
+            "versus_baseline": "test score minus the spec's first condition's (same model), per task both graded "
+                               "(seed-averaged), tasks resampled",
         },
         "conditions": _conditions(scores, budgets),
+        "versus_baseline": versus_baseline(scores, order, n_resamples=N_RESAMPLES, level=CI_LEVEL,
+                                           seed_base=SEED_BASE),
         "calls": _calls(calls),
         "budgets": _budgets(budgets),
     }

@@ -1,0 +1,37 @@
+"""Each condition against the baseline — the spec's first condition — on the test split: the paired per-task
+difference in score (each task averaged over seeds first, only tasks both graded), with a bootstrap CI."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+from .records import ScoreRecord
+from .stats import bootstrap_ci, mean, stable_seed
+
+
+def versus_baseline(scores: Sequence[ScoreRecord], order: Sequence[str], *, n_resamples: int, level: float,
+                    seed_base: int) -> list[dict[str, Any]]:
+    """One row per (condition, model) in `order` (the spec's conditions; others after, by name), each compared with
+    the first condition of `order` graded by the same model."""
+    by_cell: dict[tuple[str, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for r in scores:
+        if r.split == "test" and not r.error:
+            by_cell[(r.condition, r.model)][r.task_id].append(r.score)
+    place = {c: i for i, c in enumerate(order)}
+    cells = sorted(by_cell, key=lambda cm: (place.get(cm[0], len(place)), cm[0], cm[1]))
+    baseline_of: dict[str, str] = {}
+    for condition, model in cells:
+        baseline_of.setdefault(model, condition)
+    out = []
+    for condition, model in cells:
+        base = baseline_of[model]
+        mine, theirs = by_cell[(condition, model)], by_cell[(base, model)]
+        shared = sorted(set(mine) & set(theirs))
+        diffs = [mean(mine[t]) - mean(theirs[t]) for t in shared]
+        m, low, high = bootstrap_ci(diffs, seed=stable_seed(condition, model, base, "versus", base=seed_base),
+                                    n_resamples=n_resamples, level=level)
+        out.append({"condition": condition, "model": model, "baseline": base, "n_paired": len(shared),
+                    "mean": mean([mean(v) for v in mine.values()]), "diff": m, "ci_low": low, "ci_high": high})
+    return out
