@@ -8,7 +8,14 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 
 from evoarena.cli_clr import clr_app
@@ -46,6 +53,7 @@ def run(
 ) -> None:
     """Run (or resume) an experiment. Re-running the same command resumes and makes no repeated calls. The role
     probes run first (`evoarena probe-roles`; cached, kept in the run store); a role below the threshold warns."""
+    from evoarena.protocol.progress import CellProgress
     from evoarena.protocol.runner import RunDirConflict, default_run_dir, plan_cells, run_experiment
     from evoarena.protocol.validate import validate_spec
 
@@ -71,18 +79,23 @@ def run(
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
+        TextColumn("{task.fields[info]}"),
         TimeElapsedColumn(),
+        TimeRemainingColumn(),
         console=err,
         disable=as_json,
     ) as bar:
         order = [p.cell for p in plans]
         tasks: dict[str, Any] = {}
 
-        def progress(cell: str, done: int, total: int) -> None:
-            # bars appear when the cells start, so an error from building the benchmark prints alone
-            for c in order[: order.index(cell) + 1] if cell not in tasks else ():
-                tasks.setdefault(c, bar.add_task(c, total=None))
-            bar.update(tasks[cell], completed=done, total=total)
+        def progress(p: CellProgress) -> None:
+            # bars appear when the cells start, so an error from building the benchmark prints alone; they count
+            # tasks (practice steps, val and test tasks), with the phase's running score, calls and tokens
+            for c in order[: order.index(p.cell) + 1] if p.cell not in tasks else ():
+                tasks.setdefault(c, bar.add_task(c, total=None, info=""))
+            score = f"score {p.score:.2f} ({p.graded})" if p.graded else ""
+            info = f"{p.phase:<8} {score:<18} {p.calls} calls {p.tokens / 1000:.1f}k tok"
+            bar.update(tasks[p.cell], completed=p.done, total=p.total, info=info)
 
         try:
             results = run_experiment(spec, target, progress=progress, cells_in_parallel=parallel,

@@ -41,15 +41,18 @@ class FakeCtx:
         self.prompts: list[str] = []
         self.cut: set[str] = set()  # roles whose replies stop at max_tokens
         self.solves = 0
-        self.rollouts = 0
+        self.n_rollouts = 0
 
     def solve(self, task: TaskView, *, sample_index: int = 0) -> Any:
         self.solves += 1
         return SimpleNamespace(error=None, text=f"answer {sample_index}", score=self.rewards[sample_index])
 
     def rollout(self, task: TaskView, *, sample_index: int = 0) -> Any:
-        self.rollouts += 1
+        self.n_rollouts += 1
         return SimpleNamespace(error=None, text=f"answer {sample_index}", score=self.rewards[sample_index])
+
+    def rollouts(self, items: Sequence[Any]) -> list[Any]:
+        return [self.rollout(r.task, sample_index=r.sample_index) for r in items]
 
     def feedback(self, task: TaskView, attempt: Any) -> Any:
         return SimpleNamespace(score=attempt.score, passed=attempt.score == 1.0, message="graded")
@@ -85,7 +88,7 @@ ADD = [{"option": "add", "experience": "Check the operation before computing."}]
 @pytest.mark.parametrize("rewards", [[1.0] * 5, [0.0] * 5])
 def test_nothing_is_extracted_from_uniform_groups(tmp_path: Path, rewards: list[float]) -> None:
     ctx = step(tmp_path, rewards, ADD, ADD)
-    assert (ctx.solves, ctx.rollouts) == (1, 4) and ctx.calls == []
+    assert (ctx.solves, ctx.n_rollouts) == (1, 4) and ctx.calls == []
     assert [k for k, _ in ctx.events] == ["no_mixed_group"]
     assert not ctx.harness.exists(MEMORY)
 
@@ -156,7 +159,7 @@ def test_one_submitted_attempt_and_the_rest_of_the_group_as_rollouts(tmp_path: P
     ctx = FakeCtx(tmp_path / "h", [1.0, 0.0, 0.0, 0.0], {}, limit=1)
     ctx.replies = {"critic": json.dumps(ADD), "updater": json.dumps(ADD)}
     TfGrpo(group_size=4).practice(ctx, TASK)  # type: ignore[arg-type]
-    assert (ctx.solves, ctx.rollouts) == (1, 3)
+    assert (ctx.solves, ctx.n_rollouts) == (1, 3)
     assert read_library(ctx.harness.tree()) == ["Check the operation before computing."]
 
 

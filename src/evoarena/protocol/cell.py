@@ -10,25 +10,24 @@ from __future__ import annotations
 import functools
 import json
 import random
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from evoarena.api import GRADING_PHASE, Benchmark, Method, Task, TaskView
 from evoarena.harness import HarnessWorkspace, Manifest, load_tree, save_version, tree_hash
-from evoarena.models import CallScope, RoleModel, attributed
+from evoarena.models import CallScope, Meter, RoleModel, attributed
 from evoarena.protocol.budget import BudgetExhausted, BudgetMeter
 from evoarena.protocol.channel import serving
 from evoarena.protocol.context import StepContext
 from evoarena.protocol.evaluate import Evaluator, evaluate_tree, mean_score
+from evoarena.protocol.progress import Progress, Tally, Tracker
 from evoarena.protocol.scheduler import SERIAL, Scheduler
 from evoarena.protocol.splits import PracticeSplits
 from evoarena.protocol.step_service import Grader, StepService
 from evoarena.spec import ExperimentSpec, MethodSpec
 from evoarena.store import AttemptRow, RunStore
 from evoarena.store.calls import errors_since, last_call_id
-
-Progress = Callable[[str, int, int], None]
 
 
 class ProviderUnavailable(RuntimeError):
@@ -72,16 +71,23 @@ class CellRunner:
         # a grading role (the benchmark's judge) is the benchmark's alone, unless the method plays one of that name
         hidden = set(type(benchmark).grader_roles(benchmark.params)) - set(method.roles)
         self.base_models = {role: m for role, m in models.items() if role not in hidden}
-        self.progress = progress or (lambda cell, done, total: None)
+        self.report = progress
+        self.tally = Tally()  # the test phase's calls and tokens (outside the budget)
+        self.live_meters: list[BudgetMeter] = []  # besides self.meter: episodes' own, while they run
+        self.tracker = Tracker(plan.cell, 0, None, self._spent)
         self.method = method
         self.meter = BudgetMeter(spec.budget)
         self.ws = HarnessWorkspace(store.run_dir / "cells" / plan.cell / "harness")
         self.grader = Grader({t.id: t for t in practice.train + practice.val}, benchmark.grade)
 
     # -- helpers --------------------------------------------------------------------------------
-    def _models(self, phase: str, meter: BudgetMeter | None, unit: str | None = None) -> dict[str, RoleModel]:
+    def _models(self, phase: str, meter: Meter | None, unit: str | None = None) -> dict[str, RoleModel]:
         scope = CallScope(cell=self.plan.cell, phase=phase, meter=meter, unit=unit, batch=unit is not None)
         return {role: m.scoped(scope) for role, m in self.base_models.items()}
+
+    def _spent(self) -> tuple[int, int]:
+        meters = [self.meter, *self.live_meters]
+        return (sum(m.calls for m in meters) + self.tally.calls, sum(m.tokens for m in meters) + self.tally.tokens)
 
     def _last_call_id(self) -> int:
         return last_call_id(self.store)
@@ -124,7 +130,11 @@ class CellRunner:
                                seed=self.plan.seed, status="running")
         current = self._init()
         steps = self._schedule()
-        total = len(steps) + 2
+        selecting = bool(self.practice_splits.val) and self.spec.protocol.select != "last"
+        planned = 1 + sum(c for _, _, c in steps) if selecting else 0  # the initial version and each checkpoint
+        self.tracker = Tracker(cell, len(steps) + planned * len(self.practice_splits.val) + self.evaluator.size,
+                               self.report, self._spent)
+        self.tracker.phase("practice")
         checkpoints = [current]
         for n, (key, task, is_checkpoint) in enumerate(steps):
             done = self.store.unit_result(cell, key)
@@ -136,15 +146,18 @@ class CellRunner:
             current = done["version"]
             if done["checkpoint"]:
                 checkpoints.append(current)
-            self.progress(cell, n + 1, total)
+            self.tracker.task(1.0 if done.get("passed") else 0.0)
             if done["status"] == "budget":
                 break
         if checkpoints[-1] != current:
             checkpoints.append(current)
-        selected = self._select(list(dict.fromkeys(checkpoints)))
-        self.progress(cell, total - 1, total)
+        candidates = list(dict.fromkeys(checkpoints))
+        if selecting:
+            self.tracker.phase("select", extra=max(0, len(candidates) - planned) * len(self.practice_splits.val))
+        selected = self._select(candidates)
+        self.tracker.phase("test")
         self._test(selected)
-        self.progress(cell, total, total)
+        self.tracker.finish()
         self.store.upsert_cell(cell, status="done", current_version=current, selected_version=selected,
                                budget_json=_budget_json(self.spec, self.meter))
         return selected
@@ -225,10 +238,14 @@ class CellRunner:
                     self.method, self.benchmark, load_tree(self.store, vid), self.practice_splits.val,
                     self._models("select", self.meter, key)["solver"], phase="select", version_id=vid,
                     workers=self.spec.protocol.workers, scheduler=self.scheduler,
+                    on_row=lambda r: self.tracker.task(r.score),
                 )
                 self._check_provider_errors(key, since)
                 done = {"mean": mean_score(rows), "budget": self.meter.state()}
                 self._finish(key, done, rows)
+            else:
+                for _ in self.practice_splits.val:
+                    self.tracker.task(float(done["mean"]))
             self.meter.restore(done["budget"])
             scores[vid] = float(done["mean"])
         best = max(scores.values())
@@ -240,8 +257,9 @@ class CellRunner:
             return
         since = self._last_call_id()
         rows = self.evaluator.grade_test(
-            self.method, load_tree(self.store, selected), self._models("test", None, key)["solver"],
+            self.method, load_tree(self.store, selected), self._models("test", self.tally, key)["solver"],
             version_id=selected, workers=self.spec.protocol.workers, scheduler=self.scheduler,
+            on_row=lambda r: self.tracker.task(r.score),
         )
         self._check_provider_errors(key, since)
         self._finish(key, {"mean": mean_score(rows)}, rows)

@@ -89,7 +89,7 @@ class StepContext:
             out = model.complete([Message("user", prompt)], params, sample_index=sample_index)
         except ModelCallError:
             return None
-        return self._reply(out, params, reject_cut_off)
+        return _as_reply(self, out, params, reject_cut_off)
 
     def ask_many(
         self,
@@ -112,14 +112,8 @@ class StepContext:
         params = _overridden(self.model(role).default_params, max_tokens, temperature, stop)
         outs: list[Completion | None] = self._port.call(
             "complete_many", role=role, prompts=list(prompts), params=params.as_dict(), sample_indices=indices)
-        return [None if out is None else self._reply(out, params, reject_cut_off) for out in outs]
+        return [None if out is None else _as_reply(self, out, params, reject_cut_off) for out in outs]
 
-    def _reply(self, out: Completion, params: GenParams, reject_cut_off: str | None) -> Reply | None:
-        reply = Reply(out.text, out.finish_reason, getattr(out, "call_id", None))
-        if reject_cut_off is not None and reply.cut_off:
-            self.reject(reject_cut_off, reply.text, f"{reject_cut_off} cut off at max_tokens={params.max_tokens}")
-            return None
-        return reply
 
     def solve(self, task: TaskView, *, tree: Mapping[str, str] | None = None, sample_index: int = 0) -> Attempt:
         """One submitted attempt with the current harness (or `tree`): counted against the step's
@@ -192,6 +186,15 @@ def step_args(ctx: StepContext) -> dict[str, Any]:
 def relay(ctx: StepContext, op: str, args: dict[str, Any]) -> Any:
     """Pass a request from a method's own process to the cell, through this context's channel."""
     return ctx._port.call(op, **args)
+
+
+def _as_reply(ctx: Any, out: Completion, params: GenParams, reject_cut_off: str | None) -> Reply | None:
+    """A completion as `ask` returns it: a cut-off reply rejected (through `ctx.reject`) when asked to."""
+    reply = Reply(out.text, out.finish_reason, getattr(out, "call_id", None))
+    if reject_cut_off is not None and reply.cut_off:
+        ctx.reject(reject_cut_off, reply.text, f"{reject_cut_off} cut off at max_tokens={params.max_tokens}")
+        return None
+    return reply
 
 
 def _overridden(params: GenParams, max_tokens: int | None, temperature: float | None,

@@ -13,14 +13,14 @@ cell without budget limits; their results are the ones of the sequential run.
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from evoarena.api import Task, TaskView
 from evoarena.harness import HarnessWorkspace, load_tree
 from evoarena.protocol.budget import BudgetMeter
 from evoarena.protocol.cell import CellRunner, _budget_json
+from evoarena.protocol.progress import Tracker
 
 MAX_ATTEMPTS = 3
 
@@ -46,28 +46,24 @@ class CurriculumCellRunner(CellRunner):
         )
         initial = self._init()
         episodes = stages(self.practice_splits.train)
-        total = sum(len(e) for e in episodes)
-        done_stages = 0
-        lock = threading.Lock()
-
-        def stage_done() -> None:
-            nonlocal done_stages
-            with lock:
-                done_stages += 1
-                self.progress(cell, done_stages, total)
-
+        # a stage is two tasks: its practice (however many attempts) and its test; the running score is the layers'
+        self.tracker = Tracker(cell, 2 * sum(len(e) for e in episodes), self.report, self._spent)
+        self.tracker.phase("stages")
         if self._episodic():
             # episodes side by side, each from the initial version with a meter and a workspace of its own; the
             # cell's spending is their sum (a meter with limits would make one episode's refusal depend on another's
             # timing, so a budgeted cell runs its episodes in order, on one meter)
             meters = [BudgetMeter(self.spec.budget) for _ in episodes]
+            self.live_meters = meters
             parallel = self.scheduler.concurrent and len(episodes) > 1
             spaces = [self._episode_ws(k) if parallel else self.ws for k in range(len(episodes))]
             finals = self.scheduler.map(
-                lambda k: self._episode(episodes[k], initial, meters[k], spaces[k], stage_done), range(len(episodes)))
+                lambda k: self._episode(episodes[k], initial, meters[k], spaces[k]), range(len(episodes)))
+            self.live_meters = []
             self.meter.restore(_summed(meters))
         else:
-            finals = [self._episode(e, initial, self.meter, self.ws, stage_done) for e in episodes]
+            finals = [self._episode(e, initial, self.meter, self.ws) for e in episodes]
+        self.tracker.finish()
         current = finals[-1] if finals else initial
         self.store.upsert_cell(
             cell,
@@ -93,12 +89,10 @@ class CurriculumCellRunner(CellRunner):
     def _episode_ws(self, k: int) -> HarnessWorkspace:
         return HarnessWorkspace(self.store.run_dir / "cells" / self.plan.cell / "episodes" / f"{k:03d}")
 
-    def _episode(self, episode: Sequence[Task], initial: str, meter: BudgetMeter, ws: HarnessWorkspace,
-                 stage_done: Callable[[], None]) -> str:
+    def _episode(self, episode: Sequence[Task], initial: str, meter: BudgetMeter, ws: HarnessWorkspace) -> str:
         current = initial  # a fresh state per episode
         for k, task in enumerate(episode):
             current = self._stage(task, current, tuple(t.view() for t in episode[: k + 1]), meter, ws)
-            stage_done()
         return current
 
     def _stage(self, task: Task, current: str, seen: tuple[TaskView, ...], meter: BudgetMeter,
@@ -117,23 +111,27 @@ class CurriculumCellRunner(CellRunner):
             current = str(done["version"])
             if done.get("passed") or done["status"] == "budget":
                 break
+        self.tracker.task(None)
         self._stage_test(task, current)
         return current
 
     def _stage_test(self, task: Task, version: str) -> None:
         test_id = str(task.meta["test_id"])
         key = f"test/{test_id}"
-        if self.store.unit_result(self.plan.cell, key) is not None:
+        done = self.store.unit_result(self.plan.cell, key)
+        if done is not None:
+            self.tracker.task(done.get("score"))
             return
         since = self._last_call_id()
         tree = load_tree(self.store, version)
         rows = self.evaluator.grade_ids(
             self.method,
             tree,
-            self._models("test", None, key)["solver"],
+            self._models("test", self.tally, key)["solver"],
             [test_id],
             version_id=version,
             workers=1,
+            on_row=lambda r: self.tracker.task(r.score),
         )
         self._check_provider_errors(key, since)
         diagnostics = self.evaluator.diagnose(test_id, rows[0].answer,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
@@ -40,6 +40,7 @@ def evaluate_tree(
     version_id: str,
     workers: int = 1,
     scheduler: Scheduler | None = None,
+    on_row: Callable[[AttemptRow], None] | None = None,
 ) -> list[AttemptRow]:
     """One attempt per task; rows in task order. Provider errors are rows with `error`, no score. A concurrent
     `scheduler` runs them (the run's limit); otherwise `workers` threads do (the protocol's evaluation workers)."""
@@ -48,7 +49,10 @@ def evaluate_tree(
         attempt = solve(method, benchmark, tree, task.view(), solver)
         with attributed(solver.scope):  # a judge's calls belong to this cell and unit
             fb = None if attempt.error else benchmark.grade(task, attempt.answer)
-        return attempt_row(attempt, fb, phase=phase, task_id=task.id, version_id=version_id)
+        row = attempt_row(attempt, fb, phase=phase, task_id=task.id, version_id=version_id)
+        if on_row is not None:
+            on_row(row)
+        return row
 
     if scheduler is not None and scheduler.concurrent:
         return scheduler.map(one, tasks)
@@ -73,7 +77,7 @@ class Evaluator:
 
     def grade_ids(
         self, method: Method, tree: Mapping[str, str], solver: RoleModel, ids: Sequence[str], *, version_id: str,
-        workers: int, scheduler: Scheduler | None = None,
+        workers: int, scheduler: Scheduler | None = None, on_row: Callable[[AttemptRow], None] | None = None,
     ) -> list[AttemptRow]:
         """Grade named test tasks (a curriculum grades one stage's test at a time); unknown ids are refused."""
         by_id = {t.id: t for t in self._tasks}
@@ -81,7 +85,7 @@ class Evaluator:
         if missing:
             raise KeyError(f"not test tasks of this run: {missing}")
         return evaluate_tree(method, self._benchmark, tree, [by_id[i] for i in ids], solver, phase="test",
-                             version_id=version_id, workers=workers, scheduler=scheduler)
+                             version_id=version_id, workers=workers, scheduler=scheduler, on_row=on_row)
 
     def state_shown(self, method: Method, tree: Mapping[str, str], task_id: str) -> str:
         """The method's state as the solver saw it on this test task: the system prompt and the method's context
@@ -95,9 +99,14 @@ class Evaluator:
 
     def grade_test(
         self, method: Method, tree: Mapping[str, str], solver: RoleModel, *, version_id: str, workers: int,
-        scheduler: Scheduler | None = None,
+        scheduler: Scheduler | None = None, on_row: Callable[[AttemptRow], None] | None = None,
     ) -> list[AttemptRow]:
         return evaluate_tree(
             method, self._benchmark, tree, self._tasks, solver, phase="test", version_id=version_id,
-            workers=workers, scheduler=scheduler,
+            workers=workers, scheduler=scheduler, on_row=on_row,
         )
+
+    @property
+    def size(self) -> int:
+        """How many test tasks there are (what a cell's progress plans for)."""
+        return len(self._tasks)

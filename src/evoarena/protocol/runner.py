@@ -12,12 +12,13 @@ from typing import Any
 from evoarena.api import Method
 from evoarena.models import Backend, Halt, ResponseCache, RoleModel, RunHalted
 from evoarena.protocol import catalog
-from evoarena.protocol.cell import CellPlan, CellRunner, Progress
+from evoarena.protocol.cell import CellPlan, CellRunner
 from evoarena.protocol.curriculum import CurriculumCellRunner
 from evoarena.protocol.evaluate import Evaluator
 from evoarena.protocol.grading import bind_grading
 from evoarena.protocol.isolated import IsolatedMethod, isolated
 from evoarena.protocol.probes import DEFAULT_THRESHOLD, ProbeSummary, plan_probes, run_probes
+from evoarena.protocol.progress import Progress
 from evoarena.protocol.roles import role_map, role_params
 from evoarena.protocol.scheduler import Scheduler
 from evoarena.protocol.splits import split_tasks
