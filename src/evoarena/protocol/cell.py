@@ -63,6 +63,7 @@ class CellRunner:
         # cell keeps its own work in order (it still runs beside other cells)
         counted = spec.budget.max_calls is not None or spec.budget.max_tokens is not None
         self.scheduler = SERIAL if counted else scheduler
+        self.test_scheduler = scheduler  # the test is outside the budget: it always runs at the run's concurrency
         self.spec = spec
         self.store = store
         self.benchmark = benchmark
@@ -258,7 +259,7 @@ class CellRunner:
         since = self._last_call_id()
         rows = self.evaluator.grade_test(
             self.method, load_tree(self.store, selected), self._models("test", self.tally, key)["solver"],
-            version_id=selected, workers=self.spec.protocol.workers, scheduler=self.scheduler,
+            version_id=selected, workers=self.spec.protocol.workers, scheduler=self.test_scheduler,
             on_row=lambda r: self.tracker.task(r.score),
         )
         self._check_provider_errors(key, since)
