@@ -9,6 +9,7 @@ Usage: python benchmarks/sandbox.py [--runs 20] [--smoke]
 from __future__ import annotations
 
 import argparse
+import functools
 import statistics
 import subprocess
 import sys
@@ -48,11 +49,11 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             main_py = Path(tmp) / "main.py"
             main_py.write_text(code)
-            bare = per_run(lambda: subprocess.run([sys.executable, "-E", "-s", str(main_py)], capture_output=True,
-                                                  check=True), runs)
+            bare = per_run(functools.partial(subprocess.run, [sys.executable, "-E", "-s", str(main_py)],
+                                             capture_output=True, check=True), runs)
         cells = []
         for level in levels:
-            cost = per_run(lambda level=level: run_with(level, code, limits=limits), runs)  # type: ignore[misc]
+            cost = per_run(functools.partial(run_with, level, code, limits=limits), runs)
             cells.append(f"{cost * 1e3:>10.1f} ({cost / bare:>4.1f}x bare)")
         print(f"{label:<10}{bare * 1e3:>16.1f}" + "".join(f"{c:>24}" for c in cells))
 

@@ -15,7 +15,7 @@ BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
 @pytest.mark.timeout(180)
 @pytest.mark.parametrize(("script", "expect"), [
     ("concurrency.py", "speed-up"), ("rerun.py", "rerun / first"), ("scale.py", "ms/attempt"),
-    ("overhead.py", "scripted quickstart end to end"),
+    ("overhead.py", "scripted quickstart end to end"), ("sandbox.py", "bare python ms"),
 ])
 def test_smoke(script: str, expect: str, tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, str(BENCH / script), "--smoke"], cwd=BENCH, capture_output=True, text=True,
