@@ -37,14 +37,15 @@ SCRIPTED = {"scripted": {"backend": "scripted", "model": "arith-student"}}
 def frozen_spec(n: int) -> dict[str, Any]:
     return {"name": "overhead-frozen", "benchmark": {"name": "arith", "params": {
         "seed": 0, "n_train": 1, "n_val": 0, "n_test": n}}, "methods": [{"name": "frozen"}],
-        "models": SCRIPTED, "roles": {"solver": "scripted"}, "seeds": [0]}
+        "models": SCRIPTED, "roles": {"solver": "scripted"}, "seeds": [0],
+        "protocol": {"workers": 1}}  # one at a time, as DSPy's Evaluate(num_threads=1): threads only cost here
 
 
 def gepa_spec(budget: int) -> dict[str, Any]:
     return {"name": "overhead-gepa", "benchmark": {"name": "arith", "params": {
         "seed": 0, "n_train": 100, "n_val": 20, "n_test": 1}}, "methods": [{"name": "gepa"}],
         "models": SCRIPTED, "roles": {"solver": "scripted", "proposer": "scripted"}, "seeds": [0],
-        "budget": {"max_attempts": budget}, "protocol": {"epochs": 100}}
+        "budget": {"max_attempts": budget}, "protocol": {"epochs": 100, "workers": 1}}
 
 
 def time_run(spec: dict[str, Any], tmp: Path) -> tuple[float, int]:
