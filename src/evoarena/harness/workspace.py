@@ -65,16 +65,19 @@ class HarnessWorkspace:
     def tree(self) -> Tree:
         """All files as {posix relpath: text}; a symlink anywhere in the tree is an error."""
         out: Tree = {}
-        for dirpath, dirnames, filenames in os.walk(self.root):
-            base = Path(dirpath)
-            for name in dirnames + filenames:
-                if (base / name).is_symlink():
-                    raise HarnessPathError(f"{(base / name).relative_to(self.root)}: symlinks are refused")
-            for name in filenames:
-                if name.endswith(TMP_SUFFIX):
-                    continue
-                rel = (base / name).relative_to(self.root).as_posix()
-                out[rel] = (base / name).read_text(encoding="utf-8")
+        pending = [(str(self.root), "")]
+        while pending:  # os.scandir, not pathlib: every rollout on the live harness reads the tree
+            directory, prefix = pending.pop()
+            with os.scandir(directory) as entries:
+                for entry in entries:
+                    rel = f"{prefix}{entry.name}"
+                    if entry.is_symlink():
+                        raise HarnessPathError(f"{rel}: symlinks are refused")
+                    if entry.is_dir(follow_symlinks=False):
+                        pending.append((entry.path, f"{rel}/"))
+                    elif not entry.name.endswith(TMP_SUFFIX):
+                        with open(entry.path, encoding="utf-8") as fh:
+                            out[rel] = fh.read()
         return dict(sorted(out.items()))
 
     def replace_all(self, tree: Mapping[str, str]) -> None:
