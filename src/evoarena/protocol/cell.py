@@ -177,11 +177,10 @@ class CellRunner:
     def _practice_step(
         self, key: str, task: Task, current: str, n: int, checkpoint: bool, *, attempt_limit: int | None = None,
         first_attempt: int = 1, visible: tuple[tuple[TaskView, ...], tuple[TaskView, ...]] | None = None,
-        meter: BudgetMeter | None = None, ws: HarnessWorkspace | None = None, budget_scope: bool = False,
+        meter: BudgetMeter | None = None, ws: HarnessWorkspace | None = None,
     ) -> dict[str, Any]:
         """One practice unit. `visible` overrides the (train, val) views the method may use in this step; `meter`
-        and `ws` the cell's (an episode run beside others has its own: `budget_scope` marks the unit's budget as
-        that episode's)."""
+        and `ws` the cell's (an episode with a meter of its own marks the unit's budget as that episode's)."""
         meter = meter or self.meter
         ws = ws or self.ws
         self.store.drop_unit_events(self.plan.cell, key)
@@ -218,7 +217,7 @@ class CellRunner:
         passed = any(r.passed for r in service.attempt_rows if r.phase == "practice")  # rollouts never pass a stage
         result = {"version": version, "budget": meter.state(), "status": status, "checkpoint": checkpoint,
                   "rejections": service.rejections, "passed": passed}
-        if budget_scope:
+        if meter is not self.meter:
             result["budget_scope"] = "episode"
         self._finish(key, result, service.attempt_rows)
         return result

@@ -98,7 +98,6 @@ class CurriculumCellRunner(CellRunner):
     def _stage(self, task: Task, current: str, seen: tuple[TaskView, ...], meter: BudgetMeter,
                ws: HarnessWorkspace) -> str:
         attempts = int(self.spec.benchmark.params.get("max_attempts", MAX_ATTEMPTS))
-        episodic = meter is not self.meter
         for n in range(1, attempts + 1):
             key = f"{task.id}/a{n}"
             done = self.store.unit_result(self.plan.cell, key)
@@ -106,7 +105,7 @@ class CurriculumCellRunner(CellRunner):
                 if meter.exhausted():
                     break
                 done = self._practice_step(key, task, current, n, checkpoint=False, attempt_limit=1, first_attempt=n,
-                                           visible=(seen, ()), meter=meter, ws=ws, budget_scope=episodic)
+                                           visible=(seen, ()), meter=meter, ws=ws)
             meter.restore(done["budget"])
             current = str(done["version"])
             if done.get("passed") or done["status"] == "budget":

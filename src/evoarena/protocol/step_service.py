@@ -81,27 +81,28 @@ class StepService:
 
     def _op_complete(self, role: str, messages: list[list[str]], params: dict[str, Any] | None,
                      sample_index: int) -> Completion:
+        model = self._role_model(role)
+        msgs = [Message(_text(r), _text(c)) for r, c in messages]
+        return model.complete(msgs, None if params is None else _gen(params), sample_index=_int(sample_index))
+
+    def _role_model(self, role: str) -> RoleModel:
         if role not in self._models:
             raise KeyError(f"role {role!r} is not mapped to a model in the spec (roles: {sorted(self._models)})")
-        msgs = [Message(_text(r), _text(c)) for r, c in messages]
-        gen = None if params is None else GenParams(**{**params, "stop": tuple(params.get("stop", ()))})
-        return self._models[role].complete(msgs, gen, sample_index=_int(sample_index))
+        return self._models[role]
 
     def _op_attempt(self, task_id: str, tree: dict[str, str] | None, sample_index: int, submit: bool) -> Attempt:
         """A submitted attempt (`submit`: counted against the step's limit, numbered in its stage) or a rollout
         (graded like the step's current attempt, never submitted)."""
+        if not submit:
+            return self._op_rollouts([{"task_id": task_id, "tree": tree, "sample_index": sample_index}])[0]
         task = self._grader.task(task_id)
         done = self._submitted.get(task.id, 0)
-        if submit:
-            if self._attempt_limit is not None and sum(self._submitted.values()) >= self._attempt_limit:
-                raise RuntimeError(f"this practice step allows {self._attempt_limit} attempt(s); "
-                                   "check ctx.attempt_limit")
-            number = self._first_attempt + done
-            self._submitted[task.id] = done + 1
-        else:
-            number = self._first_attempt + max(done - 1, 0)
+        if self._attempt_limit is not None and sum(self._submitted.values()) >= self._attempt_limit:
+            raise RuntimeError(f"this practice step allows {self._attempt_limit} attempt(s); check ctx.attempt_limit")
+        self._submitted[task.id] = done + 1
         self._meter.before_attempt()
-        attempt, row = self._graded(task, self._tree(tree), _int(sample_index), number, submit, tree is None)
+        attempt, row = self._graded(task, self._tree(tree), _int(sample_index), self._first_attempt + done, True,
+                                    tree is None)
         self.attempt_rows.append(row)
         return attempt
 
@@ -149,12 +150,10 @@ class StepService:
     def _op_complete_many(self, role: str, prompts: list[str], params: dict[str, Any],
                           sample_indices: list[int]) -> list[Completion | None]:
         """One user-message call per prompt, made by the scheduler; None where a call failed after its retries."""
-        if role not in self._models:
-            raise KeyError(f"role {role!r} is not mapped to a model in the spec (roles: {sorted(self._models)})")
+        model = self._role_model(role)
         if not isinstance(prompts, list) or not isinstance(sample_indices, list) or len(prompts) != len(sample_indices):
             raise TypeError("complete_many: expected prompts and sample indices of one length")
-        gen = GenParams(**{**params, "stop": tuple(params.get("stop", ()))})
-        model = self._models[role]
+        gen = _gen(params)
 
         def one(pair: tuple[str, int]) -> Completion | None:
             try:
@@ -180,6 +179,11 @@ class StepService:
         if kind == "rejected_output":
             self.rejections += 1
         self._on_event(_text(kind), dict(payload))
+
+
+def _gen(params: dict[str, Any]) -> GenParams:
+    """Generation parameters from their JSON form (`stop` arrives as a list)."""
+    return GenParams(**{**params, "stop": tuple(params.get("stop", ()))})
 
 
 def _text(value: object) -> str:
