@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
 from functools import partial
 from typing import Any
 
@@ -19,7 +19,7 @@ from evoarena.api import Attempt, Method, PracticeContext, Probe, ProbeExample, 
 from evoarena.api.probe import judged, mentions, non_answer, refused
 from evoarena.harness import Manifest
 from evoarena.methods.prompting import render_prompt
-from evoarena.methods.scoring import valset
+from evoarena.methods.scoring import rollouts_by_id, valset
 from evoarena.search import BoundedFrontier, Scored, StrictImprovement, best_index, mean
 
 FRONTIER = "memory/evoskill/frontier.json"
@@ -186,10 +186,12 @@ class EvoSkill(Method):
         tree.update({f"skills/{n}/SKILL.md": t for n, t in skills.items()})
         return tree
 
-    def _attempts(self, ctx: PracticeContext, tasks: Sequence[TaskView],
-                  tree: Mapping[str, str]) -> dict[str, Outcome]:
-        """(score, output, feedback) of a rollout of each task, run concurrently; a provider error scores 0."""
-        return {t.id: scored(ctx, t, a) for t, a in zip(tasks, ctx.rollouts(tasks, tree=tree), strict=True)}
+    def _attempts(self, ctx: PracticeContext, tasks: Sequence[TaskView], tree: Mapping[str, str],
+                  skip: Container[str] = ()) -> dict[str, Outcome]:
+        """(score, output, feedback) of a rollout of each task not in `skip`, run concurrently; a provider error
+        scores 0."""
+        ran = rollouts_by_id(ctx, tasks, tree, skip)
+        return {t.id: scored(ctx, t, ran[t.id]) for t in tasks if t.id in ran}
 
     def _score(self, ctx: PracticeContext, program: dict[str, Any], known: Mapping[str, Outcome]) -> None:
         """Fill `program`'s val scores on instances it has not met (the curriculum's valset grows), then its mean."""
@@ -197,7 +199,7 @@ class EvoSkill(Method):
         live = program["skills"] == skills_of(ctx.harness.tree())
         missing = [t for t in valset(ctx) if t.id not in program["scores"]]
         reused = {t.id: known[t.id] for t in missing if live and t.id in known}
-        ran = self._attempts(ctx, [t for t in missing if t.id not in reused], tree)
+        ran = self._attempts(ctx, missing, tree, skip=reused)
         for t in missing:
             program["scores"][t.id] = (reused[t.id] if t.id in reused else ran[t.id])[0]
         program["score"] = mean([program["scores"][t.id] for t in valset(ctx)])
@@ -238,7 +240,7 @@ class EvoSkill(Method):
 
         failures = []
         sample = [task, *ctx.rng.sample(train, extra)]
-        ran = self._attempts(ctx, [t for t in sample if t.id not in reuse], ptree)
+        ran = self._attempts(ctx, sample, ptree, skip=reuse)
         for t in sample:
             score, output, feedback = reuse[t.id] if t.id in reuse else ran[t.id]
             if score < float(p["failure_threshold"]):

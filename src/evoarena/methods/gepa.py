@@ -29,7 +29,7 @@ from evoarena.api import (
 from evoarena.api.probe import judged, non_answer, refused
 from evoarena.harness import Manifest
 from evoarena.methods.prompting import render_prompt
-from evoarena.methods.scoring import valset
+from evoarena.methods.scoring import rollouts_by_id, valset
 from evoarena.search import ParetoSampler, Scored, StrictImprovement, best_index, mean
 
 POOL = "memory/gepa/pool.json"
@@ -141,8 +141,7 @@ class Gepa(Method):
         tree = self._tree(ctx, components)
         scores: list[float] = []
         examples: list[dict[str, str]] = []
-        todo = [t for t in tasks if not (known and t.id in known)]
-        ran = dict(zip([t.id for t in todo], ctx.rollouts(todo, tree=tree), strict=True))  # the minibatch at once
+        ran = rollouts_by_id(ctx, tasks, tree, skip=known or {})  # the minibatch at once
         for task in tasks:
             if known and task.id in known:
                 attempt, fb = known[task.id]

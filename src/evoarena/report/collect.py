@@ -41,10 +41,12 @@ def score_records(store: RunStore) -> list[ScoreRecord]:
     return out
 
 
-def call_records(store: RunStore) -> list[CallRecord]:
+def call_records(store: RunStore, spec: Mapping[str, Any]) -> list[CallRecord]:
+    """Ledger rows of the cells (not the probes'), cache hits counted as a sequential run of `spec` would have made
+    them."""
     cells = _cells(store)
     rows = [r for r in queries.calls(store) if r.phase != "probe"]  # probes run before the cells: results["probes"]
-    cached = _canonical_cached(rows, _cell_order(store, cells))
+    cached = _canonical_cached(rows, _cell_order(spec, cells))
     out: list[CallRecord] = []
     for r in rows:
         c = cells.get(r.cell or "")
@@ -56,9 +58,8 @@ def call_records(store: RunStore) -> list[CallRecord]:
     return out
 
 
-def _cell_order(store: RunStore, cells: Mapping[str, CellRow]) -> dict[str, int]:
+def _cell_order(spec: Mapping[str, Any], cells: Mapping[str, CellRow]) -> dict[str, int]:
     """Each cell's place in the spec (seeds outer, methods inner): the order a sequential run makes them in."""
-    spec = _run(store).spec or {}
     conditions = spec_conditions(spec)
     place = {(seed, cond): i * len(conditions) + j for i, seed in enumerate(spec.get("seeds", []))
              for j, cond in enumerate(conditions)}
@@ -162,8 +163,9 @@ def rebuild_report(
     `resolve_method` gives views the method classes whose `state_view` they read."""
     views = dict(views or {})
     meta = run_meta(store)
-    order = spec_conditions(_run(store).spec or {})
-    results = build_results(meta, score_records(store), call_records(store), cell_budgets(store), order)
+    spec = _run(store).spec or {}
+    results = build_results(meta, score_records(store), call_records(store, spec), cell_budgets(store),
+                            spec_conditions(spec))
     add_probes(store, results)
     data = build_views(store, results, views, resolve_method)
     if data:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evoarena.api import Attempt, PracticeContext, TaskView
+from evoarena.methods.scoring import rollouts_by_id
 
 MEMORY = "memory/skillprox"
 STATE = f"{MEMORY}/state.json"
@@ -63,8 +64,7 @@ def evaluate(ctx: PracticeContext, tree: Mapping[str, str], tasks: Sequence[Task
              known: Mapping[str, TaskResult] | None = None) -> Batch:
     """Run `tree` on `tasks` as internal evaluations (`ctx.rollouts`); `known` holds results already in hand for
     this very tree (the step's submitted attempt, the plan's evaluation of X_0)."""
-    todo = [t for t in tasks if known is None or t.id not in known]
-    ran = dict(zip([t.id for t in todo], ctx.rollouts(todo, tree=tree), strict=True))  # run concurrently
+    ran = rollouts_by_id(ctx, tasks, tree, skip=known or {})
     return Batch(tuple(known[t.id] if known is not None and t.id in known else result_of(ctx, t, ran[t.id])
                        for t in tasks))
 
