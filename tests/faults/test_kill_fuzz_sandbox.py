@@ -5,6 +5,7 @@ directory is left in the temp dir (the next run sweeps what a killed one left)."
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import signal
@@ -39,7 +40,20 @@ def _start(spec: Path, run_dir: Path, cache: Path, tmp: Path) -> subprocess.Pope
 
 
 def _scratch(tmp: Path, pid: int | None = None) -> list[Path]:
+    """The programs' scratch dirs: in the temp dir for a cold run, inside the warm worker's root for a warm one."""
     prefix = SCRATCH_PREFIX if pid is None else f"{SCRATCH_PREFIX}{pid}-"
+    found = []
+    for path in _owned(tmp, prefix):
+        if "-warm-" in path.name:
+            with contextlib.suppress(OSError):  # removed meanwhile
+                found += [p for p in path.iterdir() if p.name.startswith(SCRATCH_PREFIX)]
+        else:
+            found.append(path)
+    return found
+
+
+def _owned(tmp: Path, prefix: str = SCRATCH_PREFIX) -> list[Path]:
+    """Everything the sandbox made in the temp dir: scratch dirs and warm workers' roots."""
     return [p for p in tmp.iterdir() if p.name.startswith(prefix)]
 
 
@@ -63,7 +77,7 @@ def test_kills_mid_sandbox_resume_clean(tmp_path: Path) -> None:
     tmp.mkdir()
     clean = _start(spec, tmp_path / "clean", tmp_path / "cache-clean", tmp)
     assert clean.wait(timeout=240) == 0, clean.stderr.read() if clean.stderr else ""
-    assert _scratch(tmp) == []
+    assert _owned(tmp) == []
 
     rng = random.Random(20261206)
     run_dir, cache = tmp_path / "killed", tmp_path / "cache-killed"
@@ -98,5 +112,5 @@ def test_kills_mid_sandbox_resume_clean(tmp_path: Path) -> None:
     assert finished.wait(timeout=240) == 0, finished.stderr.read() if finished.stderr else ""
     assert kills >= KILLS - 4 and mid_sandbox >= KILLS // 2, (kills, mid_sandbox)
     assert left_by_kills, "no kill left a scratch dir behind: the sweep was not exercised"
-    assert _scratch(tmp) == []  # swept by the runs that came after
+    assert _owned(tmp) == []  # swept by the runs that came after (and a finished run's worker root removed at exit)
     assert summary(run_dir) == summary(tmp_path / "clean")

@@ -19,14 +19,23 @@ import pytest
 
 from evoarena.sandbox import ISOLATION_LEVELS, SandboxLimits, SandboxResult, isolation, isolation_level, run_python
 from evoarena.sandbox.runner import SCRATCH_PREFIX, run_with
+from evoarena.sandbox.worker import warm_supported
 
-LEVELS = list(isolation.detect().available)
+WARM = ["bwrap:warm"] if warm_supported() else []
+LEVELS = [*isolation.detect().available, *WARM]  # every level cold, and bwrap through the warm worker
 RLIMITED = [lvl for lvl in LEVELS if lvl != "timeout-only"]
-NO_NET = ("bwrap", "unshare-net+rlimits")
+NO_NET = ("bwrap", "bwrap:warm", "unshare-net+rlimits")
 
 
-def run(level: str, code: str, **kwargs: object) -> SandboxResult:
-    return run_with(level, code, **kwargs)  # type: ignore[arg-type]
+def run(mode: str, code: str, **kwargs: object) -> SandboxResult:
+    level, warm = _split(mode)
+    return run_with(level, code, warm=warm, **kwargs)  # type: ignore[arg-type]
+
+
+def _split(mode: str) -> tuple[str, bool | None]:
+    """A test mode: an isolation level, cold at `bwrap` (``bwrap``), or through the warm worker (``bwrap:warm``)."""
+    level, _, warm = mode.partition(":")
+    return level, (True if warm else False if level == "bwrap" else None)
 
 
 @pytest.fixture
@@ -59,7 +68,7 @@ def test_stdout_stdin_and_result(level: str) -> None:
     assert res.stdout == "hello ABC\n"
     assert res.stderr == ""
     assert res.returncode == 0 and res.ok() and not res.timed_out and not res.truncated
-    assert res.isolation == level and 0 < res.wall_s < 10
+    assert res.isolation == _split(level)[0] and res.warm == level.endswith(":warm") and 0 < res.wall_s < 10
 
 
 def test_run_python_uses_detected_level() -> None:

@@ -10,10 +10,24 @@ import uuid
 import psutil
 import pytest
 
-from evoarena.sandbox import SandboxLimits, isolation
+from evoarena.sandbox import SandboxLimits, SandboxResult, isolation
 from evoarena.sandbox.runner import run_with
+from evoarena.sandbox.worker import warm_supported
 
-LEVELS = [lvl for lvl in isolation.detect().available if lvl != "timeout-only"]
+# every level cold, and bwrap through the warm worker
+LEVELS = [*(lvl for lvl in isolation.detect().available if lvl != "timeout-only"),
+          *(["bwrap:warm"] if warm_supported() else [])]
+
+
+def _split(mode: str) -> tuple[str, bool | None]:
+    """A test mode: an isolation level, cold at `bwrap` (``bwrap``), or through the warm worker (``bwrap:warm``)."""
+    level, _, warm = mode.partition(":")
+    return level, (True if warm else False if level == "bwrap" else None)
+
+
+def run(mode: str, code: str, **kwargs: object) -> SandboxResult:
+    level, warm = _split(mode)
+    return run_with(level, code, warm=warm, **kwargs)  # type: ignore[arg-type]
 
 DAEMON = """
 import os, subprocess, sys, time
@@ -48,7 +62,7 @@ def _alive(token: str, wait_s: float = 2.0) -> list[psutil.Process]:
 def test_a_double_forked_daemon_dies_with_the_program(level: str, ending: str) -> None:
     token = f"evoarena-daemon-{uuid.uuid4().hex}"
     tail = "" if ending == "exits" else "while True:\n    time.sleep(0.1)"
-    res = run_with(level, DAEMON.format(token=token, tail=tail),  # type: ignore[arg-type]
+    res = run(level, DAEMON.format(token=token, tail=tail),  # type: ignore[arg-type]
                    limits=SandboxLimits(wall_s=3.0))
     assert "spawned" in res.stdout, res.stderr
     assert res.timed_out == (ending == "times-out")

@@ -4,6 +4,7 @@ running without the wall-clock limit only the host enforced. At `timeout-only` (
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -16,8 +17,11 @@ import psutil
 import pytest
 
 from evoarena.sandbox import isolation
+from evoarena.sandbox.worker import warm_supported
 
-RLIMITED = [lvl for lvl in isolation.detect().available if lvl != "timeout-only"]
+# every level cold, and bwrap through the warm worker (whose launcher, bwrap and server must die with the host too)
+RLIMITED = [*(lvl for lvl in isolation.detect().available if lvl != "timeout-only"),
+            *(["bwrap:warm"] if warm_supported() else [])]
 
 HOST = textwrap.dedent("""
     import os, sys
@@ -28,12 +32,20 @@ HOST = textwrap.dedent("""
             f" start_new_session=True)\\n"
             f"print('running', flush=True)\\n"
             f"time.sleep(120)\\n")
-    run_with(sys.argv[1], code, limits=SandboxLimits(wall_s=120.0, cpu_s=120))
+    level, _, warm = sys.argv[1].partition(":")
+    run_with(level, code, limits=SandboxLimits(wall_s=120.0, cpu_s=120), warm=bool(warm) if level == "bwrap" else None)
 """)
 
 
 def _procs_with(token: str) -> list[psutil.Process]:
     return [p for p in psutil.process_iter(["cmdline"]) if token in (p.info.get("cmdline") or [])]
+
+
+def _running(proc: psutil.Process) -> bool:
+    try:
+        return proc.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:  # gone between the listing and the look
+        return False
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux")
@@ -49,12 +61,13 @@ def test_sandboxed_program_dies_with_a_killed_host(level: str) -> None:
         os.kill(host.pid, signal.SIGKILL)
         host.wait()
         deadline = time.monotonic() + 5
-        while (alive := [p for p in _procs_with(token) if p.status() != psutil.STATUS_ZOMBIE]) and \
+        while (alive := [p for p in _procs_with(token) if _running(p)]) and \
                 time.monotonic() < deadline:
             time.sleep(0.05)
         assert alive == [], "a sandboxed program outlived its killed host"
     finally:
         for proc in _procs_with(token):
-            proc.kill()
+            with contextlib.suppress(psutil.NoSuchProcess):
+                proc.kill()
         if host.poll() is None:
             host.kill()

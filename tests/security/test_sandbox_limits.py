@@ -11,12 +11,25 @@ import uuid
 import psutil
 import pytest
 
-from evoarena.sandbox import SandboxLimits, isolation
+from evoarena.sandbox import SandboxLimits, SandboxResult, isolation
 from evoarena.sandbox.guard import MIN_ENTRY_BYTES, disk_usage
 from evoarena.sandbox.runner import run_with
+from evoarena.sandbox.worker import warm_supported
 
-LEVELS = list(isolation.detect().available)
+# every level cold, and bwrap through the warm worker
+LEVELS = [*isolation.detect().available, *(["bwrap:warm"] if warm_supported() else [])]
 RLIMITED = [lvl for lvl in LEVELS if lvl != "timeout-only"]
+
+
+def _split(mode: str) -> tuple[str, bool | None]:
+    """A test mode: an isolation level, cold at `bwrap` (``bwrap``), or through the warm worker (``bwrap:warm``)."""
+    level, _, warm = mode.partition(":")
+    return level, (True if warm else False if level == "bwrap" else None)
+
+
+def run(mode: str, code: str, **kwargs: object) -> SandboxResult:
+    level, warm = _split(mode)
+    return run_with(level, code, warm=warm, **kwargs)  # type: ignore[arg-type]
 
 FORK_BOMB = """
 import os, sys, time
@@ -44,7 +57,7 @@ def _procs_with(token: str) -> list[int]:
 def test_fork_bomb_is_stopped_and_leaves_nothing(level: str) -> None:
     token = f"evoarena-bomb-{uuid.uuid4().hex}"
     limits = SandboxLimits(wall_s=30.0, max_processes=32)
-    res = run_with(level, FORK_BOMB.format(token=token), limits=limits)
+    res = run(level, FORK_BOMB.format(token=token), limits=limits)
     assert res.limit == "processes", (res.limit, res.stderr[-500:])
     assert res.returncode is None and not res.ok() and not res.timed_out
     assert res.wall_s < 15.0  # the guard, not the wall clock, ended it
@@ -63,7 +76,7 @@ for i in range(64):  # 64 files of 8 MiB: 512 MiB, each file under RLIMIT_FSIZE
             fh.write(block)
 print("all written", os.getcwd(), flush=True)
 """
-    res = run_with(level, code, limits=SandboxLimits(wall_s=60.0, cpu_s=60, disk_mb=32))
+    res = run(level, code, limits=SandboxLimits(wall_s=60.0, cpu_s=60, disk_mb=32))
     assert res.limit == "disk", (res.limit, res.stderr[-500:])
     assert "all written" not in res.stdout and not res.ok()
     assert res.killed_for() == "killed: it wrote more than the sandbox's disk quota"
@@ -77,7 +90,7 @@ for i in range(100_000):
     open(f"e{i}", "w").close()
 print("all created", flush=True)
 """
-    res = run_with(level, code, limits=SandboxLimits(wall_s=60.0, cpu_s=60, disk_mb=8))
+    res = run(level, code, limits=SandboxLimits(wall_s=60.0, cpu_s=60, disk_mb=8))
     assert res.limit == "disk", (res.limit, res.stderr[-500:])
     assert "all created" not in res.stdout
 
@@ -85,20 +98,20 @@ print("all created", flush=True)
 @pytest.mark.parametrize("level", LEVELS)
 def test_within_quota_runs_normally(level: str) -> None:
     code = "open('data.bin', 'wb').write(os.urandom(4 << 20))\nprint('ok')"
-    res = run_with(level, "import os\n" + code, limits=SandboxLimits(disk_mb=16, max_processes=4))
+    res = run(level, "import os\n" + code, limits=SandboxLimits(disk_mb=16, max_processes=4))
     assert res.ok() and res.limit is None and res.stdout == "ok\n", res.stderr
 
 
 @pytest.mark.parametrize("level", RLIMITED)
 def test_an_8_gib_allocation_fails_inside(level: str) -> None:
-    res = run_with(level, "x = bytearray(8 * 1024 ** 3)\nprint('allocated')", limits=SandboxLimits(memory_mb=512))
+    res = run(level, "x = bytearray(8 * 1024 ** 3)\nprint('allocated')", limits=SandboxLimits(memory_mb=512))
     assert "MemoryError" in res.stderr and "allocated" not in res.stdout and not res.ok()
 
 
 @pytest.mark.parametrize("level", LEVELS)
 def test_200_mb_of_output_is_capped(level: str) -> None:
     code = "import sys\nchunk = 'y' * (1 << 20)\nfor _ in range(200):\n    sys.stdout.write(chunk)\nprint('end')"
-    res = run_with(level, code, limits=SandboxLimits(wall_s=60.0, cpu_s=60, output_bytes=10_000))
+    res = run(level, code, limits=SandboxLimits(wall_s=60.0, cpu_s=60, output_bytes=10_000))
     assert res.truncated and len(res.stdout) == 10_000 and res.ok()
 
 

@@ -8,5 +8,7 @@ See ``docs/sandbox.md``.
 from evoarena.sandbox.isolation import isolation_level
 from evoarena.sandbox.limits import ISOLATION_LEVELS, SandboxLimits, SandboxResult
 from evoarena.sandbox.runner import run_python, sweep_scratch
+from evoarena.sandbox.worker import close_workers
 
-__all__ = ["ISOLATION_LEVELS", "SandboxLimits", "SandboxResult", "isolation_level", "run_python", "sweep_scratch"]
+__all__ = ["ISOLATION_LEVELS", "SandboxLimits", "SandboxResult", "close_workers", "isolation_level", "run_python",
+           "sweep_scratch"]

@@ -35,6 +35,10 @@ _ETC_ENTRIES = (
     "resolv.conf", "gai.conf", "passwd", "group", "mime.types",
 )  # fmt: skip
 
+#: What the warm worker's server keeps in its user namespace: mounts and namespaces (SYS_ADMIN), dropping the bounding
+#: set and locking securebits (SETPCAP), and setting ``user.max_user_namespaces`` to 0 (SYS_RESOURCE).
+WORKER_CAPS = ("CAP_SYS_ADMIN", "CAP_SETPCAP", "CAP_SYS_RESOURCE")
+
 _MISSING = {
     "unshare-net+rlimits": "bubblewrap (bwrap) is missing or does not work here, so the sandboxed code "
     "can read and write whatever this user can; only the network is cut off (unshare -n)",
@@ -123,16 +127,27 @@ def _runs(argv: Sequence[str]) -> bool:
 
 
 def bwrap_prefix(det: Detected, scratch: str | None, python_roots: Sequence[str], limits: SandboxLimits,
-                 masked: Sequence[str] = ()) -> list[str]:
+                 masked: Sequence[str] = (), *, worker: bool = False) -> list[str]:
     """The bubblewrap command line that runs what follows it inside the sandbox. `masked` directories (inside a
-    read-only root) are hidden under an empty tmpfs; the scratch dir is bound after them, so it may lie inside one."""
+    read-only root) are hidden under an empty tmpfs; the scratch dir is bound after them, so it may lie inside one.
+
+    `worker`: for the warm worker's fork server (:mod:`evoarena.sandbox.worker`), which needs a few capabilities in
+    its own user namespace to give each program a private view (its children drop them all before user code runs).
+    It gets them instead of ``--cap-drop ALL`` and without ``--disable-userns``, whose nested user namespace would
+    forbid the fresh ``/proc`` mount of each program; the server forbids further user namespaces itself."""
     assert det.bwrap is not None
     argv = [det.bwrap, "--unshare-all"]
-    if det.hardened:
+    if worker:
+        argv += ["--unshare-user"]
+    elif det.hardened:
         argv += ["--unshare-user", "--disable-userns"]
     if limits.network:
         argv.append("--share-net")
-    argv += ["--die-with-parent", "--cap-drop", "ALL"]
+    argv.append("--die-with-parent")
+    if worker:
+        argv += [arg for cap in WORKER_CAPS for arg in ("--cap-add", cap)]
+    else:
+        argv += ["--cap-drop", "ALL"]
     for path in SYSTEM_DIRS:
         if os.path.islink(path):
             argv += ["--symlink", os.readlink(path), path]

@@ -50,7 +50,9 @@ class SandboxResult:
     ``limit`` names which (``wall``, ``cpu``, ``disk``, ``processes``; ``timed_out`` is true for the
     first two).  A program killed by some other signal
     keeps the usual encoding: ``-N`` where the process is waited for directly, ``128 + N`` under
-    bubblewrap (which reports its child's death that way).
+    bubblewrap (which reports its child's death that way; a warm run reports it the same way).
+    ``warm`` is true when the program ran in a fresh child of a warm worker (:mod:`evoarena.sandbox.worker`)
+    rather than in a sandbox started for it alone; ``isolation`` is the level either way.
     """
 
     stdout: str
@@ -61,6 +63,7 @@ class SandboxResult:
     isolation: str
     wall_s: float
     limit: str | None = None
+    warm: bool = False
 
     def ok(self) -> bool:
         """True when the program exited with status 0 within its limits."""

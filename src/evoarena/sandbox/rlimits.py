@@ -112,6 +112,12 @@ def cpu_launcher_argv(python: str, cpu_s: int, command: list[str]) -> list[str]:
     return _launch(python, f"RLIMIT_CPU={cpu_s}:{cpu_s + 1},RLIMIT_CORE=0:0", command)
 
 
+def reaper_launcher_argv(python: str, command: list[str]) -> list[str]:
+    """``command`` under the launcher with no limit but ``RLIMIT_CORE=0``: the warm worker's server, whose
+    programs each set their own limits (a process can lower its rlimits, never raise them past the hard ones)."""
+    return _launch(python, "RLIMIT_CORE=0:0", command)
+
+
 def rlimit_spec(limits: SandboxLimits) -> str:
     """The limits as ``NAME=soft:hard,...`` for the launcher."""
     memory = limits.memory_mb * _MIB

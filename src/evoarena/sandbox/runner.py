@@ -17,6 +17,7 @@ from pathlib import PurePosixPath, PureWindowsPath
 from typing import Any
 
 import evoarena.sandbox.isolation as isolation
+import evoarena.sandbox.worker as worker_mod
 from evoarena.sandbox.guard import SandboxGuard
 from evoarena.sandbox.interpreter import Interpreter, resolve_python
 from evoarena.sandbox.limits import SandboxLimits, SandboxResult
@@ -47,6 +48,7 @@ def run_python(
     return run_with(isolation.detect().level, code, stdin=stdin, files=files, limits=limits, python=python)
 
 
+
 def run_with(
     level: str,
     code: str,
@@ -55,16 +57,27 @@ def run_with(
     files: Mapping[str, str] | None = None,
     limits: SandboxLimits = SandboxLimits(),  # noqa: B008
     python: str | None = None,
+    warm: bool | None = None,
 ) -> SandboxResult:
     """:func:`run_python` at a given isolation level, one of ``detect().available`` (for tests and
-    for callers that want a weaker mode on purpose)."""
+    for callers that want a weaker mode on purpose).
+
+    `warm`: run the program in a fresh child of this process's warm worker (:mod:`evoarena.sandbox.worker`; only at
+    ``bwrap``) — None uses it where it works, True asks for it (``ValueError`` where it cannot exist here; a worker
+    that fails to start still falls back to a cold run), False always starts a sandbox for this program alone."""
     det = isolation.detect()
     if level not in det.available:
         raise ValueError(f"isolation {level!r} is not available here (available: {det.available})")
+    if warm and (level != "bwrap" or not worker_mod.warm_supported(det)):
+        raise ValueError(f"no warm worker at isolation {level!r} here (only at a working hardened 'bwrap')")
     interp = resolve_python(python)
     names = {name: _safe_parts(name) for name in (files or {})}
     _sweep_once()
-    scratch = tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-")
+    pool = None
+    if level == "bwrap" and warm is not False:
+        pool = worker_mod.warm_worker(interp, limits.network, flags=PYTHON_FLAGS, prefix=SCRATCH_PREFIX,
+                                      env=lambda root: child_env(interp.executable, root, "bwrap"))
+    scratch = pool.scratch_dir() if pool else tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-")
     try:
         for name, content in (files or {}).items():
             path = os.path.join(scratch, *names[name])
@@ -73,6 +86,10 @@ def run_with(
                 fh.write(content)
         with open(os.path.join(scratch, MAIN), "w", encoding="utf-8", newline="") as fh:
             fh.write(code)
+        if pool is not None:
+            result = pool.run(scratch, child_env(interp.executable, scratch, level), stdin, limits)
+            if result is not None:
+                return result
         argv, used = _command(level, det, interp, scratch, limits)
         return _execute(argv, child_env(interp.executable, scratch, level), scratch, stdin, limits, used)
     finally:
