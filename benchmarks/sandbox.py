@@ -1,7 +1,8 @@
 """Performance benchmark: what one sandboxed program costs at each isolation level this machine offers, with the same
 limits — a trivial program (`print(1)`) and one that imports what CLR's programs use (`json`, `collections`, `re`) —
-next to a bare `python -E -s` subprocess measured in the same run. The warm worker of issue 13 (a fork server started
-once inside the sandbox; target <= 10 ms per program) is not built yet: this is its baseline.
+next to a bare `python -E -s` subprocess measured in the same run, and the warm worker of issue 13 (a fork server
+started once inside bubblewrap, a fresh isolated child per program; target <= 10 ms per program) with the same limits.
+The worker is started (and its first program run) before the timing, as in a run, where it starts once per process.
 
 Usage: python benchmarks/sandbox.py [--runs 20] [--smoke]
 """
@@ -21,6 +22,7 @@ from pathlib import Path
 from evoarena.sandbox import SandboxLimits
 from evoarena.sandbox.isolation import detect
 from evoarena.sandbox.runner import run_with
+from evoarena.sandbox.worker import warm_supported
 
 PROGRAMS = {"print(1)": "print(1)\n",
             "imports": "import json, collections, re\nprint(json.dumps(collections.Counter(re.findall('a', 'aa'))))\n"}
@@ -42,9 +44,12 @@ def main() -> None:
     ap.add_argument("--smoke", action="store_true", help="3 runs each")
     args = ap.parse_args()
     runs = 3 if args.smoke else args.runs
-    levels = detect().available
+    modes = [(level, False) for level in detect().available]  # every level cold ...
+    if warm_supported():
+        modes.insert(0, ("bwrap", True))  # ... and the warm worker
     limits = SandboxLimits()
-    print(f"{'program':<10}{'bare python ms':>16}" + "".join(f"{lvl + ' ms':>24}" for lvl in levels))
+    names = [f"{'warm worker' if warm else level} ms" for level, warm in modes]
+    print(f"{'program':<10}{'bare python ms':>16}" + "".join(f"{name:>24}" for name in names))
     for label, code in PROGRAMS.items():
         with tempfile.TemporaryDirectory() as tmp:
             main_py = Path(tmp) / "main.py"
@@ -52,8 +57,8 @@ def main() -> None:
             bare = per_run(functools.partial(subprocess.run, [sys.executable, "-E", "-s", str(main_py)],
                                              capture_output=True, check=True), runs)
         cells = []
-        for level in levels:
-            cost = per_run(functools.partial(run_with, level, code, limits=limits), runs)
+        for level, warm in modes:
+            cost = per_run(functools.partial(run_with, level, code, limits=limits, warm=warm), runs)
             cells.append(f"{cost * 1e3:>10.1f} ({cost / bare:>4.1f}x bare)")
         print(f"{label:<10}{bare * 1e3:>16.1f}" + "".join(f"{c:>24}" for c in cells))
 
