@@ -19,7 +19,7 @@ import pytest
 import yaml
 from test_resume import summary
 
-from evoarena.sandbox.runner import SCRATCH_PREFIX
+from evoarena.sandbox.scratch import SCRATCH_PREFIX
 
 KILLS = 20
 SPEC = {

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from evoarena.sandbox.runner import SCRATCH_PREFIX, sweep_stale
+from evoarena.sandbox.scratch import SCRATCH_PREFIX, sweep_stale
 
 
 def _dead_pid() -> int:

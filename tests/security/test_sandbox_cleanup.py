@@ -16,7 +16,7 @@ import pytest
 
 SCENARIO = textwrap.dedent("""
     import json, os, stat, tempfile
-    from evoarena.sandbox.runner import remove_tree
+    from evoarena.sandbox.scratch import remove_tree
     base = tempfile.mkdtemp(prefix="evoarena-cleanup-test-")
     victim = os.path.join(base, "victim")
     os.mkdir(victim, 0o500)  # a directory of the user's, deliberately not writable

@@ -3,16 +3,11 @@ isolation this machine offers (see :mod:`evoarena.sandbox.isolation`)."""
 
 from __future__ import annotations
 
-import contextlib
-import functools
 import os
-import shutil
-import stat
 import subprocess
-import sys
 import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import PurePosixPath, PureWindowsPath
 from typing import Any
 
@@ -23,9 +18,9 @@ from evoarena.sandbox.interpreter import Interpreter, resolve_python
 from evoarena.sandbox.limits import SandboxLimits, SandboxResult
 from evoarena.sandbox.process import CappedReader, ProcessTree, StdinFeeder
 from evoarena.sandbox.rlimits import killed_by_cpu_limit, launcher_argv
+from evoarena.sandbox.scratch import SCRATCH_PREFIX, remove_tree, sweep_scratch
 
 MAIN = "main.py"
-SCRATCH_PREFIX = "evoarena-sb-"
 #: ``-E -s`` is isolated mode (``-I``) minus ``-P``: no PYTHON* variables, no user site-packages,
 #: but the scratch dir stays first on sys.path so that ``files`` such as ``helper.py`` are importable.
 PYTHON_FLAGS = ("-E", "-s", "-X", "utf8")
@@ -72,7 +67,7 @@ def run_with(
         raise ValueError(f"no warm worker at isolation {level!r} here (only at a working hardened 'bwrap')")
     interp = resolve_python(python)
     names = {name: _safe_parts(name) for name in (files or {})}
-    _sweep_once()
+    sweep_scratch()
     pool = None
     if level == "bwrap" and warm is not False:
         pool = worker_mod.warm_worker(interp, limits.network, flags=PYTHON_FLAGS, prefix=SCRATCH_PREFIX,
@@ -188,71 +183,3 @@ def _execute(
         wall_s=round(elapsed, 4),
         limit=limit,
     )
-
-
-def remove_tree(path: str) -> None:
-    """Remove ``path`` even if the sandboxed code made parts of it read-only. A failed removal makes the directory it
-    happened in writable again, and only a real directory inside ``path``: never a symlink, never anything outside
-    (sandboxed code can plant ``d/l -> VICTIM`` and ``chmod d 0500``)."""
-    root = os.path.realpath(path)
-
-    def writable(directory: str) -> None:
-        with contextlib.suppress(OSError):
-            st = os.lstat(directory)
-            real = os.path.realpath(directory)
-            if stat.S_ISDIR(st.st_mode) and (real == root or real.startswith(root + os.sep)):
-                os.chmod(directory, 0o700)
-
-    def retry(func: Callable[..., Any], target: str, *_: Any) -> None:
-        writable(os.path.dirname(target))
-        if func in (os.rmdir, os.scandir, os.open):  # the target itself is a directory that could not be listed
-            writable(target)
-        with contextlib.suppress(FileNotFoundError):
-            func(target)
-
-    if sys.version_info >= (3, 12):
-        shutil.rmtree(path, onexc=retry)
-    else:
-        shutil.rmtree(path, onerror=retry)
-
-
-@functools.lru_cache(maxsize=1)
-def _sweep_once() -> tuple[str, ...]:
-    """Once per process, before its first sandbox run: the scratch dirs a killed process left behind."""
-    return sweep_stale(tempfile.gettempdir())
-
-
-def sweep_scratch() -> tuple[str, ...]:
-    """The scratch dirs that killed processes left in the temp dir, removed (once per process): a run calls it at its
-    start, so a resumed run cleans up after the one that was killed even if it needs no sandbox run itself."""
-    return _sweep_once()
-
-
-def sweep_stale(root: str) -> tuple[str, ...]:
-    """Remove the scratch dirs in `root` whose owning process (the pid in the name) is gone — what a SIGKILL leaves —
-    and only real directories of this user; returns what was removed. A live pid (or a reused one) is left alone."""
-    if os.name == "nt":  # os.kill(pid, 0) would terminate the process there
-        return ()
-    removed = []
-    for name in os.listdir(root):
-        pid = name[len(SCRATCH_PREFIX):].partition("-")[0] if name.startswith(SCRATCH_PREFIX) else ""
-        path = os.path.join(root, name)
-        if not pid.isdigit() or _alive(int(pid)):
-            continue
-        with contextlib.suppress(OSError):
-            st = os.lstat(path)
-            if stat.S_ISDIR(st.st_mode) and (not hasattr(os, "getuid") or st.st_uid == os.getuid()):
-                remove_tree(path)
-                removed.append(path)
-    return tuple(removed)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OSError):
-        return True
-    return True
-

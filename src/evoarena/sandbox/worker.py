@@ -30,6 +30,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from importlib import resources
 from pathlib import Path
 
 import psutil
@@ -40,6 +41,7 @@ from evoarena.sandbox.interpreter import Interpreter
 from evoarena.sandbox.limits import SandboxLimits, SandboxResult
 from evoarena.sandbox.process import CappedReader, ProcessTree, StdinFeeder
 from evoarena.sandbox.rlimits import killed_by_cpu_limit, reaper_launcher_argv, rlimit_spec
+from evoarena.sandbox.scratch import remove_tree
 
 log = logging.getLogger(__name__)
 
@@ -310,8 +312,6 @@ class _Watch:
 
 
 def _remove(path: str) -> None:
-    from evoarena.sandbox.runner import remove_tree  # runner imports this module
-
     with contextlib.suppress(OSError):
         remove_tree(path)
 
@@ -321,9 +321,7 @@ _SOURCE: list[str] = []
 
 def _server_source() -> str:
     if not _SOURCE:
-        from evoarena.sandbox import forkserver
-
-        _SOURCE.append(Path(forkserver.__file__).read_text(encoding="utf-8"))
+        _SOURCE.append(resources.files("evoarena.sandbox").joinpath("forkserver.py").read_text(encoding="utf-8"))
     return _SOURCE[0]
 
 
