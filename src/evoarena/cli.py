@@ -28,7 +28,7 @@ from evoarena.cli_serve import register as register_serve
 from evoarena.cli_trace import calls_command
 from evoarena.cli_trace import register as register_trace
 from evoarena.harness import diff_trees, lineage, load_tree, resolve_version, rollback
-from evoarena.spec import SpecError, load_spec
+from evoarena.spec import ExecutorSpec, ExperimentSpec, SpecError, load_spec
 from evoarena.store import DB_NAME, RunStore
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="evoarena: evolve and compare agent harnesses.")
@@ -44,6 +44,9 @@ def run(
     concurrency: Annotated[int | None, typer.Option(
         min=1, help="Work and model calls in flight at once: cells, episodes, a step's rollouts and asks, val/test "
         "grading (default: the spec's protocol.concurrency, 1). The results do not depend on it.")] = None,
+    executor: Annotated[str | None, typer.Option(
+        help="Where cells run: `local`, or `ray` / `ray:ADDRESS` (ADDRESS: auto, local, host:port, ray://host:port) "
+        "for Ray tasks on a cluster (default: the spec's executor). The results do not depend on it.")] = None,
     no_probe: Annotated[bool, typer.Option("--no-probe", help="Skip the role probes before the run.")] = False,
     probe_threshold: Annotated[float, typer.Option(help="Warn when a role's usable probe share is below.")] = 0.5,
     certified: Annotated[bool, typer.Option(
@@ -65,6 +68,8 @@ def run(
             spec = spec.model_copy(update={"seeds": _seeds(seeds)})
         if certified:
             spec = spec.model_copy(update={"protocol": spec.protocol.model_copy(update={"isolation": "process"})})
+        if executor:
+            spec = spec.model_copy(update={"executor": _executor(spec, executor)})
         validate_spec(spec, (spec_path.resolve().parent,))
     except (SpecError, ValueError) as e:
         fail(str(e))
@@ -115,6 +120,15 @@ def run(
 def _probe_warnings(summaries: list[Any], threshold: float) -> None:
     """Before the cells start: each role × method whose probes fell below the threshold, in one line."""
     probe_warnings([s.row(threshold) for s in summaries])
+
+
+def _executor(spec: ExperimentSpec, value: str) -> ExecutorSpec:
+    """`--executor local | ray | ray:ADDRESS` over the spec's executor."""
+    kind, _, address = value.partition(":")
+    if kind not in ("local", "ray") or (kind == "local" and address):
+        raise SpecError(f"--executor: expected local, ray or ray:ADDRESS, got {value!r}")
+    update: dict[str, Any] = {"kind": kind, **({"address": address} if address else {})}
+    return spec.executor.model_copy(update=update)
 
 
 def _seeds(text: str) -> list[int]:

@@ -108,6 +108,18 @@ class ProtocolSpec(_Strict):
     concurrency: int = Field(default=1, ge=1, le=1024)
 
 
+class ExecutorSpec(_Strict):
+    """Where cells run: `local` (threads of this process) or `ray` (Ray tasks on a cluster: `address` is `auto` for
+    the cluster this machine is attached to, `local` for Ray's default (a cluster running here, else one started for
+    the run), or `host:port` /
+    `ray://host:port`). The driver alone writes the run store, so results and resume are the same either way; not part
+    of the spec hash."""
+
+    kind: Literal["local", "ray"] = "local"
+    address: str = "auto"
+    cpus_per_cell: float = Field(default=1.0, gt=0)  # the Ray resources a cell's task asks for
+
+
 class ExperimentSpec(_Strict):
     name: str
     benchmark: BenchmarkSpec
@@ -117,6 +129,7 @@ class ExperimentSpec(_Strict):
     seeds: list[int] = Field(default_factory=lambda: [0])
     budget: Budget = Budget()
     protocol: ProtocolSpec = ProtocolSpec()
+    executor: ExecutorSpec = ExecutorSpec()
     evidence: Evidence | None = None  # None: derived (scripted -> mechanism, else scaled)
     gen: dict[str, Any] = Field(default_factory=dict)  # default generation params per role
 
@@ -176,6 +189,7 @@ class ExperimentSpec(_Strict):
             if data["protocol"][key] == ProtocolSpec.model_fields[key].default:
                 del data["protocol"][key]
         del data["protocol"]["concurrency"]  # how fast, not what: the results do not depend on it
+        del data["executor"]  # where, not what
         blob = json.dumps(data, sort_keys=True).encode()
         return hashlib.sha256(blob).hexdigest()
 

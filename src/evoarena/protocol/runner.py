@@ -3,30 +3,25 @@
 from __future__ import annotations
 
 import subprocess
-import threading
 from collections.abc import Callable
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
-from evoarena.api import Method
-from evoarena.models import Backend, Halt, ResponseCache, RoleModel, RunHalted
-from evoarena.protocol import catalog
-from evoarena.protocol.cell import CellPlan, CellRunner
-from evoarena.protocol.curriculum import CurriculumCellRunner
+from evoarena.models import Halt, ResponseCache, RunHalted
+from evoarena.protocol.cell import CellPlan
+from evoarena.protocol.cell_work import build_parts, cell_runner, plan_cells
 from evoarena.protocol.evaluate import Evaluator
 from evoarena.protocol.grading import bind_grading
-from evoarena.protocol.isolated import IsolatedMethod, isolated
 from evoarena.protocol.probes import DEFAULT_THRESHOLD, ProbeSummary, plan_probes, run_probes
 from evoarena.protocol.progress import Progress
-from evoarena.protocol.roles import role_map, role_params
 from evoarena.protocol.scheduler import Scheduler
-from evoarena.protocol.splits import split_tasks
-from evoarena.protocol.validate import validate_spec
 from evoarena.sandbox import isolation_level, sweep_scratch
-from evoarena.spec import ExperimentSpec, MethodSpec, SpecError
+from evoarena.spec import ExperimentSpec
 from evoarena.store import DB_NAME, RunStore, now_iso
 from evoarena.version import __version__
+
+__all__ = ["RunDirConflict", "code_version", "default_run_dir", "plan_cells", "run_experiment"]
 
 
 class RunDirConflict(RuntimeError):
@@ -52,16 +47,6 @@ def default_run_dir(spec: ExperimentSpec, root: Path = Path("runs")) -> Path:
     return root / f"{spec.name}-{spec.spec_hash()[:10]}"
 
 
-def plan_cells(spec: ExperimentSpec) -> list[CellPlan]:
-    plans = []
-    for seed in spec.seeds:
-        for m in spec.methods:
-            roles = spec.roles_for(m)
-            solver = roles.get("solver", next(iter(roles.values())))
-            plans.append(CellPlan(f"{m.condition}__{solver}__s{seed}", m.condition, m, solver, seed))
-    return plans
-
-
 def run_experiment(
     spec: ExperimentSpec,
     run_dir: Path,
@@ -81,19 +66,8 @@ def run_experiment(
     the role probes run first (stored ones reused) and `on_probes` sees their summaries and the threshold.
     `concurrency` (default: the spec's `protocol.concurrency`): independent work and model calls in flight at once;
     the results do not depend on it."""
-    resolved = validate_spec(spec, search)
-    try:
-        benchmark = resolved.benchmark(**spec.benchmark.params)
-        tasks = benchmark.build()  # locks the benchmark: nothing can regenerate the test split after this
-        practice, locked = split_tasks(tasks)
-        for m in spec.methods:  # named update notes fail here, before any model call, if they are unknown
-            for task in practice.train[:1]:
-                benchmark.update_note(m.params.get("update_note"), task)
-    except ValueError as err:
-        raise SpecError(str(err)) from None
-    backends: dict[str, Backend] = {}
-    for model_name in dict.fromkeys(m for meth in spec.methods for m in spec.roles_for(meth).values()):
-        backends[model_name] = catalog.backend_of(spec, model_name, search)
+    parts = build_parts(spec, search)
+    locked, benchmark = parts.locked, parts.benchmark
     existing = RunStore(run_dir).run() if (Path(run_dir) / DB_NAME).is_file() else None
     spec_hash = spec.spec_hash()
     if existing is not None and existing["spec_hash"] != spec_hash:
@@ -108,70 +82,47 @@ def run_experiment(
         isolation=isolation_level(), status="running",
         started_at=existing["started_at"] if existing else now_iso(), finished_at=None,
     )
-    store.record_tasks([(t.id, t.split, t.source_id, t.payload_hash()) for t in tasks])
+    store.record_tasks([(t.id, t.split, t.source_id, t.payload_hash()) for t in parts.tasks])
     sweep_scratch()  # what a killed run of this (or any) spec left in the temp dir
     store.event("run_started", {"resumed": existing is not None, "spec_hash": spec_hash,
                                 "benchmark": benchmark.info()})
     evaluator = Evaluator(locked, benchmark)
     cache = cache if cache is not None else ResponseCache()
     halt = Halt()  # set by the first cell that stops the run: no cell makes another model call after it
-    bind_grading(spec, benchmark, backends, store, cache, halt)  # the judge's models, if its grader calls one
+    bind_grading(spec, benchmark, parts.backends, store, cache, halt)  # the judge's models, if its grader calls one
     if probe:
-        summaries = run_probes(spec, plan_probes(spec, resolved.methods, resolved.benchmark), store, cache, backends)
+        summaries = run_probes(spec, plan_probes(spec, parts.resolved.methods, parts.resolved.benchmark), store, cache,
+                               parts.backends)
         store.event("probes", {"threshold": probe_threshold, "summaries": len(summaries),
                                "warnings": sum(s.warning(probe_threshold) is not None for s in summaries)})
         if on_probes is not None:
             on_probes(summaries, probe_threshold)
 
     limit = concurrency if concurrency is not None else spec.protocol.concurrency
-    scheduler = Scheduler(limit)
-
-    def run_cell(plan: CellPlan) -> str:
-        halt.check()  # a cell that starts after the run stopped does nothing
-        method: Method | None = None
-        try:
-            method_cls = resolved.methods[plan.condition]
-            models = _role_models(spec, plan.method, method_cls, store, cache, backends, plan.seed, halt,
-                                  scheduler.calls)
-            method = _method(spec, method_cls, plan, store.run_dir, cache)
-            if isinstance(method, IsolatedMethod):
-                store.event("method_isolation", {"level": method.level}, cell=plan.cell)
-            runner = CurriculumCellRunner if benchmark.protocol == "curriculum" else CellRunner
-            return runner(plan, spec=spec, store=store, benchmark=benchmark, practice=practice, evaluator=evaluator,
-                          models=models, method=method, progress=progress, scheduler=scheduler).run()
-        except BaseException as err:
-            halt.set(f"{plan.cell}: {type(err).__name__}")
-            raise
-        finally:
-            if isinstance(method, IsolatedMethod):
-                method.close()
-
     plans = plan_cells(spec)
     try:
-        _run_all(plans, run_cell, max(cells_in_parallel, limit), halt)
+        if spec.executor.kind == "ray":
+            from evoarena.protocol.ray_executor import run_on_ray
+
+            run_on_ray(plans, parts=parts, search=search, store=store, cache=cache, halt=halt, concurrency=limit,
+                       progress=progress)
+        else:
+            scheduler = Scheduler(limit)
+            try:
+                run_cell = cell_runner(parts, store=store, evaluator=evaluator, cache=cache, halt=halt,
+                                       scheduler=scheduler, progress=progress)
+                _run_all(plans, run_cell, max(cells_in_parallel, limit), halt)
+            finally:
+                scheduler.close()
     except BaseException as err:
         store.update_run(spec_hash[:16], status="interrupted")
         store.event("run_interrupted", {"error": f"{type(err).__name__}: {err}"})
         raise
-    finally:
-        scheduler.close()
     store.update_run(spec_hash[:16], status="finished", finished_at=now_iso())
     store.event("run_finished", {"cells": len(plans)})
     from evoarena.protocol.reporting import rebuild_report
 
     return rebuild_report(store)
-
-
-def _method(spec: ExperimentSpec, method_cls: type[Method], plan: CellPlan, run_dir: Path,
-            cache: ResponseCache) -> Method:
-    """The cell's method: in the cell's thread, or (`protocol.isolation: process`) a stand-in for one in its own
-    process, whose only writable directory is the cell's harness and which sees neither the run directory nor the
-    response cache."""
-    if spec.protocol.isolation == "in-process":
-        return method_cls(**plan.method.params)
-    harness = Path(run_dir) / "cells" / plan.cell / "harness"
-    return isolated(method_cls, plan.method.params, harness=harness, masked=[Path(run_dir), cache.path.parent],
-                    cpu_s=spec.protocol.method_cpu_s)
 
 
 def _run_all(plans: list[CellPlan], run_cell: Callable[[CellPlan], str], parallel: int, halt: Halt) -> None:
@@ -198,23 +149,3 @@ def _run_all(plans: list[CellPlan], run_cell: Callable[[CellPlan], str], paralle
 def _failed(future: Future[str]) -> bool:
     return future.done() and not future.cancelled() and future.exception() is not None
 
-
-def _role_models(
-    spec: ExperimentSpec,
-    method: MethodSpec,
-    method_cls: type[Method],
-    store: RunStore,
-    cache: ResponseCache,
-    backends: dict[str, Backend],
-    seed: int,
-    halt: Halt,
-    in_flight: threading.Semaphore | None = None,
-) -> dict[str, RoleModel]:
-    """Every role the spec maps, plus any role a method needs: those fall back to the solver's model."""
-    out: dict[str, RoleModel] = {}
-    for role, model_name in role_map(spec, method, method_cls.roles).items():
-        out[role] = RoleModel(
-            role=role, model_name=model_name, backend=backends[model_name], spec=spec.models[model_name],
-            store=store, cache=cache, default_params=role_params(spec, role, seed), halt=halt, in_flight=in_flight,
-        )
-    return out

@@ -4,6 +4,7 @@ Errors are one line naming the field (`methods.2.name: unknown method 'refelxion
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,4 +54,6 @@ def validate_spec(spec: ExperimentSpec, search: Iterable[Path] = ()) -> Resolved
                 catalog.policy(model.model, search)
             except UnknownName as err:
                 raise SpecError(f"models.{key}.model: {err}") from None
+    if spec.executor.kind == "ray" and importlib.util.find_spec("ray") is None:
+        raise SpecError("executor.kind: ray needs Ray installed (pip install 'evoarena[ray]')")
     return Resolved(bench, methods)

@@ -160,7 +160,7 @@ class RunStore:
         (a kill never leaves a row without its texts or texts without their row); return the row id."""
         row.setdefault("created_at", now_iso())
         with self.transaction() as conn:
-            row["id"] = self._allocate(conn)
+            row["id"] = self.new_call_id(conn)
             return self._insert_call(conn, request, response, row)
 
     def defer_call(self, *, request: Sequence[tuple[str, str]], response: TextResponse | None, **row: Any) -> int:
@@ -170,11 +170,12 @@ class RunStore:
         redo writes them again. Returns the row's id, handed out now."""
         row.setdefault("created_at", now_iso())
         with self._lock:
-            row["id"] = self._allocate(self._conn)
+            row["id"] = self.new_call_id(self._conn)
             self._deferred.setdefault((row.get("cell"), row.get("unit")), []).append((request, response, row))
             return int(row["id"])
 
-    def _allocate(self, conn: sqlite3.Connection) -> int:
+    def new_call_id(self, conn: sqlite3.Connection) -> int:
+        """The next ledger row id (handed out in this process, so a deferred row has one before it is written)."""
         with self._lock:
             if self._next_call is None:
                 top = conn.execute("SELECT COALESCE(MAX(id), 0) FROM calls").fetchone()[0]

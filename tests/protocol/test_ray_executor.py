@@ -1,0 +1,159 @@
+"""`executor: {kind: ray}` on a real local Ray cluster (`ray start --head` on 127.0.0.1, 2 CPUs): cells run as Ray
+tasks whose model calls go from the workers to the model (the scripted policy, or an OpenAI-compatible server on
+127.0.0.1), and the driver alone writes the run store. The results are the local executor's, a run stopped on Ray
+resumes — on Ray or locally — to the same results, and every request that reached the server is in the driver's
+ledger."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ray = pytest.importorskip("ray")
+
+from test_results_pinned import GOLDEN, narrowed, normalised  # noqa: E402
+
+from evoarena.protocol.cell import ProviderUnavailable  # noqa: E402
+from evoarena.protocol.runner import run_experiment  # noqa: E402
+from evoarena.spec import ExecutorSpec, ExperimentSpec, SpecError  # noqa: E402
+from evoarena.store import RunStore  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "faults"))
+from faulty_endpoint import model_spec, serve  # noqa: E402
+
+pytestmark = pytest.mark.timeout(600)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[str]:
+    """A Ray head node on 127.0.0.1 with 2 CPUs and token authentication (Ray's default once ~/.ray/auth_token
+    exists; the driver finds the token itself), stopped after the module's tests."""
+    ray_cli = shutil.which("ray", path=os.path.dirname(sys.executable))
+    assert ray_cli is not None, "the ray extra installs the `ray` command next to the interpreter"
+    port = _free_port()
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "token"}
+    subprocess.run([ray_cli, "start", "--head", "--node-ip-address=127.0.0.1", f"--port={port}", "--num-cpus=2",
+                    "--include-dashboard=false", "--disable-usage-stats", 
+                    "--object-store-memory=100000000"], check=True, env=env, capture_output=True, timeout=120)
+    try:
+        yield f"127.0.0.1:{port}"
+    finally:
+        subprocess.run([ray_cli, "stop", "--force"], env=env, capture_output=True, timeout=120)
+
+
+def on_ray(spec: ExperimentSpec, address: str, cpus_per_cell: float = 1.0) -> ExperimentSpec:
+    return spec.model_copy(update={"executor": ExecutorSpec(kind="ray", address=address,
+                                                            cpus_per_cell=cpus_per_cell)})
+
+
+def _same(got: dict[str, Any], want: dict[str, Any], *, without: tuple[str, ...] = ()) -> None:
+    """The same results.json, timestamps aside (and `without` keys: a stopped run's ledger also holds the calls that
+    failed)."""
+    def kept(d: dict[str, Any]) -> str:
+        return json.dumps(normalised({k: v for k, v in d.items() if k not in without}), sort_keys=True, indent=1)
+
+    assert kept(got) == kept(want)
+
+
+@pytest.mark.parametrize("name", ["quickstart", "clr-methods"])
+def test_results_on_ray_are_the_local_ones(name: str, cluster: str, tmp_path: Path) -> None:
+    # one cell at a time (a cell asks for both CPUs): cells of these recipes share prompts, and two identical calls
+    # in flight in two workers at once are both made (docs/protocol.md), which the next test keeps apart
+    spec = on_ray(narrowed(name), cluster, cpus_per_cell=2)
+    assert spec.spec_hash() == narrowed(name).spec_hash()  # where cells run is not part of what the run is
+    got = run_experiment(spec, tmp_path / "run", concurrency=4)
+    _same(got, json.loads((GOLDEN / f"{name}.json").read_text("utf-8")))
+    store = RunStore(tmp_path / "run")
+    assert store.query("SELECT kind FROM events WHERE kind = 'executor'") == [{"kind": "executor"}]
+    attempts = store.query("SELECT count(*) AS n FROM attempts WHERE call_id IS NOT NULL AND call_id NOT IN "
+                           "(SELECT id FROM calls)")
+    assert attempts == [{"n": 0}]  # every attempt points at a call of the driver's ledger
+
+
+def _endpoint_spec(make_spec: Any, url: str) -> ExperimentSpec:
+    spec: ExperimentSpec = make_spec(seeds=[0, 1, 2, 3], models={"remote": model_spec(url, max_retries=1)},
+                                     roles={"solver": "remote", "reflector": "remote"},
+                                     protocol={"on_provider_error": "stop"})
+    return spec
+
+
+def test_cells_run_side_by_side_and_a_stopped_run_resumes(cluster: str, tmp_path: Path, make_spec: Any,
+                                                          tmp_path_factory: pytest.TempPathFactory,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    with serve(rate=0.0) as endpoint:
+        spec = _endpoint_spec(make_spec, endpoint.url)
+        want = run_experiment(spec, tmp_path / "local", probe=False)
+        monkeypatch.setenv("EVOARENA_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))  # nothing cached from above
+        endpoint.rate, endpoint.kinds = 0.3, ("500",)  # a request failing twice in a row stops the run
+        before = endpoint.requests
+        with pytest.raises(ProviderUnavailable, match="run the same command again"):
+            run_experiment(on_ray(spec, cluster), tmp_path / "run", probe=False)
+        store = RunStore(tmp_path / "run")
+        assert store.run()["status"] == "interrupted"  # type: ignore[index]
+        rows = store.query("SELECT retries FROM calls WHERE cached = 0")
+        assert sum(r["retries"] + 1 for r in rows) == endpoint.requests - before  # each request in the driver's ledger
+        assert store.query("SELECT count(*) AS n FROM calls WHERE error IS NOT NULL")[0]["n"] >= 1
+        finished = store.query("SELECT count(*) AS n FROM units")[0]["n"]
+        endpoint.rate = 0.0
+        half = run_experiment(on_ray(spec, cluster), tmp_path / "run", probe=False)  # resumed on Ray
+    _same(half, want, without=("calls",))
+    assert RunStore(tmp_path / "run").query("SELECT count(*) AS n FROM units")[0]["n"] > finished
+
+
+def test_a_run_started_on_ray_resumes_locally(cluster: str, tmp_path: Path, make_spec: Any,
+                                              tmp_path_factory: pytest.TempPathFactory,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    with serve(rate=0.0) as endpoint:
+        spec = _endpoint_spec(make_spec, endpoint.url)
+        want = run_experiment(spec, tmp_path / "local", probe=False)
+        monkeypatch.setenv("EVOARENA_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+        endpoint.rate, endpoint.kinds = 0.3, ("500",)
+        with pytest.raises(ProviderUnavailable):
+            run_experiment(on_ray(spec, cluster), tmp_path / "run", probe=False)
+        endpoint.rate = 0.0
+        _same(run_experiment(spec, tmp_path / "run", probe=False), want, without=("calls",))
+
+
+def test_ray_missing_is_a_one_line_spec_error(monkeypatch: pytest.MonkeyPatch, make_spec: Any,
+                                              tmp_path: Path) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "ray" else real(name, *a))
+    with pytest.raises(SpecError, match=r"executor.kind: ray needs Ray installed"):
+        run_experiment(on_ray(make_spec(), "local"), tmp_path / "run")
+    assert not (tmp_path / "run").exists()
+
+
+def test_the_command_line_runs_on_a_cluster_and_refuses_a_bad_executor(cluster: str, tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from evoarena.cli import app
+
+    recipe = Path(__file__).resolve().parents[2] / "recipes" / "quickstart.yaml"
+    cli = CliRunner()
+    args = ["run", str(recipe), "--model", "scripted", "--no-probe", "--json"]
+    plain = cli.invoke(app, [*args, "--run-dir", str(tmp_path / "plain")])
+    on_cluster = cli.invoke(app, [*args, "--run-dir", str(tmp_path / "ray"), "--executor", f"ray:{cluster}"])
+    assert plain.exit_code == 0 and on_cluster.exit_code == 0, on_cluster.output
+    tests = [[c["test"] for c in json.loads(r.stdout)["conditions"]] for r in (plain, on_cluster)]
+    assert tests[0] == tests[1]
+    assert RunStore(tmp_path / "ray").query("SELECT kind FROM events WHERE kind = 'executor'")
+    bad = cli.invoke(app, [*args, "--run-dir", str(tmp_path / "bad"), "--executor", "dask"])
+    assert bad.exit_code != 0 and "--executor: expected local, ray or ray:ADDRESS" in bad.output
+    assert not (tmp_path / "bad").exists()
