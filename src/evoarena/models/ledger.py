@@ -7,7 +7,7 @@ import hashlib
 import json
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import asdict, dataclass, replace
@@ -207,13 +207,7 @@ class RoleModel:
                 raise
 
         try:
-            completion = Retrying(
-                retry=retry_if_exception(lambda e: isinstance(e, ProviderError) and e.retryable),
-                stop=stop_after_attempt(self.spec.max_retries + 1),
-                wait=wait_exponential(multiplier=self.backoff_base_s, max=30),
-                sleep=self.halt.sleep if self.halt is not None else time.sleep,
-                reraise=True,
-            )(attempt)
+            completion = self._with_retries(attempt)
         except RunHalted:
             if last_error is None:  # no try was made: nothing reached the provider
                 if pending is not None:
@@ -238,6 +232,25 @@ class RoleModel:
         if self.cache is not None:
             self.cache.put(key, completion)
         return replace(completion, call_id=call_id)
+
+    def _with_retries(self, attempt: Callable[[], Completion]) -> Completion:
+        """`attempt()`, retried on a retryable provider error up to `max_retries` times with exponential back-off
+        (base, 2·base, 4·base, … at most 30 s). The first try is made directly: most calls succeed at once, and
+        tenacity's machinery costs more than a scripted call."""
+        try:
+            return attempt()
+        except ProviderError as err:
+            if not err.retryable or self.spec.max_retries == 0:
+                raise
+        sleep = self.halt.sleep if self.halt is not None else time.sleep
+        sleep(min(self.backoff_base_s, 30))  # tenacity's wait_exponential after try 1; it takes over from try 2
+        return Retrying(
+            retry=retry_if_exception(lambda e: isinstance(e, ProviderError) and e.retryable),
+            stop=stop_after_attempt(self.spec.max_retries),
+            wait=wait_exponential(multiplier=2 * self.backoff_base_s, max=30),
+            sleep=sleep,
+            reraise=True,
+        )(attempt)
 
     def prompt_format(self, completion: Completion | None) -> str | None:
         """How the backend turned the messages into a prompt (embedded: "chat-template" or "plain"); None for a

@@ -12,6 +12,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
+from evoarena.benchmarks.pyparse import parse_python
 from evoarena.sandbox import SandboxLimits, run_python
 
 MARK = "@@EVOARENA-HUMANEVAL@@"
@@ -63,7 +64,7 @@ class Outcome:
 
 def _asserts(test: str) -> list[tuple[int, int, str]]:
     """(first line, last line, source) of every assert statement of the test, in source order."""
-    tree = ast.parse(test)
+    tree = parse_python(test)
     nodes = sorted((n for n in ast.walk(tree) if isinstance(n, ast.Assert)), key=lambda n: n.lineno)
     return [(n.lineno, n.end_lineno or n.lineno, ast.get_source_segment(test, n) or "") for n in nodes]
 

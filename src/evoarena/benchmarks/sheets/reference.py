@@ -6,26 +6,19 @@ from __future__ import annotations
 
 import ast
 import pprint
-import threading
 from functools import cache
 from importlib import resources
 
+from evoarena.benchmarks.pyparse import parse_python
+
 DROP = "# render: drop"
-_PARSE = threading.Lock()
-
-
-def _parse(source: str) -> ast.Module:
-    """ast.parse, one thread at a time: CPython 3.11's parser is not thread-safe ("AST constructor recursion depth
-    mismatch" under the evaluator's worker threads)."""
-    with _PARSE:
-        return ast.parse(source)
 
 
 @cache
 def _parts(name: str) -> tuple[tuple[str, ...], str]:
     """(top-level import lines, the rest) of `solutions/<name>.py`, without its docstring and dropped lines."""
     src = resources.files("evoarena.benchmarks.sheets.solutions").joinpath(f"{name}.py").read_text("utf-8")
-    tree = _parse(src)
+    tree = parse_python(src)
     lines = src.splitlines()
     if ast.get_docstring(tree) is not None:
         lines = lines[tree.body[0].end_lineno or 0 :]
@@ -42,7 +35,7 @@ def _parts(name: str) -> tuple[tuple[str, ...], str]:
 def _helpers() -> dict[str, str]:
     """The shared helper functions by name, as source."""
     _, common = _parts("_common")
-    tree = _parse(common)
+    tree = parse_python(common)
     lines = common.splitlines()
     return {
         node.name: "\n".join(lines[node.lineno - 1 : node.end_lineno])
@@ -57,7 +50,7 @@ def _used(body: str) -> list[str]:
     wanted: set[str] = set()
     todo = [body]
     while todo:
-        names = {n.id for n in ast.walk(_parse(todo.pop())) if isinstance(n, ast.Name)}
+        names = {n.id for n in ast.walk(parse_python(todo.pop())) if isinstance(n, ast.Name)}
         for name in sorted(names & set(helpers) - wanted):
             wanted.add(name)
             todo.append(helpers[name])
