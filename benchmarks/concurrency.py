@@ -8,7 +8,10 @@ calls; a quickstart cell's practice steps, which build on each other, plus one w
 latency — with wall time over it (target <= 1.1 on CLR). Where the critical path is most of the N = 1 wall time
 (the quickstart's practice is sequential by nature), no concurrency can give N times the throughput.
 
-Usage: python benchmarks/concurrency.py [--latency 0.2] [--levels 1,4,8,16,32] [--smoke]
+With `--executor ray` the same runs go through the Ray executor (`executor: {kind: ray, address: local}`: a Ray
+instance on this machine, each cell a Ray task whose own scheduler runs at N, so up to N calls in flight per cell).
+
+Usage: python benchmarks/concurrency.py [--latency 0.2] [--levels 1,4,8,16,32] [--executor local|ray] [--smoke]
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from stub_endpoint import serve
 
 from evoarena.models import ResponseCache
 from evoarena.protocol.runner import run_experiment
-from evoarena.spec import load_spec, parse_spec
+from evoarena.spec import ExecutorSpec, load_spec, parse_spec
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -48,12 +51,15 @@ def clr(url: str, chains: int) -> Any:
         "roles": {"solver": "stub"}})
 
 
-def measure(make: Any, latency: float, n: int, tmp: Path) -> tuple[float, int, int, int]:
+def measure(make: Any, latency: float, n: int, tmp: Path, executor: str = "local") -> tuple[float, int, int, int]:
     """(seconds, calls, the stub's peak in flight, the longest episode's calls) of one fresh run at concurrency n."""
     with serve(latency) as stub:
         run_dir = tmp / f"run-{make.__name__}-{n}"
+        spec = make(stub.url)
+        if executor == "ray":
+            spec = spec.model_copy(update={"executor": ExecutorSpec(kind="ray", address="local")})
         start = time.perf_counter()
-        run_experiment(make(stub.url), run_dir, cache=ResponseCache(tmp / f"cache-{make.__name__}-{n}.sqlite"),
+        run_experiment(spec, run_dir, cache=ResponseCache(tmp / f"cache-{make.__name__}-{n}.sqlite"),
                        probe=False, concurrency=n)
         seconds = time.perf_counter() - start
     with sqlite3.connect(run_dir / "run.sqlite") as conn:
@@ -79,6 +85,7 @@ def main() -> None:
     ap.add_argument("--latency", type=float, default=0.2)
     ap.add_argument("--levels", default="1,4,8,16,32")
     ap.add_argument("--chains", type=int, default=8)
+    ap.add_argument("--executor", choices=("local", "ray"), default="local")
     ap.add_argument("--smoke", action="store_true", help="latency 20 ms, levels 1 and 4, 2 chains")
     args = ap.parse_args()
     if args.smoke:
@@ -92,12 +99,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
         for make in (quickstart, clr_recipe):
-            print(f"\n{make.__name__}: {args.latency * 1e3:.0f} ms per call")
+            print(f"\n{make.__name__}: {args.latency * 1e3:.0f} ms per call, {args.executor} executor")
             print(f"{'N':>4}{'wall s':>9}{'calls':>7}{'calls/s':>9}{'speed-up':>10}{'/ N':>7}{'peak':>6}"
                   f"{'crit. s':>9}{'wall/crit':>11}")
             base = None
             for n in levels:
-                seconds, calls, peak, longest = measure(make, args.latency, n, tmp)
+                seconds, calls, peak, longest = measure(make, args.latency, n, tmp, args.executor)
                 rate = calls / seconds
                 base = base or rate
                 critical = longest * args.latency

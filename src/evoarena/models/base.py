@@ -58,7 +58,7 @@ class Completion:
     def to_json(self) -> dict[str, Any]:
         return {
             "text": self.text,
-            "usage": asdict(self.usage),
+            "usage": {"input_tokens": self.usage.input_tokens, "output_tokens": self.usage.output_tokens},
             "logprobs": None if self.logprobs is None else [asdict(t) for t in self.logprobs],
             "finish_reason": self.finish_reason,
         }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -18,6 +19,13 @@ def default_cache_path() -> Path:
 
 
 def prompt_hash(messages: Sequence[Message]) -> str:
+    """sha256 of the messages as JSON; the last few are remembered (a call needs its digest for its cache key and
+    again for its ledger row)."""
+    return _prompt_hash(tuple(messages))
+
+
+@functools.lru_cache(maxsize=64)
+def _prompt_hash(messages: tuple[Message, ...]) -> str:
     blob = json.dumps([[m.role, m.content] for m in messages], ensure_ascii=False).encode("utf-8")
     return hashlib.sha256(blob).hexdigest()
 

@@ -14,17 +14,18 @@ class BlobStore:
         self.root = root
         self.root.mkdir(parents=True, exist_ok=True)
 
-    def _path(self, digest: str) -> Path:
-        return self.root / digest[:2] / digest[2:]
+    def _path(self, digest: str) -> str:
+        return os.path.join(self.root, digest[:2], digest[2:])  # os.path, not pathlib: every attempt puts a blob
 
     def put(self, data: str | bytes) -> str:
         raw = data.encode("utf-8") if isinstance(data, str) else data
         digest = hashlib.sha256(raw).hexdigest()
         path = self._path(digest)
-        if not path.exists():
-            path.parent.mkdir(parents=True, exist_ok=True)
+        if not os.path.exists(path):
+            parent = os.path.dirname(path)
+            os.makedirs(parent, exist_ok=True)
             # a temp name of its own per writer: parallel cells often put the same blob (identical harness trees)
-            fd, tmp = tempfile.mkstemp(prefix=f".{digest[2:12]}.", suffix=".tmp", dir=path.parent)
+            fd, tmp = tempfile.mkstemp(prefix=f".{digest[2:12]}.", suffix=".tmp", dir=parent)
             try:
                 with os.fdopen(fd, "wb") as fh:
                     fh.write(raw)
@@ -36,7 +37,8 @@ class BlobStore:
         return digest
 
     def get(self, digest: str) -> bytes:
-        return self._path(digest).read_bytes()
+        with open(self._path(digest), "rb") as fh:
+            return fh.read()
 
     def get_text(self, digest: str) -> str:
         return self.get(digest).decode("utf-8")
