@@ -1,0 +1,54 @@
+"""The Darwin Gödel Machine's parent sampling, as the HGM and EvoTest seeds describe it: every archive member is
+a possible parent, weighted by a sigmoid of its score (good agents preferred) divided by one plus its number of
+children (agents already expanded often are tried less), and one parent is drawn in proportion to the weights."""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from evoarena.search.archive import Scored
+
+
+def sigmoid(x: float) -> float:
+    """1 / (1 + e^−x), computed without overflow for large |x|."""
+    if x >= 0:
+        return 1.0 / (1.0 + math.exp(-x))
+    z = math.exp(x)
+    return z / (1.0 + z)
+
+
+def child_counts(archive: Sequence[Scored]) -> dict[str, int]:
+    """{id: how many archive members name it as `parent`} for every id of the archive (0 when none); parents that
+    are not themselves in the archive are not counted anywhere."""
+    counts = {c.id: 0 for c in archive}
+    for c in archive:
+        if c.parent is not None and c.parent in counts:
+            counts[c.parent] += 1
+    return counts
+
+
+def dgm_weight(score: float, children: int, steepness: float = 10.0, midpoint: float = 0.5) -> float:
+    """sigmoid(steepness · (score − midpoint)) / (1 + children); DGM's defaults are 10 and 0.5."""
+    return sigmoid(steepness * (score - midpoint)) / (1 + children)
+
+
+def dgm_weights(archive: Sequence[Scored], steepness: float = 10.0, midpoint: float = 0.5) -> list[float]:
+    """The unnormalised weight of every member, in archive order (score = the member's mean)."""
+    kids = child_counts(archive)
+    return [dgm_weight(c.mean, kids[c.id], steepness, midpoint) for c in archive]
+
+
+@dataclass(frozen=True)
+class DGMParent:
+    """One `rng.choices` draw over the whole archive (archive order) with `dgm_weights`."""
+
+    steepness: float = 10.0
+    midpoint: float = 0.5
+
+    def select(self, archive: Sequence[Scored], rng: random.Random) -> Scored:
+        if not archive:
+            raise ValueError("DGMParent: empty archive")
+        return rng.choices(archive, weights=dgm_weights(archive, self.steepness, self.midpoint))[0]
