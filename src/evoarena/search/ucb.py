@@ -1,0 +1,66 @@
+"""EvoTest's UCB over a tree of configurations (He et al., 2025): every node may be evolved again, and the one with
+the highest score + c · α^depth · sqrt(ln(max(2, N)) / (1 + children)) is, c = 1 and α = 0.8 by default.
+
+What N is: the seed (000 §8) says only "UCB chooses the next episode's configuration among parent and child
+configurations"; the released code (yf-he/EvoTest @f92474c, `calculate_ucb`) takes N = the number of nodes in the
+tree, where one node is made per episode, so nodes = configurations evaluated. Here N defaults to the archive size
+(the released rule) and may be given explicitly (`total`, e.g. a count of evaluations) when the two differ.
+The score is the member's mean; the released code uses the raw episode score, so c is relative to its scale."""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from evoarena.search.archive import Scored
+from evoarena.search.dgm import child_counts
+
+
+def depths(archive: Sequence[Scored]) -> dict[str, int]:
+    """{id: number of `parent` links from the member up to its root}. A member with no parent, or whose parent is
+    not in the archive, is a root (depth 0). A cycle of parent links is an error."""
+    parent = {c.id: c.parent for c in archive}
+    out: dict[str, int] = {}
+    for c in archive:
+        path: list[str] = []
+        node: str | None = c.id
+        while node is not None and node not in out:
+            if node in path:
+                raise ValueError(f"parent links form a cycle through {node!r}")
+            path.append(node)
+            up = parent[node]
+            node = up if up in parent else None
+        base = out[node] + 1 if node is not None else 0
+        for k, i in enumerate(reversed(path)):
+            out[i] = base + k
+    return out
+
+
+def exploration(depth: int, children: int, total: int, c: float = 1.0, alpha: float = 0.8) -> float:
+    """c · α^depth · sqrt(ln(max(2, total)) / (1 + children)): the bonus shrinks with depth and with children."""
+    return c * alpha**depth * math.sqrt(math.log(max(2, total)) / (1 + children))
+
+
+def ucb_scores(archive: Sequence[Scored], c: float = 1.0, alpha: float = 0.8, total: int | None = None) -> list[float]:
+    """UCB of every member in archive order; N = `total`, or the archive size when None."""
+    n = len(archive) if total is None else total
+    kids = child_counts(archive)
+    deep = depths(archive)
+    return [m.mean + exploration(deep[m.id], kids[m.id], n, c, alpha) for m in archive]
+
+
+@dataclass(frozen=True)
+class EvoTestUCB:
+    """The member with the highest `ucb_scores`, the earliest among ties; no random draw."""
+
+    c: float = 1.0
+    alpha: float = 0.8
+    total: int | None = None
+
+    def select(self, archive: Sequence[Scored], rng: random.Random) -> Scored:
+        if not archive:
+            raise ValueError("EvoTestUCB: empty archive")
+        ucb = ucb_scores(archive, self.c, self.alpha, self.total)
+        return archive[max(range(len(archive)), key=ucb.__getitem__)]
