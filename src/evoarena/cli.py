@@ -25,6 +25,7 @@ from evoarena.cli_list import register as register_list
 from evoarena.cli_probe import probe_warnings
 from evoarena.cli_probe import register as register_probe
 from evoarena.cli_serve import register as register_serve
+from evoarena.cli_study import register as register_study
 from evoarena.cli_trace import calls_command
 from evoarena.cli_trace import register as register_trace
 from evoarena.harness import diff_trees, lineage, load_tree, resolve_version, rollback
@@ -337,6 +338,7 @@ app.add_typer(clr_app, name="clr")
 
 register_list(app)
 register_probe(app)
+register_study(app)
 register_trace(app)
 register_serve(app)
 register_export(app)
