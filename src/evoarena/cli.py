@@ -239,21 +239,28 @@ def _num(value: float | None) -> str:
 
 @app.command()
 def versions(run_dir: RunDirArg, cell: Annotated[str | None, typer.Option()] = None, as_json: JsonOpt = False) -> None:
-    """Harness versions (lineage) of every cell, or of one."""
+    """Harness versions of every cell (or one) as a tree: each version with the scores of the attempts made with it
+    (practice, rollouts, val, test), its clade's val mean where it has children, the selected version starred."""
+    from evoarena.report.lineage_tree import cell_tree
+    from evoarena.store.queries import version_results
+
     store = open_run(run_dir)
-    cells = [cell] if cell else [c["cell"] for c in store.cells()]
-    data = {c: lineage(store, c) for c in cells}
+    rows = {c["cell"]: c for c in store.cells()}
+    if cell is not None and cell not in rows:
+        fail(f"no cell {cell!r} in this run (cells: {', '.join(rows)})")
+    cells = [cell] if cell else list(rows)
     if as_json:
+        data = {}
+        for c in cells:
+            results = version_results(store, c)
+            data[c] = [{**v, "scores": {phase: {"mean": sum(xs) / len(xs), "n": len(xs)}
+                                        for phase, xs in results.get(str(v["id"]), {}).items()}}
+                       for v in lineage(store, c)]
         emit_json(data)
         return
-    for c, rows in data.items():
-        t = Table(title=c)
-        for col in ("version", "parents", "step", "intent"):
-            t.add_column(col)
-        for r in rows:
-            parents = ",".join(p[:8] for p in r["parent_ids"])  # type: ignore[attr-defined]
-            t.add_row(str(r["id"])[:12], parents, str(r["step"]), str(r["manifest"]["intent"]))  # type: ignore[index]
-        out.print(t)
+    for c in cells:
+        out.print(f"[bold]{c}[/]")
+        out.print(cell_tree(store, c, rows[c]["selected_version"]), markup=False, highlight=False, soft_wrap=True)
 
 
 @app.command()

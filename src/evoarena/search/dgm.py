@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from evoarena.search.archive import Scored
+from evoarena.search.lineage import child_counts
 
 
 def sigmoid(x: float) -> float:
@@ -18,16 +19,6 @@ def sigmoid(x: float) -> float:
         return 1.0 / (1.0 + math.exp(-x))
     z = math.exp(x)
     return z / (1.0 + z)
-
-
-def child_counts(archive: Sequence[Scored]) -> dict[str, int]:
-    """{id: how many archive members name it as `parent`} for every id of the archive (0 when none); parents that
-    are not themselves in the archive are not counted anywhere."""
-    counts = {c.id: 0 for c in archive}
-    for c in archive:
-        if c.parent is not None and c.parent in counts:
-            counts[c.parent] += 1
-    return counts
 
 
 def dgm_weight(score: float, children: int, steepness: float = 10.0, midpoint: float = 0.5) -> float:

@@ -18,19 +18,29 @@ def children_of(archive: Sequence[Scored]) -> dict[str, list[str]]:
     return kids
 
 
+def child_counts(archive: Sequence[Scored]) -> dict[str, int]:
+    """{id: how many archive members name it as `parent`} for every id of the archive (0 when none); parents that
+    are not themselves in the archive are not counted anywhere."""
+    return {node: len(kids) for node, kids in children_of(archive).items()}
+
+
 def depths(archive: Sequence[Scored]) -> dict[str, int]:
-    """id -> edges to its root (a member whose parent is None or not in the archive)."""
-    by_id = {c.id: c for c in archive}
+    """{id: number of `parent` links from the member up to its root}. A member with no parent, or whose parent is
+    not in the archive, is a root (depth 0). A cycle of parent links is an error."""
+    parent = {c.id: c.parent for c in archive}
     out: dict[str, int] = {}
     for c in archive:
-        seen, node, d = {c.id}, c, 0
-        while node.parent is not None and node.parent in by_id:
-            node = by_id[node.parent]
-            if node.id in seen:
-                raise ValueError(f"archive: the parent links of {c.id!r} make a cycle")
-            seen.add(node.id)
-            d += 1
-        out[c.id] = d
+        path: list[str] = []
+        node: str | None = c.id
+        while node is not None and node not in out:
+            if node in path:
+                raise ValueError(f"parent links form a cycle through {node!r}")
+            path.append(node)
+            up = parent[node]
+            node = up if up in parent else None
+        base = out[node] + 1 if node is not None else 0
+        for k, i in enumerate(reversed(path)):
+            out[i] = base + k
     return out
 
 

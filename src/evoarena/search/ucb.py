@@ -15,27 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from evoarena.search.archive import Scored
-from evoarena.search.dgm import child_counts
-
-
-def depths(archive: Sequence[Scored]) -> dict[str, int]:
-    """{id: number of `parent` links from the member up to its root}. A member with no parent, or whose parent is
-    not in the archive, is a root (depth 0). A cycle of parent links is an error."""
-    parent = {c.id: c.parent for c in archive}
-    out: dict[str, int] = {}
-    for c in archive:
-        path: list[str] = []
-        node: str | None = c.id
-        while node is not None and node not in out:
-            if node in path:
-                raise ValueError(f"parent links form a cycle through {node!r}")
-            path.append(node)
-            up = parent[node]
-            node = up if up in parent else None
-        base = out[node] + 1 if node is not None else 0
-        for k, i in enumerate(reversed(path)):
-            out[i] = base + k
-    return out
+from evoarena.search.lineage import child_counts, depths
 
 
 def exploration(depth: int, children: int, total: int, c: float = 1.0, alpha: float = 0.8) -> float:

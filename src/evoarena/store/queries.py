@@ -145,6 +145,17 @@ def attempt_scores(store: RunStore, cell: str, version_id: str | None) -> list[A
     ]
 
 
+def version_results(store: RunStore, cell: str) -> dict[str, dict[str, list[float]]]:
+    """Every graded attempt of a cell by the harness version it ran with, then by phase (practice, rollout, select,
+    test), in the order they were recorded: the per-node scores of the cell's lineage tree."""
+    rows = store.query("SELECT version_id, phase, score FROM attempts WHERE cell=? AND score IS NOT NULL ORDER BY id",
+                       [cell])
+    out: dict[str, dict[str, list[float]]] = {}
+    for r in rows:
+        out.setdefault(str(r["version_id"]), {}).setdefault(str(r["phase"]), []).append(float(r["score"]))
+    return out
+
+
 def tested_versions(store: RunStore) -> list[TestedVersion]:
     """Every test attempt's cell, unit key and graded version, in the order they were recorded."""
     rows = store.query("SELECT cell, unit_key, version_id FROM attempts WHERE phase='test' ORDER BY id")

@@ -1,0 +1,77 @@
+"""A cell's harness versions as an ASCII tree (`evoarena versions RUN`): each node with the scores of the attempts
+made with it — practice, rollouts, validation, test — its children and its clade's validation mean (its own val
+results pooled with every descendant's, HGM's clade estimate), the selected version starred."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from evoarena.search import Scored
+from evoarena.search.lineage import children_of, clade_results
+from evoarena.store import RunStore
+from evoarena.store.queries import version_results
+from evoarena.store.versions import VersionRow, cell_versions
+
+_PHASES = (("practice", "practice"), ("rollout", "rollouts"), ("select", "val"), ("test", "test"))
+
+
+@dataclass(frozen=True)
+class NodeStats:
+    """What the tree shows of one version."""
+
+    id: str
+    parent: str | None
+    step: str
+    intent: str
+    results: Mapping[str, Sequence[float]]  # phase -> scores
+    children: int
+    clade_val: tuple[float, ...]
+
+
+def node_stats(versions: Sequence[VersionRow], results: Mapping[str, Mapping[str, Sequence[float]]]
+               ) -> list[NodeStats]:
+    """One record per version (first parent as the tree parent; a merge's other parents are listed in its intent)."""
+    known = {v.id for v in versions}
+    archive = [Scored(v.id, tuple(results.get(v.id, {}).get("select", ())),
+                      next((p for p in v.parent_ids if p in known), None)) for v in versions]
+    kids, clades = children_of(archive), clade_results(archive)
+    return [NodeStats(v.id, a.parent, v.step, str(v.manifest.get("intent", "")), results.get(v.id, {}),
+                      len(kids[v.id]), clades[v.id]) for v, a in zip(versions, archive, strict=True)]
+
+
+def render(stats: Sequence[NodeStats], selected: str | None = None, width: int = 12) -> str:
+    """The tree, roots first, children in the order they were made."""
+    by_parent: dict[str | None, list[NodeStats]] = {}
+    for s in stats:
+        by_parent.setdefault(s.parent, []).append(s)
+    lines: list[str] = []
+
+    def walk(node: NodeStats, prefix: str, last: bool, root: bool) -> None:
+        branch = "" if root else ("└─ " if last else "├─ ")
+        star = "★ " if node.id == selected else ""
+        lines.append(f"{prefix}{branch}{star}{node.id[:width]}  {_scores(node)}  [{node.step}] {node.intent}".rstrip())
+        kids = by_parent.get(node.id, [])
+        for i, kid in enumerate(kids):
+            walk(kid, prefix + ("" if root else ("   " if last else "│  ")), i == len(kids) - 1, False)
+
+    for root in by_parent.get(None, []):
+        walk(root, "", True, True)
+    return "\n".join(lines)
+
+
+def _scores(node: NodeStats) -> str:
+    parts = [f"{label} {_mean(node.results[phase]):.2f} (n={len(node.results[phase])})"
+             for phase, label in _PHASES if node.results.get(phase)]
+    if node.children and node.clade_val:
+        parts.append(f"clade val {_mean(node.clade_val):.2f} (n={len(node.clade_val)})")
+    return "; ".join(parts) or "not graded"
+
+
+def _mean(xs: Sequence[float]) -> float:
+    return sum(xs) / len(xs)
+
+
+def cell_tree(store: RunStore, cell: str, selected: str | None = None) -> str:
+    """The cell's tree as text."""
+    return render(node_stats(cell_versions(store, cell), version_results(store, cell)), selected)

@@ -1,0 +1,30 @@
+"""`evoarena versions`' tree (report.lineage_tree): branches drawn under their first parent in the order made,
+per-phase scores of the attempts made with each version, a clade's val mean only where there are descendants."""
+
+from __future__ import annotations
+
+from evoarena.report.lineage_tree import node_stats, render
+from evoarena.store.versions import VersionRow
+
+
+def _v(vid: str, parents: list[str], step: str, intent: str = "") -> VersionRow:
+    return VersionRow(vid, parents, "m", {"intent": intent}, step, "2026-12-06T00:00:00+00:00")
+
+
+def test_a_branching_lineage_renders_as_a_tree() -> None:
+    versions = [_v("root0000", [], "init", "initial"), _v("aaaa0000", ["root0000"], "s1", "try a"),
+                _v("bbbb0000", ["root0000"], "s2", "try b"), _v("a1110000", ["aaaa0000"], "s3"),
+                _v("merge000", ["bbbb0000", "aaaa0000"], "s4", "merge")]
+    results = {"root0000": {"select": [0.0, 1.0], "practice": [1.0]}, "aaaa0000": {"select": [1.0, 1.0]},
+               "a1110000": {"select": [0.0, 0.0], "test": [1.0, 0.0, 1.0, 1.0]}}
+    stats = node_stats(versions, results)
+    assert [s.children for s in stats] == [2, 1, 1, 0, 0]
+    assert stats[0].clade_val == (0.0, 1.0, 1.0, 1.0, 0.0, 0.0)
+    text = render(stats, selected="a1110000", width=4)
+    assert text.splitlines() == [
+        "root  practice 1.00 (n=1); val 0.50 (n=2); clade val 0.50 (n=6)  [init] initial",
+        "├─ aaaa  val 1.00 (n=2); clade val 0.50 (n=4)  [s1] try a",
+        "│  └─ ★ a111  val 0.00 (n=2); test 0.75 (n=4)  [s3]",
+        "└─ bbbb  not graded  [s2] try b",
+        "   └─ merg  not graded  [s4] merge",
+    ]
