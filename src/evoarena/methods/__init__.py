@@ -6,6 +6,7 @@ from evoarena.methods.dynamic_cheatsheet import DynamicCheatsheet
 from evoarena.methods.evoskill import EvoSkill
 from evoarena.methods.frozen import Frozen
 from evoarena.methods.gepa import Gepa
+from evoarena.methods.hgm import Hgm
 from evoarena.methods.history import History
 from evoarena.methods.prompting import generator_output, render_prompt
 from evoarena.methods.reasoning_bank import ReasoningBank
@@ -20,6 +21,7 @@ __all__ = [
     "EvoSkill",
     "Frozen",
     "Gepa",
+    "Hgm",
     "History",
     "ReasoningBank",
     "Reflexion",
