@@ -7,8 +7,8 @@ import json
 import pytest
 
 from evoarena.harness.change_scoring import (
+    ChangeVerdict,
     PredictionPR,
-    Verdict,
     harmful_files,
     mean_pr,
     pooled_pr,
@@ -114,16 +114,16 @@ def test_task_outcomes_refuses_bad_input() -> None:
 # --- verdicts -----------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize(("n_fixed", "n_predicted", "n_risk", "expected"), [
-    (0, 2, 1, Verdict.HARMFUL),
-    (0, 0, 1, Verdict.HARMFUL),
-    (1, 2, 1, Verdict.MIXED),
-    (2, 2, 1, Verdict.MIXED),
-    (2, 2, 0, Verdict.EFFECTIVE),
-    (1, 2, 0, Verdict.PARTIALLY_EFFECTIVE),
-    (0, 2, 0, Verdict.INEFFECTIVE),
-    (0, 0, 0, Verdict.INEFFECTIVE),
+    (0, 2, 1, ChangeVerdict.HARMFUL),
+    (0, 0, 1, ChangeVerdict.HARMFUL),
+    (1, 2, 1, ChangeVerdict.MIXED),
+    (2, 2, 1, ChangeVerdict.MIXED),
+    (2, 2, 0, ChangeVerdict.EFFECTIVE),
+    (1, 2, 0, ChangeVerdict.PARTIALLY_EFFECTIVE),
+    (0, 2, 0, ChangeVerdict.INEFFECTIVE),
+    (0, 0, 0, ChangeVerdict.INEFFECTIVE),
 ])
-def test_verdict_rule_chain(n_fixed: int, n_predicted: int, n_risk: int, expected: Verdict) -> None:
+def test_verdict_rule_chain(n_fixed: int, n_predicted: int, n_risk: int, expected: ChangeVerdict) -> None:
     assert verdict(n_fixed, n_predicted, n_risk) is expected
 
 
@@ -133,9 +133,9 @@ def test_every_verdict_from_a_round() -> None:
     m = _manifest(_chg("harm", ["d"], ["r1"]), _chg("mixed", ["a"], ["r2"]), _chg("eff", ["b", "c"], ["r3"]),
                   _chg("part", ["c", "d"]), _chg("ineff", ["d"]), _chg("silent"))
     s = score_round(m, before, after)
-    assert s.verdicts() == {"harm": Verdict.HARMFUL, "mixed": Verdict.MIXED, "eff": Verdict.EFFECTIVE,
-                            "part": Verdict.PARTIALLY_EFFECTIVE, "ineff": Verdict.INEFFECTIVE,
-                            "silent": Verdict.INEFFECTIVE}
+    assert s.verdicts() == {"harm": ChangeVerdict.HARMFUL, "mixed": ChangeVerdict.MIXED, "eff": ChangeVerdict.EFFECTIVE,
+                            "part": ChangeVerdict.PARTIALLY_EFFECTIVE, "ineff": ChangeVerdict.INEFFECTIVE,
+                            "silent": ChangeVerdict.INEFFECTIVE}
     part = s.changes[3]
     assert (part.fixed, part.still_failed, part.hit_rate, part.hit_rate_text) == (("c",), ("d",), 0.5, "1/2")
     assert s.changes[5].hit_rate is None and s.changes[5].hit_rate_text == "0/0"
@@ -146,7 +146,7 @@ def test_an_undeclared_regression_never_makes_a_change_harmful() -> None:
     s = score_round(_manifest(_chg("c", ["a"], ["r"])), {"a": "fail", "x": "pass", "r": "pass"},
                     {"a": "fail", "x": "fail", "r": "pass"})
     assert s.regressed == ("x",)
-    assert s.changes[0].verdict is Verdict.INEFFECTIVE
+    assert s.changes[0].verdict is ChangeVerdict.INEFFECTIVE
     assert s.unattributed_regressions == ("x",)
 
 
@@ -160,7 +160,7 @@ def test_tasks_missing_in_one_round_are_neither_flipped_nor_regressed() -> None:
     t = s.transitions
     assert (t["infra_lost"], t["infra_recovered"]) == (("lost",), ("back", "new"))
     assert (t["exception_to_fail"], t["fail_to_exception"]) == (("ef",), ("gone_fail",))
-    assert s.changes[0].verdict is Verdict.INEFFECTIVE
+    assert s.changes[0].verdict is ChangeVerdict.INEFFECTIVE
 
 
 def test_unattributed_follows_the_code_and_unpredicted_the_digest() -> None:
@@ -196,7 +196,7 @@ def test_precision_recall_worked_example() -> None:
     assert s.fix.summed_precision == pytest.approx(3 / 4)
     assert (s.fix.random_precision, s.fix.random_recall) == (3 / 8, 3 / 8)
     assert (s.regression.precision, s.regression.recall) == (1 / 2, 1 / 2)
-    assert s.verdicts() == {"c1": Verdict.EFFECTIVE, "c2": Verdict.MIXED}
+    assert s.verdicts() == {"c1": ChangeVerdict.EFFECTIVE, "c2": ChangeVerdict.MIXED}
     assert s.unattributed_regressions == ("g",)
     d = json.loads(json.dumps(s.to_dict()))
     assert d["net"] == 1 and d["change_evaluations"][1]["risk_realized"] == ["f"]
@@ -239,9 +239,10 @@ def test_harmful_changes_are_rolled_back_file_by_file() -> None:
     m = _manifest(_chg("bad", ["a"], ["r"], ["tools/t.py", "tools/new.py"]), _chg("good", ["a"], [], ["prompt.md"]),
                   _chg("idle", ["z"], [], ["memory.md"]))
     s = score_round(m, {"a": "fail", "r": "pass", "z": "fail"}, {"a": "fail", "r": "fail", "z": "fail"})
-    assert s.verdicts() == {"bad": Verdict.HARMFUL, "good": Verdict.INEFFECTIVE, "idle": Verdict.INEFFECTIVE}
+    assert s.verdicts() == {"bad": ChangeVerdict.HARMFUL, "good": ChangeVerdict.INEFFECTIVE,
+                            "idle": ChangeVerdict.INEFFECTIVE}
     assert harmful_files(s) == ("tools/new.py", "tools/t.py")
-    assert harmful_files(s, (Verdict.HARMFUL, Verdict.INEFFECTIVE)) == (
+    assert harmful_files(s, (ChangeVerdict.HARMFUL, ChangeVerdict.INEFFECTIVE)) == (
         "memory.md", "prompt.md", "tools/new.py", "tools/t.py")
     out = rollback_files(CURRENT, PREVIOUS, harmful_files(s))
     assert changed_files(CURRENT, out) == ("tools/new.py", "tools/t.py")
@@ -262,7 +263,7 @@ def test_version_manifest_becomes_one_change_scored_the_same_way() -> None:
                                                                 "t7 loops")
     assert (c.predicted_fixes, c.risk_tasks, c.files, m.iteration) == (("t7", "t8"), ("t1",), files, 4)
     s = score_round(m, {"t7": False, "t8": False, "t1": True}, {"t7": True, "t8": False, "t1": True})
-    assert s.changes[0].verdict is Verdict.PARTIALLY_EFFECTIVE
+    assert s.changes[0].verdict is ChangeVerdict.PARTIALLY_EFFECTIVE
     s = score_round(m, {"t7": False, "t1": True}, {"t7": False, "t1": False})
-    assert s.changes[0].verdict is Verdict.HARMFUL
+    assert s.changes[0].verdict is ChangeVerdict.HARMFUL
     assert rollback_files(CURRENT, PREVIOUS, harmful_files(s)) == PREVIOUS

@@ -20,15 +20,13 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
+from faulty_endpoint import model_spec, serve  # noqa: E402
 from test_results_pinned import GOLDEN, narrowed, normalised  # noqa: E402
 
 from evoarena.protocol.cell import ProviderUnavailable  # noqa: E402
 from evoarena.protocol.runner import run_experiment  # noqa: E402
 from evoarena.spec import ExecutorSpec, ExperimentSpec, SpecError  # noqa: E402
 from evoarena.store import RunStore  # noqa: E402
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "faults"))
-from faulty_endpoint import model_spec, serve  # noqa: E402
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -92,8 +90,9 @@ def _endpoint_spec(make_spec: Any, url: str) -> ExperimentSpec:
     return spec
 
 
-def test_cells_run_side_by_side_and_a_stopped_run_resumes(cluster: str, tmp_path: Path, make_spec: Any,
-                                                          tmp_path_factory: pytest.TempPathFactory,
+@pytest.mark.parametrize("resume_on", ["ray", "local"])
+def test_cells_run_side_by_side_and_a_stopped_run_resumes(resume_on: str, cluster: str, tmp_path: Path,
+                                                          make_spec: Any, tmp_path_factory: pytest.TempPathFactory,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     with serve(rate=0.0) as endpoint:
         spec = _endpoint_spec(make_spec, endpoint.url)
@@ -110,23 +109,10 @@ def test_cells_run_side_by_side_and_a_stopped_run_resumes(cluster: str, tmp_path
         assert store.query("SELECT count(*) AS n FROM calls WHERE error IS NOT NULL")[0]["n"] >= 1
         finished = store.query("SELECT count(*) AS n FROM units")[0]["n"]
         endpoint.rate = 0.0
-        half = run_experiment(on_ray(spec, cluster), tmp_path / "run", probe=False)  # resumed on Ray
+        again = on_ray(spec, cluster) if resume_on == "ray" else spec  # the executor is not part of the run
+        half = run_experiment(again, tmp_path / "run", probe=False)
     _same(half, want, without=("calls",))
     assert RunStore(tmp_path / "run").query("SELECT count(*) AS n FROM units")[0]["n"] > finished
-
-
-def test_a_run_started_on_ray_resumes_locally(cluster: str, tmp_path: Path, make_spec: Any,
-                                              tmp_path_factory: pytest.TempPathFactory,
-                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    with serve(rate=0.0) as endpoint:
-        spec = _endpoint_spec(make_spec, endpoint.url)
-        want = run_experiment(spec, tmp_path / "local", probe=False)
-        monkeypatch.setenv("EVOARENA_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
-        endpoint.rate, endpoint.kinds = 0.3, ("500",)
-        with pytest.raises(ProviderUnavailable):
-            run_experiment(on_ray(spec, cluster), tmp_path / "run", probe=False)
-        endpoint.rate = 0.0
-        _same(run_experiment(spec, tmp_path / "run", probe=False), want, without=("calls",))
 
 
 def test_ray_missing_is_a_one_line_spec_error(monkeypatch: pytest.MonkeyPatch, make_spec: Any,

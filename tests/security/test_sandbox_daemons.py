@@ -9,25 +9,14 @@ import uuid
 
 import psutil
 import pytest
+from sandbox_modes import WARM, run
 
-from evoarena.sandbox import SandboxLimits, SandboxResult, isolation
-from evoarena.sandbox.runner import run_with
-from evoarena.sandbox.worker import warm_supported
+from evoarena.sandbox import SandboxLimits, isolation
 
 # every level cold, and bwrap through the warm worker
 LEVELS = [*(lvl for lvl in isolation.detect().available if lvl != "timeout-only"),
-          *(["bwrap:warm"] if warm_supported() else [])]
+          *WARM]
 
-
-def _split(mode: str) -> tuple[str, bool | None]:
-    """A test mode: an isolation level, cold at `bwrap` (``bwrap``), or through the warm worker (``bwrap:warm``)."""
-    level, _, warm = mode.partition(":")
-    return level, (True if warm else False if level == "bwrap" else None)
-
-
-def run(mode: str, code: str, **kwargs: object) -> SandboxResult:
-    level, warm = _split(mode)
-    return run_with(level, code, warm=warm, **kwargs)  # type: ignore[arg-type]
 
 DAEMON = """
 import os, subprocess, sys, time

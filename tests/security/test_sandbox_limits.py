@@ -10,26 +10,15 @@ import uuid
 
 import psutil
 import pytest
+from sandbox_modes import WARM, run
 
-from evoarena.sandbox import SandboxLimits, SandboxResult, isolation
+from evoarena.sandbox import SandboxLimits, isolation
 from evoarena.sandbox.guard import MIN_ENTRY_BYTES, disk_usage
-from evoarena.sandbox.runner import run_with
-from evoarena.sandbox.worker import warm_supported
 
 # every level cold, and bwrap through the warm worker
-LEVELS = [*isolation.detect().available, *(["bwrap:warm"] if warm_supported() else [])]
+LEVELS = [*isolation.detect().available, *WARM]
 RLIMITED = [lvl for lvl in LEVELS if lvl != "timeout-only"]
 
-
-def _split(mode: str) -> tuple[str, bool | None]:
-    """A test mode: an isolation level, cold at `bwrap` (``bwrap``), or through the warm worker (``bwrap:warm``)."""
-    level, _, warm = mode.partition(":")
-    return level, (True if warm else False if level == "bwrap" else None)
-
-
-def run(mode: str, code: str, **kwargs: object) -> SandboxResult:
-    level, warm = _split(mode)
-    return run_with(level, code, warm=warm, **kwargs)  # type: ignore[arg-type]
 
 FORK_BOMB = """
 import os, sys, time

@@ -1,5 +1,25 @@
 """Harnesses as versioned directories of text files."""
 
+from evoarena.harness.change_scoring import (
+    ChangeScore,
+    ChangeVerdict,
+    PredictionPR,
+    RoundScore,
+    harmful_files,
+    mean_pr,
+    pooled_pr,
+    score_round,
+    task_outcomes,
+    task_pass,
+)
+from evoarena.harness.changes import (
+    ChangeEntry,
+    ChangeManifest,
+    ManifestError,
+    changed_files,
+    from_version_manifest,
+    rollback_files,
+)
 from evoarena.harness.paths import HarnessPathError, check_relpath, resolve_inside
 from evoarena.harness.rollback import rollback
 from evoarena.harness.versions import (
@@ -15,18 +35,34 @@ from evoarena.harness.versions import (
 from evoarena.harness.workspace import HarnessWorkspace, Tree
 
 __all__ = [
+    "ChangeEntry",
+    "ChangeManifest",
+    "ChangeScore",
+    "ChangeVerdict",
     "HarnessPathError",
     "HarnessWorkspace",
     "Manifest",
+    "ManifestError",
+    "PredictionPR",
+    "RoundScore",
     "Tree",
+    "changed_files",
     "check_relpath",
     "diff_trees",
+    "from_version_manifest",
+    "harmful_files",
     "lineage",
     "load_tree",
+    "mean_pr",
     "normalise",
+    "pooled_pr",
     "resolve_inside",
     "resolve_version",
     "rollback",
+    "rollback_files",
     "save_version",
+    "score_round",
+    "task_outcomes",
+    "task_pass",
     "tree_hash",
 ]

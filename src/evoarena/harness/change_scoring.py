@@ -13,8 +13,8 @@ Read from the released code (china-qijizhifeng/agentic-harness-engineering @96f3
   never flipped or regressed (pass→missing is ``infra_lost``, missing→pass ``infra_recovered``). flipped = fail→pass,
   regressed = pass→fail; the other seven of the 3×3 states are kept in `RoundScore.transitions`.
 * **Per change** (``evaluate_changes``): fixed = predicted_fixes ∩ flipped, still_failed = predicted − flipped,
-  risk_realised = risk_tasks ∩ regressed, hit rate = |fixed| / |predicted| ("0/0" with no predictions). Verdict, first
-  rule that holds: risk_realised ≠ ∅ and fixed = ∅ → HARMFUL; risk_realised ≠ ∅ and fixed ≠ ∅ → MIXED;
+  risk_realised = risk_tasks ∩ regressed, hit rate = |fixed| / |predicted| ("0/0" with no predictions). Verdict,
+  first rule that holds: risk_realised ≠ ∅ and fixed = ∅ → HARMFUL; risk_realised ≠ ∅ and fixed ≠ ∅ → MIXED;
   |fixed| = |predicted| > 0 → EFFECTIVE; fixed ≠ ∅ → PARTIALLY_EFFECTIVE; otherwise INEFFECTIVE. Only *declared*
   risks count: a change whose unpredicted tasks regressed is never HARMFUL.
 * **Unattributed regressions** (code): regressed tasks in no change's predicted_fixes *nor* risk_tasks. The digest's
@@ -57,7 +57,7 @@ TRANSITIONS: dict[tuple[Outcome, Outcome], str] = {
 }
 
 
-class Verdict(StrEnum):
+class ChangeVerdict(StrEnum):
     """The released verdicts, in rule order."""
 
     HARMFUL = "HARMFUL"
@@ -127,7 +127,7 @@ class ChangeScore:
     still_failed: tuple[str, ...]
     risk_tasks: tuple[str, ...]
     risk_realised: tuple[str, ...]
-    verdict: Verdict
+    verdict: ChangeVerdict
 
     @property
     def hit_rate(self) -> float | None:
@@ -144,13 +144,13 @@ class ChangeScore:
                 "hit_rate": self.hit_rate_text, "verdict": self.verdict.value}
 
 
-def verdict(n_fixed: int, n_predicted: int, n_risk_realised: int) -> Verdict:
+def verdict(n_fixed: int, n_predicted: int, n_risk_realised: int) -> ChangeVerdict:
     """The released rule chain (evolve.py `evaluate_changes`), first match wins."""
     if n_risk_realised > 0:
-        return Verdict.MIXED if n_fixed > 0 else Verdict.HARMFUL
+        return ChangeVerdict.MIXED if n_fixed > 0 else ChangeVerdict.HARMFUL
     if n_predicted > 0 and n_fixed == n_predicted:
-        return Verdict.EFFECTIVE
-    return Verdict.PARTIALLY_EFFECTIVE if n_fixed > 0 else Verdict.INEFFECTIVE
+        return ChangeVerdict.EFFECTIVE
+    return ChangeVerdict.PARTIALLY_EFFECTIVE if n_fixed > 0 else ChangeVerdict.INEFFECTIVE
 
 
 def _ratio(num: int, den: int) -> float | None:
@@ -217,7 +217,7 @@ class RoundScore:
     iteration: int | None = None
     n_tasks: int = field(default=0)
 
-    def verdicts(self) -> dict[str, Verdict]:
+    def verdicts(self) -> dict[str, ChangeVerdict]:
         return {c.change_id: c.verdict for c in self.changes}
 
     def summary(self) -> str:
@@ -270,7 +270,7 @@ def score_round(manifest: ChangeManifest, before: Mapping[str, bool | str],
         iteration=manifest.iteration, n_tasks=len(tasks))
 
 
-def harmful_files(score: RoundScore, verdicts: Iterable[Verdict] = (Verdict.HARMFUL,)) -> tuple[str, ...]:
+def harmful_files(score: RoundScore, verdicts: Iterable[ChangeVerdict] = (ChangeVerdict.HARMFUL,)) -> tuple[str, ...]:
     """Files of the changes to roll back (HARMFUL by default; the released report also suggests INEFFECTIVE).
 
     A file that a kept change also edited is rolled back all the same: rollback is file-level, as in AHE."""
