@@ -109,3 +109,25 @@ def test_the_evaluation_budget_is_kept(tmp_path: Path, make_spec: Any) -> None:
 def test_bad_params_are_refused(params: dict[str, Any]) -> None:
     with pytest.raises(ValueError, match="methods.hgm.params"):
         build_method("hgm", params)
+
+
+def test_every_node_is_a_version_of_the_runs_archive_with_its_results(tmp_path: Path, make_spec: Any) -> None:
+    store, got = run(tmp_path, make_spec, "test-hgm-improve")
+    cell = store.cells()[0]["cell"]
+    nodes = {n["id"]: n for n in got["state"]["nodes"]}
+    rows = {r["id"]: json.loads(r["parent_ids"]) for r in store.query(
+        "SELECT id, parent_ids FROM harness_versions WHERE cell=?", [cell])}
+    init = store.unit_result(cell, "init")["version"]  # type: ignore[index]
+    assert nodes["n0"]["version"] == init  # the root is the initial harness itself
+    by_version: dict[str, list[dict[str, Any]]] = {}
+    for node in nodes.values():  # two nodes with the same harness are one version (content-addressed)
+        by_version.setdefault(node["version"], []).append(node)
+    for version, same in by_version.items():
+        first = same[0]
+        assert version in rows
+        if first["parent"] is not None:
+            assert rows[version] == [nodes[first["parent"]]["version"]]
+        graded = store.query("SELECT task_id, score FROM attempts WHERE cell=? AND phase='rollout' AND version_id=?",
+                             [cell, version])
+        union = {t: s for node in same for t, s in node["results"].items()}
+        assert {r["task_id"]: r["score"] for r in graded} == union  # the archive's result matrix

@@ -142,3 +142,10 @@ class PracticeContext(Protocol):
     def log(self, kind: str, payload: dict[str, Any]) -> None:
         """An event in the run's log, tied to this step."""
         ...
+
+    def candidate(self, tree: Mapping[str, str], *, parents: Sequence[str] = (), intent: str = "",
+                  evidence: str = "") -> str:
+        """Keep a candidate harness the method is searching over (not the live one) in the run's archive of versions,
+        with the candidates it came from (their ids); returns its version id — the content address that rollouts on
+        `tree` are recorded under, so the archive has every candidate's results. Saved with the step's unit."""
+        ...

@@ -64,6 +64,8 @@ class Hgm(Method):
     def practice(self, ctx: PracticeContext, task: TaskView) -> Manifest | None:
         state = read_tree(ctx.harness.tree()) or {"nodes": [self._root(ctx)], "n_evals": 0}
         nodes: dict[str, dict[str, Any]] = {n["id"]: n for n in state["nodes"]}
+        if "version" not in nodes["n0"]:  # the root joins the run's archive of versions (the initial harness's id)
+            nodes["n0"]["version"] = ctx.candidate(self._candidate_tree(ctx, nodes["n0"]), intent="HGM root")
         live_before = self._live(nodes)
         if ctx.attempt_limit is not None:  # the protocol counts submissions: submit once with the live harness
             attempt = ctx.solve(task)
@@ -90,6 +92,13 @@ class Hgm(Method):
     def _root(ctx: PracticeContext) -> dict[str, Any]:
         return {"id": "n0", "parent": None, "system": ctx.harness.read("system.md", ""), "results": {},
                 "failures": {}}
+
+    @staticmethod
+    def _candidate_tree(ctx: PracticeContext, node: Mapping[str, Any]) -> dict[str, str]:
+        """A node's harness: the live one with the node's `system.md`, without HGM's own state (so a node keeps one
+        content address, the version id its rollouts are recorded under)."""
+        base = {k: v for k, v in ctx.harness.tree().items() if not k.startswith("memory/hgm/")}
+        return {**base, "system.md": node["system"]}
 
     @staticmethod
     def _live(nodes: Mapping[str, Mapping[str, Any]]) -> str:
@@ -171,6 +180,8 @@ class Hgm(Method):
             cid = f"n{len(nodes)}"
             child: dict[str, Any] = {"id": cid, "parent": plan.node, "system": text, "results": {}, "failures": {},
                                      "problem": problem[:_CLIP]}
+            child["version"] = ctx.candidate(self._candidate_tree(ctx, child), parents=[nodes[plan.node]["version"]],
+                                             intent=f"HGM {cid} (from {plan.node}): {problem[:200]}")
             nodes[cid] = child
             state["nodes"].append(child)
             made.append(cid)
@@ -191,8 +202,7 @@ class Hgm(Method):
                   tasks: Mapping[str, TaskView], plans: Sequence[_Plan]) -> None:
         if not plans:
             return
-        base = dict(ctx.harness.tree())
-        items = [Rollout(tasks[p.task], {**base, "system.md": nodes[p.node]["system"]}) for p in plans]
+        items = [Rollout(tasks[p.task], self._candidate_tree(ctx, nodes[p.node])) for p in plans]
         for plan, attempt in zip(plans, ctx.rollouts(items), strict=True):
             self._record(ctx, state, nodes[plan.node], tasks[plan.task], attempt)
 

@@ -210,6 +210,9 @@ class CellRunner:
             self._event("budget_exhausted", {"unit": key, "reason": str(err)})
             ws.replace_all(before)
         self._check_provider_errors(key, since)
+        for cand in service.candidates:  # the candidates the method searched over, each under its content address
+            save_version(self.store, self.plan.cell, cand.tree, parents=cand.parents, method=self.method.name,
+                         manifest=Manifest(intent=cand.intent, evidence=cand.evidence), step=key)
         tree = ws.tree()
         if status == "ok" and tree_hash(tree) != current:
             version = save_version(self.store, self.plan.cell, tree, parents=[current], method=self.method.name,

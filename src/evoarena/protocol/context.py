@@ -175,6 +175,12 @@ class StepContext:
     def log(self, kind: str, payload: dict[str, Any]) -> None:
         self._port.call("event", kind=kind, payload=payload)
 
+    def candidate(self, tree: Mapping[str, str], *, parents: Sequence[str] = (), intent: str = "",
+                  evidence: str = "") -> str:
+        out: str = self._port.call("candidate", tree=dict(tree), parents=list(parents), intent=intent,
+                                   evidence=evidence)
+        return out
+
 
 def step_args(ctx: StepContext) -> dict[str, Any]:
     """What a method's own process needs to rebuild `ctx` (everything but the channel, which it has)."""

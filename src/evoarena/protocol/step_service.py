@@ -6,10 +6,11 @@ version an attempt ran on are decided here, not by the method."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from evoarena.api import Attempt, Benchmark, Feedback, Method, Task, TestSplitLocked
+from evoarena.harness import tree_hash
 from evoarena.models import Completion, GenParams, Message, ModelCallError, RoleModel
 from evoarena.protocol.budget import BudgetExhausted, BudgetMeter
 from evoarena.protocol.evaluate import attempt_row
@@ -72,6 +73,7 @@ class StepService:
         self._submitted: dict[str, int] = {}
         self.attempt_rows: list[AttemptRow] = []
         self.rejections = 0
+        self.candidates: list[Candidate] = []  # saved as versions with the step's unit
 
     def handle(self, op: str, args: dict[str, Any]) -> Any:
         handler = getattr(self, f"_op_{op}", None) if isinstance(op, str) and op.isidentifier() else None
@@ -144,7 +146,7 @@ class StepService:
         attempt = replace(attempt, number=number)
         fb = None if attempt.error else self._grader.grade(task.id, attempt.answer, number)
         phase = "practice" if submit else "rollout"
-        version = self._version_id if live else "custom"
+        version = self._version_id if live else tree_hash(tree)  # a candidate's content address (see `candidate`)
         return attempt, attempt_row(attempt, fb, phase=phase, task_id=task.id, version_id=version)
 
     def _op_complete_many(self, role: str, prompts: list[str], params: dict[str, Any],
@@ -175,10 +177,27 @@ class StepService:
             raise TestSplitLocked(f"labels are only available for train tasks, not {t.split}")
         return t.reference
 
+    def _op_candidate(self, tree: dict[str, str], parents: list[str], intent: str, evidence: str) -> str:
+        if not isinstance(tree, dict) or not isinstance(parents, list):
+            raise TypeError("candidate: expected a tree (mapping) and a list of parent ids")
+        kept = Candidate(self._tree(tree), tuple(_text(p) for p in parents), _text(intent), _text(evidence))
+        self.candidates.append(kept)
+        return tree_hash(kept.tree)
+
     def _op_event(self, kind: str, payload: dict[str, Any]) -> None:
         if kind == "rejected_output":
             self.rejections += 1
         self._on_event(_text(kind), dict(payload))
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A harness a method searches over, kept in the archive with the step's unit."""
+
+    tree: dict[str, str]
+    parents: tuple[str, ...]
+    intent: str
+    evidence: str
 
 
 def _gen(params: dict[str, Any]) -> GenParams:
