@@ -8,6 +8,7 @@ from evoarena.methods.frozen import Frozen
 from evoarena.methods.gepa import Gepa
 from evoarena.methods.hgm import Hgm
 from evoarena.methods.history import History
+from evoarena.methods.meta_harness import MetaHarness
 from evoarena.methods.prompting import generator_output, render_prompt
 from evoarena.methods.reasoning_bank import ReasoningBank
 from evoarena.methods.reflexion import Reflexion
@@ -23,6 +24,7 @@ __all__ = [
     "Gepa",
     "Hgm",
     "History",
+    "MetaHarness",
     "ReasoningBank",
     "Reflexion",
     "SkillProx",

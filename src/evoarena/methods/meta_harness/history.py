@@ -1,0 +1,49 @@
+"""Meta-Harness's search history, kept as files in the method's own state directory (`memory/meta_harness/`):
+every candidate's files, its per-task results and traces, an append-only evolution summary and the frontier; and
+the read-only view of it a proposer gets in each access mode (`scores`, `scores+summary`, `full`)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+ROOT = "memory/meta_harness/"
+MODES = ("scores", "scores+summary", "full")
+SUMMARY = "summary.jsonl"
+FRONTIER = "frontier.json"
+
+
+def candidate_dir(cid: str) -> str:
+    return f"candidates/{cid}/"
+
+
+def state_files(tree: Mapping[str, str]) -> dict[str, str]:
+    """The history's files (paths relative to ROOT)."""
+    return {k[len(ROOT):]: v for k, v in tree.items() if k.startswith(ROOT)}
+
+
+def view(tree: Mapping[str, str], mode: str) -> dict[str, str]:
+    """What the proposer may read: `scores` — each candidate's per-task scores and the frontier; `scores+summary` —
+    also the evolution summary (hypotheses, changes, outcomes); `full` — also every candidate's files and traces."""
+    if mode not in MODES:
+        raise ValueError(f"access mode {mode!r} is not one of {', '.join(MODES)}")
+    return {path: text for path, text in state_files(tree).items() if _visible(path, mode)}
+
+
+def _visible(path: str, mode: str) -> bool:
+    if path == FRONTIER or path.endswith("/scores.json"):
+        return True
+    if path == SUMMARY:
+        return mode != "scores"
+    return mode == "full" and path.startswith("candidates/")
+
+
+def summary_line(entry: Mapping[str, Any]) -> str:
+    return json.dumps(entry, ensure_ascii=False, sort_keys=True) + "\n"
+
+
+def traces_text(rows: Sequence[Mapping[str, str]]) -> str:
+    """A candidate's traces: per task, the input, the output and the grader's feedback."""
+    return "\n\n".join(f"## {r['task']}\n### input\n{r['input']}\n### output\n{r['output']}\n### feedback\n"
+                       f"{r['feedback']}" for r in rows) + "\n"

@@ -1,0 +1,112 @@
+"""Meta-Harness with scripted models (evidence: mechanism): the proposer reads the history through tools in the
+access mode's view, proposals are kept pending, checked (interface, one-task smoke test) and evaluated on the search
+tasks, the history records them, the live harness is the frontier's most accurate candidate."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evoarena.api import policy
+from evoarena.harness import load_tree
+from evoarena.methods.meta_harness.history import ROOT, view
+from evoarena.methods.meta_harness.tools import ToolCall, grep, ls, parse_call, read, run_tool
+from evoarena.models import GenParams, Message
+from evoarena.protocol.catalog import build_method
+from evoarena.protocol.runner import run_experiment
+from evoarena.scripted.arith import RULES, arith_student
+from evoarena.store import RunStore
+
+JOB = "Your job for this candidate:"
+
+
+def _final(files: dict[str, str]) -> str:
+    return "FINAL:\n```json\n" + json.dumps({"name": "n", "hypothesis": "rules help", "changes": "added rules",
+                                             "expected_efficiency": "more characters", "files": files}) + "\n```"
+
+
+@policy("test-mh")
+def proposer(messages: Sequence[Message], params: GenParams) -> str:
+    """Exploit: read the summary, then add every family's rule as a note. Explore: an empty system prompt (refused by
+    the interface check) or a harness that makes the solver answer nothing (caught by the smoke test)."""
+    text = messages[-1].content
+    if JOB not in text:
+        if any("NO ANSWERS" in m.content for m in messages):
+            return "I will not answer."
+        return arith_student(messages, params)
+    if "[tool output]" not in text:
+        return "Let me look.\nTOOL: read summary.jsonl"
+    if "exploit" in text.split(JOB, 1)[1].split("\n", 1)[0]:
+        return _final({"memory/rules.md": "\n".join(RULES.values())})
+    if "smoke test failed" in text:  # the summary it read shows the last exploration failed its smoke test
+        return _final({"system.md": ""})
+    return _final({"system.md": "NO ANSWERS"})
+
+
+def run(tmp_path: Path, make_spec: Any, **params: Any) -> tuple[RunStore, dict[str, str]]:
+    spec = make_spec(methods=[{"name": "meta_harness", "params": params}],
+                     models={"s": {"backend": "scripted", "model": "test-mh"}}, roles={"solver": "s", "proposer": "s"})
+    run_experiment(spec, tmp_path / "run", probe=False)
+    store = RunStore(tmp_path / "run")
+    return store, load_tree(store, store.cells()[0]["current_version"])
+
+
+def summary(tree: dict[str, str]) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in tree[ROOT + "summary.jsonl"].splitlines()]
+
+
+def test_the_search_keeps_a_history_and_adopts_the_frontiers_best(tmp_path: Path, make_spec: Any) -> None:
+    store, tree = run(tmp_path, make_spec, candidates_per_iteration=2)
+    entries = summary(tree)
+    assert entries[0]["candidate"] == "c0" and entries[0]["outcome"] == "evaluated"
+    outcomes = [e["outcome"] for e in entries[1:]]
+    assert "evaluated" in outcomes
+    assert any(o.startswith("smoke test failed") for o in outcomes)
+    assert any(o.startswith("interface check failed") for o in outcomes)
+    best = min(json.loads(tree[ROOT + "frontier.json"]), key=lambda r: (-r["accuracy"], r["context_chars"]))
+    c0 = json.loads(tree[ROOT + "candidates/c0/scores.json"])["accuracy"]
+    assert best["accuracy"] > c0 and tree.get("memory/rules.md") == "\n".join(RULES.values())
+    assert ROOT + "pending.json" not in tree  # cleared once the proposals were evaluated
+    prompts = [r["request_blob"] for r in store.query("SELECT request_blob FROM calls WHERE role='proposer'")]
+    shown = [m.content for d in prompts for m in store.get_request(d)]
+    assert any("[tool output]" in p and '"candidate": "c0"' in p for p in shown)  # the summary it read came back
+    rejected = [json.loads(r["payload"]) for r in store.query(
+        "SELECT payload FROM events WHERE kind='rejected_output'")]
+    assert any(r["what"] == "candidate" and "empty system.md" in r["reason"] for r in rejected)
+
+
+def test_in_scores_mode_the_summary_and_traces_are_out_of_reach(tmp_path: Path, make_spec: Any) -> None:
+    store, tree = run(tmp_path, make_spec, access="scores")
+    prompts = [m.content for r in store.query("SELECT request_blob FROM calls WHERE role='proposer'")
+               for m in store.get_request(r["request_blob"])]
+    assert any("no file 'summary.jsonl' in the history you can see" in p for p in prompts)
+
+
+def test_views_by_access_mode() -> None:
+    tree = {ROOT + "summary.jsonl": "s", ROOT + "frontier.json": "f", ROOT + "candidates/c0/scores.json": "{}",
+            ROOT + "candidates/c0/traces.md": "t", ROOT + "candidates/c0/files/system.md": "x", "system.md": "live"}
+    assert sorted(view(tree, "scores")) == ["candidates/c0/scores.json", "frontier.json"]
+    assert sorted(view(tree, "scores+summary")) == ["candidates/c0/scores.json", "frontier.json", "summary.jsonl"]
+    assert len(view(tree, "full")) == 5 and "system.md" not in view(tree, "full")
+    with pytest.raises(ValueError, match="access mode"):
+        view(tree, "everything")
+
+
+def test_tools_and_their_protocol() -> None:
+    files = {"a/x.md": "alpha\nBeta", "a/y.md": "gamma", "b.md": "beta two"}
+    assert parse_call("hmm\nTOOL: read a/x.md\n") == ToolCall("read", "a/x.md")
+    assert parse_call("FINAL:\n{}\nTOOL: ls") is None and parse_call("no tools") is None
+    assert ls(files, "a").splitlines() == ["a/x.md  (10 chars)", "a/y.md  (5 chars)"]
+    assert read(files, "/b.md") == "beta two" and "no file" in read(files, "c.md")
+    assert grep(files, "beta").splitlines() == ["a/x.md:2: Beta", "b.md:1: beta two"]
+    assert grep(files, "beta a").splitlines() == ["a/x.md:2: Beta"] and "bad pattern" in grep(files, "(")
+    assert run_tool({"big": "x" * 5000}, ToolCall("read", "big")).endswith("[... clipped at 4000 characters]")
+
+
+def test_an_unknown_access_mode_is_refused() -> None:
+    with pytest.raises(ValueError, match="methods.meta_harness.params.access"):
+        build_method("meta_harness", {"access": "all"})
