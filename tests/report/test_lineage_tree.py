@@ -28,3 +28,10 @@ def test_a_branching_lineage_renders_as_a_tree() -> None:
         "└─ bbbb  not graded  [s2] try b",
         "   └─ merg  not graded  [s4] merge",
     ]
+
+
+def test_rollout_results_pool_into_a_clade_of_their_own() -> None:
+    versions = [_v("root", [], "init"), _v("kid", ["root"], "s1")]
+    stats = node_stats(versions, {"root": {"rollout": [0.0, 0.0]}, "kid": {"rollout": [1.0, 1.0, 1.0, 1.0]}})
+    assert stats[0].clade_rollouts == (0.0, 0.0, 1.0, 1.0, 1.0, 1.0) and stats[0].clade_val == ()
+    assert render(stats).splitlines()[0] == "root  rollouts 0.00 (n=2); clade rollouts 0.67 (n=6)  [init]"

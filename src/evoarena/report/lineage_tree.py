@@ -1,6 +1,6 @@
 """A cell's harness versions as an ASCII tree (`evoarena versions RUN`): each node with the scores of the attempts
-made with it — practice, rollouts, validation, test — its children and its clade's validation mean (its own val
-results pooled with every descendant's, HGM's clade estimate), the selected version starred."""
+made with it — practice, rollouts, validation, test — and, where it has descendants, its clade's means (its own
+rollout and val results pooled with every descendant's: HGM's clade estimate), the selected version starred."""
 
 from __future__ import annotations
 
@@ -27,17 +27,23 @@ class NodeStats:
     results: Mapping[str, Sequence[float]]  # phase -> scores
     children: int
     clade_val: tuple[float, ...]
+    clade_rollouts: tuple[float, ...] = ()
 
 
 def node_stats(versions: Sequence[VersionRow], results: Mapping[str, Mapping[str, Sequence[float]]]
                ) -> list[NodeStats]:
     """One record per version (first parent as the tree parent; a merge's other parents are listed in its intent)."""
     known = {v.id for v in versions}
-    archive = [Scored(v.id, tuple(results.get(v.id, {}).get("select", ())),
-                      next((p for p in v.parent_ids if p in known), None)) for v in versions]
-    kids, clades = children_of(archive), clade_results(archive)
-    return [NodeStats(v.id, a.parent, v.step, str(v.manifest.get("intent", "")), results.get(v.id, {}),
-                      len(kids[v.id]), clades[v.id]) for v, a in zip(versions, archive, strict=True)]
+    parents = [next((p for p in v.parent_ids if p in known), None) for v in versions]
+
+    def pools(phase: str) -> dict[str, tuple[float, ...]]:
+        return clade_results([Scored(v.id, tuple(results.get(v.id, {}).get(phase, ())), parent)
+                              for v, parent in zip(versions, parents, strict=True)])
+
+    kids = children_of([Scored(v.id, (), parent) for v, parent in zip(versions, parents, strict=True)])
+    val, rollouts = pools("select"), pools("rollout")
+    return [NodeStats(v.id, parent, v.step, str(v.manifest.get("intent", "")), results.get(v.id, {}),
+                      len(kids[v.id]), val[v.id], rollouts[v.id]) for v, parent in zip(versions, parents, strict=True)]
 
 
 def render(stats: Sequence[NodeStats], selected: str | None = None, width: int = 12) -> str:
@@ -63,8 +69,9 @@ def render(stats: Sequence[NodeStats], selected: str | None = None, width: int =
 def _scores(node: NodeStats) -> str:
     parts = [f"{label} {_mean(node.results[phase]):.2f} (n={len(node.results[phase])})"
              for phase, label in _PHASES if node.results.get(phase)]
-    if node.children and node.clade_val:
-        parts.append(f"clade val {_mean(node.clade_val):.2f} (n={len(node.clade_val)})")
+    for label, pool in (("clade rollouts", node.clade_rollouts), ("clade val", node.clade_val)):
+        if node.children and pool:
+            parts.append(f"{label} {_mean(pool):.2f} (n={len(pool)})")
     return "; ".join(parts) or "not graded"
 
 
