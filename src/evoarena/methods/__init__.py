@@ -1,6 +1,7 @@
 """Evolution methods, one module (or package) each; importing this package registers them all."""
 
 from evoarena.methods.ace import Ace
+from evoarena.methods.ahe import Ahe
 from evoarena.methods.bootstrap_fewshot import BootstrapFewShot
 from evoarena.methods.dynamic_cheatsheet import DynamicCheatsheet
 from evoarena.methods.evoskill import EvoSkill
@@ -17,6 +18,7 @@ from evoarena.methods.tf_grpo import TfGrpo
 
 __all__ = [
     "Ace",
+    "Ahe",
     "BootstrapFewShot",
     "DynamicCheatsheet",
     "EvoSkill",
