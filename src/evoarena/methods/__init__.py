@@ -2,6 +2,7 @@
 
 from evoarena.methods.ace import Ace
 from evoarena.methods.ahe import Ahe
+from evoarena.methods.autogenesis import Autogenesis
 from evoarena.methods.bootstrap_fewshot import BootstrapFewShot
 from evoarena.methods.dynamic_cheatsheet import DynamicCheatsheet
 from evoarena.methods.evoskill import EvoSkill
@@ -19,6 +20,7 @@ from evoarena.methods.tf_grpo import TfGrpo
 __all__ = [
     "Ace",
     "Ahe",
+    "Autogenesis",
     "BootstrapFewShot",
     "DynamicCheatsheet",
     "EvoSkill",
