@@ -4,8 +4,9 @@ from evoarena.benchmarks.arith import ArithBenchmark
 from evoarena.benchmarks.clr.benchmark import ClrBenchmark
 from evoarena.benchmarks.files import FilesBenchmark
 from evoarena.benchmarks.humaneval import HumanEvalBenchmark
+from evoarena.benchmarks.labels import LabelsBenchmark
 from evoarena.benchmarks.reasoning_gym import ReasoningGymBenchmark
 from evoarena.benchmarks.sheets import SheetsBenchmark
 
-__all__ = ["ArithBenchmark", "ClrBenchmark", "FilesBenchmark", "HumanEvalBenchmark", "ReasoningGymBenchmark",
-           "SheetsBenchmark"]
+__all__ = ["ArithBenchmark", "ClrBenchmark", "FilesBenchmark", "HumanEvalBenchmark", "LabelsBenchmark",
+           "ReasoningGymBenchmark", "SheetsBenchmark"]

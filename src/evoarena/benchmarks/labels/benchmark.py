@@ -1,0 +1,120 @@
+"""`labels`: support tickets classified by a hidden, seeded rule — the text-classification stand-in for the
+Meta-Harness feedback-access study (issue 14; docs/benchmarks/labels.md)."""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from evoarena.api import Benchmark, Feedback, ParamError, Parsed, Split, Task, TaskView, benchmark
+from evoarena.benchmarks.labels.generator import MAX_LABELS, MIN_LABELS, Rule, generate, make_rule
+from evoarena.models.base import GenParams
+
+SPLITS: tuple[Split, ...] = ("train", "val", "test")
+_PREFIXED = re.compile(r"\blabel\s*:\s*([^\n]*)", re.IGNORECASE)
+_EDGES = " \t*_`'\".,;:!()[]"
+
+
+def _quote(text: str, limit: int = 60) -> str:
+    return repr(text if len(text) <= limit else text[: limit - 1] + "…")
+
+
+@benchmark("labels")
+class LabelsBenchmark(Benchmark):
+    """Short support tickets, each with one label out of `labels` (3–6) given by a hidden rule the seed draws: cue
+    words per label (two that fit the label's name, two neutral ones) and a priority order for tickets with cues of
+    several labels. Splits are disjoint by ticket text."""
+
+    defaults = {"seed": 0, "n_train": 10, "n_val": 5, "n_test": 5, "labels": 4, "conflict": 0.3, "decoy": 0.3}
+
+    @classmethod
+    def check_params(cls, params: Mapping[str, Any]) -> dict[str, Any]:
+        """Declared names and types, then ranges: a bad value stops the run in one line before anything is written."""
+        p = super().check_params(params)
+        if min(p["n_train"], p["n_val"]) < 0 or p["n_test"] < 1:
+            raise ParamError(f"benchmark.params.n_train/n_val/n_test: expected n_train, n_val >= 0 and n_test >= 1, "
+                             f"got {[p['n_train'], p['n_val'], p['n_test']]}")
+        if not MIN_LABELS <= p["labels"] <= MAX_LABELS:
+            raise ParamError(f"benchmark.params.labels: expected {MIN_LABELS} to {MAX_LABELS}, got {p['labels']}")
+        for name in ("conflict", "decoy"):
+            if not 0.0 <= p[name] <= 1.0:
+                raise ParamError(f"benchmark.params.{name}: expected a probability in [0, 1], got {p[name]}")
+        return p
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        self.p = self.check_params(params)
+        self.rule: Rule = make_rule(int(self.p["seed"]), int(self.p["labels"]))
+
+    def generate(self) -> list[Task]:
+        """Distinct tickets, cut into train, val and test in that order, each split in a seeded order (its position
+        says nothing of the label). `source_id` is a digest of the text, so no text is on two sides of the split."""
+        p = self.p
+        sizes = [int(p[f"n_{s}"]) for s in SPLITS]
+        items = generate(self.rule, int(p["seed"]), sum(sizes), float(p["conflict"]), float(p["decoy"]))
+        order = random.Random(f"labels-order:{p['seed']}")
+        tasks: list[Task] = []
+        start = 0
+        for split, size in zip(SPLITS, sizes, strict=True):
+            chunk = items[start: start + size]
+            order.shuffle(chunk)
+            for i, item in enumerate(chunk):
+                digest = hashlib.sha256(item.text.encode("utf-8")).hexdigest()[:10]
+                meta = {"cues": list(item.cues), "conflict": item.conflict, "decoy": item.decoy}
+                tasks.append(Task(f"{split}-{i:03d}", split, f"t{digest}", self.prompt(item.text), item.label, meta))
+            start += size
+        return tasks
+
+    def prompt(self, text: str) -> str:
+        """The task text: the ticket and the allowed labels (the solver must pick one of them)."""
+        return f"Ticket: {text}\nLabels: {', '.join(self.rule.labels)}"
+
+    def parse(self, text: str) -> Parsed:
+        """One allowed label, case-insensitively: the whole output, the text after the last `Label:`, or the last
+        non-empty line (surrounding quotes, markup and punctuation ignored). Anything else is a parse error."""
+        allowed = {label.lower(): label for label in self.rule.labels}
+        hint = f"expected one of {', '.join(self.rule.labels)} alone, as 'Label: X', or alone on the last line"
+        if not text.strip():
+            return Parsed(None, f"empty output; {hint}")
+        prefixed = _PREFIXED.findall(text)
+        if prefixed:
+            value = prefixed[-1].strip(_EDGES)
+            if value.lower() in allowed:
+                return Parsed(allowed[value.lower()])
+            return Parsed(None, f"'Label:' is followed by {_quote(value)}, not an allowed label; {hint}")
+        for candidate in (text, [ln for ln in text.splitlines() if ln.strip()][-1]):
+            value = candidate.strip(_EDGES + "\n")
+            if value.lower() in allowed:
+                return Parsed(allowed[value.lower()])
+        return Parsed(None, f"no label in output {_quote(text.strip())}; {hint}")
+
+    def grade(self, task: Task, answer: str | None, *, attempt: int = 1) -> Feedback:
+        """1 for the rule's label, else 0. On train and val the message names the expected label (what a reflective
+        method learns the rule from); test feedback, which no method sees, does not."""
+        reveal = task.split != "test"
+        expected = f" The expected label is {task.reference}." if reveal else ""
+        if answer is None:
+            return Feedback(0.0, False, f"No allowed label could be read from the output.{expected}")
+        if answer == task.reference:
+            return Feedback(1.0, True, f"Correct: {task.reference}.")
+        return Feedback(0.0, False, f"Wrong label {answer}.{expected}")
+
+    def system_prompt(self) -> str:
+        return ("Classify each support ticket into exactly one of the labels listed with it. "
+                "Reply with the label only.\n")
+
+    def solver_params(self) -> GenParams:
+        return GenParams(temperature=0.0, max_tokens=16)
+
+    def format_task(self, task: TaskView) -> str:
+        return f"{task.prompt}\nLabel:"
+
+    def info(self) -> dict[str, Any]:
+        """The labels and a digest of the hidden rule (the rule itself is `make_rule(seed, labels)`, kept out of
+        reports a method might read)."""
+        digest = hashlib.sha256(self.rule.text().encode("utf-8")).hexdigest()[:12]
+        return {**super().info(), "labels": list(self.rule.labels), "rule_digest": digest,
+                "params": {k: self.p[k] for k in sorted(self.p)}}
