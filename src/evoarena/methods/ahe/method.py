@@ -60,12 +60,12 @@ class Ahe(Method):
 
     roles = ("solver", "evolver")
     defaults = {"components": ["all"], "rollouts": 2, "max_tasks": 0, "round_every": 1, "max_rounds": 0,
-                "max_failures": 8, "rollback_verdicts": ["HARMFUL"]}
+                "max_failures": 8, "rollback_verdicts": ["HARMFUL"], "evolve_max_tokens": 2048}
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
         self.components = resolve_components(self.params["components"])
-        for name in ("rollouts", "round_every"):
+        for name in ("rollouts", "round_every", "evolve_max_tokens"):
             if int(self.params[name]) < 1:
                 raise ValueError(f"methods.ahe.params.{name}: must be >= 1")
         for name in ("max_tasks", "max_rounds", "max_failures"):
@@ -190,7 +190,7 @@ class Ahe(Method):
                 base: Mapping[str, str]) -> Proposal:
         empty = Proposal(ChangeManifest((), state["round"]), ())
         prompt = self.evolve_prompt(state["round"], outcomes, failures, score, rolled, base)
-        reply = ctx.ask("evolver", prompt, reject_cut_off="manifest")
+        reply = ctx.ask("evolver", prompt, max_tokens=int(self.params["evolve_max_tokens"]), reject_cut_off="manifest")
         if reply is None:
             return empty
         try:
