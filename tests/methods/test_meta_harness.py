@@ -110,3 +110,8 @@ def test_tools_and_their_protocol() -> None:
 def test_an_unknown_access_mode_is_refused() -> None:
     with pytest.raises(ValueError, match="methods.meta_harness.params.access"):
         build_method("meta_harness", {"access": "all"})
+
+
+def test_iterations_stop_at_max_iterations(tmp_path: Path, make_spec: Any) -> None:
+    _, tree = run(tmp_path, make_spec, max_iterations=2)
+    assert {e["iteration"] for e in summary(tree)} == {0, 1, 2}

@@ -52,7 +52,7 @@ def harness_files(tree: Mapping[str, str]) -> dict[str, str]:
 @method("meta_harness")
 class MetaHarness(Method):
     roles = ("solver", "proposer")
-    defaults = {"access": "full", "candidates_per_iteration": 2, "max_tool_calls": 4}
+    defaults = {"access": "full", "candidates_per_iteration": 2, "max_tool_calls": 4, "max_iterations": 0}
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
@@ -69,11 +69,15 @@ class MetaHarness(Method):
             ctx.solve(task)
         tree = dict(ctx.harness.tree())
         history = state_files(tree)
-        step = sum(1 for _ in history.get(SUMMARY, "").splitlines())
+        done = {int(json.loads(line)["iteration"]) for line in history.get(SUMMARY, "").splitlines()}
+        step = max(done, default=-1) + 1  # this iteration's number (0 is the seed)
         if not any(p.startswith("candidates/") for p in history):  # seed: the initial harness is c0
             self._evaluate(ctx, [("c0", {"name": "seed", "hypothesis": "the initial harness"},
                                   harness_files(tree), None)], iteration=0)
             return self._adopt(ctx, "seed the history with the initial harness")
+        limit = int(self.params["max_iterations"])  # 0: every practice step is an iteration
+        if limit and len(done - {0}) >= limit:
+            return None
         best = self._best(ctx)
         proposals = self._propose(ctx, best)
         ctx.harness.write(ROOT + "pending.json", json.dumps([p for _, p in proposals], indent=1, sort_keys=True))
