@@ -28,7 +28,7 @@ class LabelsBenchmark(Benchmark):
     words per label (two that fit the label's name, two neutral ones) and a priority order for tickets with cues of
     several labels. Splits are disjoint by ticket text."""
 
-    defaults = {"seed": 0, "n_train": 10, "n_val": 5, "n_test": 5, "labels": 4, "conflict": 0.3, "decoy": 0.3}
+    defaults = {"seed": 0, "n_train": 10, "n_val": 5, "n_test": 5, "labels": 4, "conflict": 0.3, "decoy": 0.15}
 
     @classmethod
     def check_params(cls, params: Mapping[str, Any]) -> dict[str, Any]:
