@@ -9,6 +9,7 @@ from typing import Any
 
 from evoarena.api import Benchmark, Feedback, ParamError, Parsed, Split, Task, TaskView, benchmark
 from evoarena.benchmarks.arith.generator import DEFAULT_FAMILIES, FAMILIES, generate
+from evoarena.benchmarks.generated import check_sizes
 from evoarena.models.base import GenParams
 
 _INT = re.compile(r"-?\d+")
@@ -25,9 +26,7 @@ class ArithBenchmark(Benchmark):
     def check_params(cls, params: Mapping[str, Any]) -> dict[str, Any]:
         """Declared names and types, then sizes and families: a bad value stops the run before anything is written."""
         p = super().check_params(params)
-        if min(p["n_train"], p["n_val"]) < 0 or p["n_test"] < 1:
-            raise ParamError(f"benchmark.params.n_train/n_val/n_test: expected n_train, n_val >= 0 and n_test >= 1, "
-                             f"got {[p['n_train'], p['n_val'], p['n_test']]}")
+        check_sizes(p)
         unknown = sorted(set(p["families"]) - set(FAMILIES))
         if not p["families"] or unknown:
             raise ParamError(f"benchmark.params.families: {f'unknown {unknown}' if unknown else 'empty'} "

@@ -6,6 +6,8 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from evoarena.benchmarks.generated import distinct
+
 NAMES = ["Tom", "Mia", "Sam", "Ana", "Leo", "Zoe", "Ben", "Ivy", "Max", "Eva", "Raj", "Kim"]
 ITEMS = ["apples", "pens", "stickers", "coins", "marbles", "books", "cards", "shells", "stamps", "cookies"]
 CONTAINERS = ["boxes", "bags", "jars", "baskets", "shelves", "trays"]
@@ -87,17 +89,5 @@ def family_of(question: str) -> str:
 def generate(seed: int, n: int, families: list[str]) -> list[Problem]:
     """`n` distinct problems, cycling through `families` (a family listed twice comes twice as often)."""
     r = random.Random(f"arith:{seed}")
-    seen: set[str] = set()
-    out: list[Problem] = []
-    misses = 0
-    while len(out) < n:
-        fam = families[len(out) % len(families)]
-        p = FAMILIES[fam](r)
-        if p.question in seen:
-            misses += 1
-            if misses > 10_000:
-                raise ValueError(f"benchmark.params: cannot draw {n} distinct problems from families {families}")
-            continue
-        seen.add(p.question)
-        out.append(p)
-    return out
+    return distinct(lambda k: FAMILIES[families[k % len(families)]](r), lambda p: p.question, n,
+                    f"problems from families {families}")

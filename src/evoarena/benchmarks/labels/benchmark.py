@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from evoarena.api import Benchmark, Feedback, ParamError, Parsed, Split, Task, TaskView, benchmark
+from evoarena.benchmarks.generated import check_sizes
 from evoarena.benchmarks.labels.generator import MAX_LABELS, MIN_LABELS, Rule, generate, make_rule
 from evoarena.models.base import GenParams
 
@@ -34,9 +35,7 @@ class LabelsBenchmark(Benchmark):
     def check_params(cls, params: Mapping[str, Any]) -> dict[str, Any]:
         """Declared names and types, then ranges: a bad value stops the run in one line before anything is written."""
         p = super().check_params(params)
-        if min(p["n_train"], p["n_val"]) < 0 or p["n_test"] < 1:
-            raise ParamError(f"benchmark.params.n_train/n_val/n_test: expected n_train, n_val >= 0 and n_test >= 1, "
-                             f"got {[p['n_train'], p['n_val'], p['n_test']]}")
+        check_sizes(p)
         if not MIN_LABELS <= p["labels"] <= MAX_LABELS:
             raise ParamError(f"benchmark.params.labels: expected {MIN_LABELS} to {MAX_LABELS}, got {p['labels']}")
         for name in ("conflict", "decoy"):

@@ -13,6 +13,8 @@ import random
 import re
 from dataclasses import dataclass
 
+from evoarena.benchmarks.generated import distinct
+
 POOL: dict[str, tuple[str, ...]] = {
     "Billing": ("invoice", "refund", "overcharge", "payment"),
     "Technical": ("crash", "error", "freeze", "bug"),
@@ -114,16 +116,5 @@ def generate(rule: Rule, seed: int, n: int, conflict: float, decoy: float) -> li
     """`n` tickets with distinct texts, their rule labels cycling through the labels (so every split is balanced up
     to rounding), in a seeded order."""
     r = random.Random(f"labels-items:{seed}:{len(rule.labels)}")
-    seen: set[str] = set()
-    out: list[Item] = []
-    misses = 0
-    while len(out) < n:
-        item = _draw(r, rule, rule.labels[len(out) % len(rule.labels)], conflict, decoy)
-        if item.text in seen:
-            misses += 1
-            if misses > 20_000:
-                raise ValueError(f"benchmark.params: cannot draw {n} distinct tickets for {len(rule.labels)} labels")
-            continue
-        seen.add(item.text)
-        out.append(item)
-    return out
+    return distinct(lambda k: _draw(r, rule, rule.labels[k % len(rule.labels)], conflict, decoy),
+                    lambda item: item.text, n, f"tickets for {len(rule.labels)} labels", tries=20_000)
