@@ -207,3 +207,15 @@ def test_reply_rules() -> None:
 def test_bad_params_are_refused(params: dict[str, Any]) -> None:
     with pytest.raises(ValueError, match="methods.ahe.params"):
         build_method("ahe", params)
+
+
+def test_the_report_shows_each_rounds_change_evaluation(tmp_path: Path, make_spec: Any) -> None:
+    store, got = run(tmp_path, make_spec, "test-ahe-harm", max_rounds=3)
+    results = json.loads((tmp_path / "run" / "results.json").read_text("utf-8"))
+    view = results["views"]["ahe"]["cells"][0]
+    assert view["cell"] == got["cell"] and [r["round"] for r in view["rounds"]] == [2, 3]
+    assert view["rounds"][0]["verdicts"] == {"EFFECTIVE": 1, "HARMFUL": 1}
+    assert view["rounds"][0]["rolled_back"] == ["middleware.md"] and view["rounds"][0]["regressed"] == 1
+    assert view["pooled"]["regression precision"] == 1.0
+    html = (tmp_path / "run" / "report.html").read_text("utf-8")
+    assert "AHE: did the manifests predict what changed?" in html and "rolled back: middleware.md" in html

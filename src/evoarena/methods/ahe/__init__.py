@@ -8,6 +8,7 @@ Modules: `components` (the files, what is editable, what the solver sees), `repl
 into adoptable changes), `method` (the round). State: `memory/ahe/state.json`. See docs/methods/ahe.md.
 """
 
+from evoarena.methods.ahe import report_view  # noqa: F401  (registers the "ahe" report view)
 from evoarena.methods.ahe.method import Ahe
 
 __all__ = ["Ahe"]
