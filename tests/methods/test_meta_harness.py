@@ -115,3 +115,12 @@ def test_an_unknown_access_mode_is_refused() -> None:
 def test_iterations_stop_at_max_iterations(tmp_path: Path, make_spec: Any) -> None:
     _, tree = run(tmp_path, make_spec, max_iterations=2)
     assert {e["iteration"] for e in summary(tree)} == {0, 1, 2}
+
+
+def test_a_final_object_followed_by_prose_is_read() -> None:
+    from evoarena.methods.jsonparse import first_json, leading_object
+    from evoarena.methods.meta_harness import _final_candidates
+
+    reply = 'FINAL: {"name": "n", "files": {"system.md": "x {y}"}}\n\nThis harness adds {braces} in prose.'
+    assert first_json(_final_candidates(reply), dict) == {"name": "n", "files": {"system.md": "x {y}"}}
+    assert leading_object("no object here") is None and leading_object("{broken") is None

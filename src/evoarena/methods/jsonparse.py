@@ -25,3 +25,16 @@ def first_json(candidates: Iterable[str], want: type | tuple[type, ...]) -> Any 
         if isinstance(value, want):
             return value
     return None
+
+
+def leading_object(text: str) -> str | None:
+    """The first complete JSON object in `text` (from its first `{`, trailing prose ignored), as text; None when
+    there is none. A small model often follows its JSON with a sentence."""
+    start = text.find("{")
+    if start < 0:
+        return None
+    try:
+        _, end = json.JSONDecoder().raw_decode(text, start)
+    except ValueError:
+        return None
+    return text[start:end]

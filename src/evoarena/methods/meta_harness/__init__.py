@@ -18,7 +18,7 @@ from typing import Any
 
 from evoarena.api import Method, PracticeContext, Rollout, TaskView, method
 from evoarena.harness import HarnessPathError, Manifest, check_relpath
-from evoarena.methods.jsonparse import first_json
+from evoarena.methods.jsonparse import first_json, leading_object
 from evoarena.methods.meta_harness.history import (
     FRONTIER,
     MODES,
@@ -52,7 +52,8 @@ def harness_files(tree: Mapping[str, str]) -> dict[str, str]:
 @method("meta_harness")
 class MetaHarness(Method):
     roles = ("solver", "proposer")
-    defaults = {"access": "full", "candidates_per_iteration": 2, "max_tool_calls": 4, "max_iterations": 0}
+    defaults = {"access": "full", "candidates_per_iteration": 2, "max_tool_calls": 4, "max_iterations": 0,
+                "proposer_max_tokens": 1024, "proposer_temperature": 0.7}
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
@@ -79,7 +80,7 @@ class MetaHarness(Method):
         if limit and len(done - {0}) >= limit:
             return None
         best = self._best(ctx)
-        proposals = self._propose(ctx, best)
+        proposals = self._propose(ctx, best, step)
         ctx.harness.write(ROOT + "pending.json", json.dumps([p for _, p in proposals], indent=1, sort_keys=True))
         base = {**self._files(ctx, best)}
         todo = []
@@ -98,8 +99,10 @@ class MetaHarness(Method):
         return self._adopt(ctx, f"{len(todo)} candidate(s) evaluated")
 
     # -- proposing ---------------------------------------------------------------------------------
-    def _propose(self, ctx: PracticeContext, best: str) -> list[tuple[str, dict[str, Any]]]:
-        """All proposals' conversations, advanced one turn at a time together; (last reply, parsed proposal)."""
+    def _propose(self, ctx: PracticeContext, best: str, iteration: int) -> list[tuple[str, dict[str, Any]]]:
+        """All proposals' conversations, advanced one turn at a time together; (last reply, parsed proposal). The
+        proposer samples (`proposer_temperature`), each slot of each iteration with a seed of its own: a greedy
+        proposer shown the same history twice would propose the same candidate twice."""
         k = int(self.params["candidates_per_iteration"])
         roles = [EXPLOIT, *[EXPLORE] * (k - 1)]
         history = view(ctx.harness.tree(), str(self.params["access"]))
@@ -115,7 +118,11 @@ class MetaHarness(Method):
                                      best_chars=scores["context_chars"], best_files=self._files(ctx, best),
                                      mode=self.params["access"], max_tool_calls=limit, role=roles[i],
                                      transcript=transcripts[i]) for i in live]
-            for i, reply in zip(live, ctx.ask_many("proposer", prompts, reject_cut_off="proposal"), strict=True):
+            replies = ctx.ask_many("proposer", prompts, reject_cut_off="proposal",
+                                   max_tokens=int(self.params["proposer_max_tokens"]),
+                                   temperature=float(self.params["proposer_temperature"]),
+                                   sample_indices=[iteration * k + i for i in live])
+            for i, reply in zip(live, replies, strict=True):
                 if reply is None:
                     done[i] = ("", {})
                     continue
@@ -238,10 +245,11 @@ class MetaHarness(Method):
 
 
 def _final_candidates(text: str) -> list[str]:
-    """JSON spans after `FINAL:`: a ```json block, else the rest of the reply."""
+    """JSON spans after `FINAL:`: a ```json block, the rest of the reply, or its first complete JSON object."""
     tail = text.split("FINAL:", 1)[1] if "FINAL:" in text else text
     blocks = [b.split("```", 1)[0] for b in tail.split("```json")[1:]]
-    return [*blocks, tail.strip()]
+    first = leading_object(tail)
+    return [*blocks, tail.strip(), *([first] if first else [])]
 
 
 def _described(proposal: Mapping[str, Any]) -> dict[str, str]:
