@@ -124,3 +124,9 @@ def test_a_final_object_followed_by_prose_is_read() -> None:
     reply = 'FINAL: {"name": "n", "files": {"system.md": "x {y}"}}\n\nThis harness adds {braces} in prose.'
     assert first_json(_final_candidates(reply), dict) == {"name": "n", "files": {"system.md": "x {y}"}}
     assert leading_object("no object here") is None and leading_object("{broken") is None
+
+
+def test_every_proposal_has_an_id_of_its_own(tmp_path: Path, make_spec: Any) -> None:
+    _, tree = run(tmp_path, make_spec, candidates_per_iteration=2)
+    ids = [e["candidate"] for e in summary(tree)]
+    assert len(ids) == len(set(ids)) and ids[0] == "c0"

@@ -84,7 +84,8 @@ class MetaHarness(Method):
         ctx.harness.write(ROOT + "pending.json", json.dumps([p for _, p in proposals], indent=1, sort_keys=True))
         base = {**self._files(ctx, best)}
         todo = []
-        n = len([p for p in history if p.endswith("/scores.json")])
+        # every proposal gets an id of its own, refused ones too (the summary names them)
+        n = 1 + max(int(json.loads(line)["candidate"][1:]) for line in history[SUMMARY].splitlines())
         for i, (raw, proposal) in enumerate(proposals):
             cid = f"c{n + i}"
             files, why = self._interface(proposal)
