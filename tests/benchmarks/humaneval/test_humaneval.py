@@ -124,7 +124,7 @@ def test_solutions_run_in_the_sandbox_not_in_this_process(tmp_path: Path) -> Non
 
 
 def test_the_reflector_sees_where_the_function_failed_and_reveal_adds_the_assertion(tmp_path: Path) -> None:
-    methods = [{"name": "frozen"}, {"name": "reflexion", "params": {"max_trials": 1}}]
+    methods: list[dict[str, Any]] = [{"name": "frozen"}, {"name": "reflexion", "params": {"max_trials": 1}}]
     for reveal in (False, True):
         where = tmp_path / f"reveal-{reveal}"
         results = run(spec_for("learner", methods=methods, reveal=reveal), where)
