@@ -16,13 +16,13 @@ from evoarena.api import ParamError
 from evoarena.benchmarks.humaneval import HumanEvalBenchmark
 from evoarena.benchmarks.humaneval.mutate import KINDS, mutations
 from evoarena.benchmarks.humaneval.problems import problems
-from evoarena.benchmarks.humaneval.repair import inject
+from evoarena.benchmarks.humaneval.repair import inject, trial_limits
 from evoarena.protocol.runner import run_experiment
 from evoarena.sandbox import SandboxLimits
 from evoarena.spec import SpecError, parse_spec
 
 HERE = Path(__file__).parent
-LIMITS = SandboxLimits(wall_s=2.0, cpu_s=2, memory_mb=512)
+LIMITS = trial_limits(SandboxLimits(wall_s=10.0, cpu_s=10, memory_mb=512))  # as `build` tries mutants
 SIZES = {"n_train": 10, "n_val": 5, "n_test": 5}
 
 

@@ -34,6 +34,6 @@ def inject(problem: Problem, seed: int, limits: SandboxLimits) -> Mutation | Non
 
 
 def trial_limits(limits: SandboxLimits) -> SandboxLimits:
-    """The grading limits with the clock cut to 2 s: a mutant is run only to see whether it fails cleanly, and one
+    """The grading limits with the clock cut to 1 s: a mutant is run only to see whether it fails cleanly, and one
     that loops forever (rejected all the same) should not cost the whole `timeout_s`."""
-    return replace(limits, wall_s=min(limits.wall_s, 2.0), cpu_s=min(limits.cpu_s, 2))
+    return replace(limits, wall_s=min(limits.wall_s, 1.0), cpu_s=min(limits.cpu_s, 1))
