@@ -130,3 +130,17 @@ def test_every_proposal_has_an_id_of_its_own(tmp_path: Path, make_spec: Any) -> 
     _, tree = run(tmp_path, make_spec, candidates_per_iteration=2)
     ids = [e["candidate"] for e in summary(tree)]
     assert len(ids) == len(set(ids)) and ids[0] == "c0"
+
+
+def test_the_compressed_history_in_the_prompt_follows_the_mode() -> None:
+    from evoarena.methods.meta_harness import inline_history
+
+    scores = json.dumps({"accuracy": 0.5, "context_chars": 10, "tasks": {"t1": 1.0, "t2": 0.0}})
+    tree = {ROOT + "summary.jsonl": '{"candidate": "c0"}\n{"candidate": "c1"}\n', ROOT + "frontier.json": "[]",
+            ROOT + "candidates/c0/scores.json": scores, ROOT + "candidates/c0/traces.md": "SECRET TRACE"}
+    only_scores = inline_history(view(tree, "scores"), 4000)
+    assert "c0: accuracy 0.500, 10 characters" in only_scores and "summary:" not in only_scores
+    with_summary = inline_history(view(tree, "scores+summary"), 4000)
+    assert with_summary.index('summary: {"candidate": "c1"}') < with_summary.index('summary: {"candidate": "c0"}')
+    assert "SECRET TRACE" not in inline_history(view(tree, "full"), 4000)  # traces are read through the tools
+    assert len(inline_history(view(tree, "full"), 60)) <= 60

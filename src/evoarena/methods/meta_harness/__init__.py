@@ -53,7 +53,7 @@ def harness_files(tree: Mapping[str, str]) -> dict[str, str]:
 class MetaHarness(Method):
     roles = ("solver", "proposer")
     defaults = {"access": "full", "candidates_per_iteration": 2, "max_tool_calls": 4, "max_iterations": 0,
-                "proposer_max_tokens": 1024, "proposer_temperature": 0.7}
+                "proposer_max_tokens": 1024, "proposer_temperature": 0.7, "inline_chars": 4000}
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
@@ -107,6 +107,7 @@ class MetaHarness(Method):
         k = int(self.params["candidates_per_iteration"])
         roles = [EXPLOIT, *[EXPLORE] * (k - 1)]
         history = view(ctx.harness.tree(), str(self.params["access"]))
+        inline = inline_history(history, int(self.params["inline_chars"]))
         scores = self._scores(ctx, best)
         transcripts = ["" for _ in roles]
         done: dict[int, tuple[str, dict[str, Any]]] = {}
@@ -118,7 +119,7 @@ class MetaHarness(Method):
             prompts = [render_prompt("meta_harness_propose.md", best_id=best, best_accuracy=scores["accuracy"],
                                      best_chars=scores["context_chars"], best_files=self._files(ctx, best),
                                      mode=self.params["access"], max_tool_calls=limit, role=roles[i],
-                                     transcript=transcripts[i]) for i in live]
+                                     inline=inline, transcript=transcripts[i]) for i in live]
             replies = ctx.ask_many("proposer", prompts, reject_cut_off="proposal",
                                    max_tokens=int(self.params["proposer_max_tokens"]),
                                    temperature=float(self.params["proposer_temperature"]),
@@ -243,6 +244,27 @@ class MetaHarness(Method):
         s = self._scores(ctx, best)
         return Manifest(intent=f"Meta-Harness: {intent}; live = {best}",
                         evidence=f"search accuracy {s['accuracy']:.3f}, {s['context_chars']} context characters")
+
+
+def inline_history(history: Mapping[str, str], limit: int) -> str:
+    """The compressed feedback every mode shows in the prompt itself (the paper's `scores` and `scores + summary`
+    conditions are feedback given to the proposer, `full` adds the queryable files): the frontier, each candidate's
+    accuracy and size, and — where the mode has it — the summary, newest lines first, within `limit` characters."""
+    parts = []
+    if FRONTIER in history:
+        parts.append(f"frontier.json: {history[FRONTIER].strip()}")
+    for path in sorted(p for p in history if p.endswith("/scores.json")):
+        s = json.loads(history[path])
+        parts.append(f"{path.split('/')[1]}: accuracy {s['accuracy']:.3f}, {s['context_chars']} characters, "
+                     f"per task {json.dumps(s['tasks'], sort_keys=True)}")
+    if SUMMARY in history:
+        parts.extend(f"summary: {line}" for line in reversed(history[SUMMARY].splitlines()))
+    text = ""
+    for part in parts:
+        if len(text) + len(part) + 1 > limit:
+            break
+        text += part + "\n"
+    return text
 
 
 def _final_candidates(text: str) -> list[str]:
