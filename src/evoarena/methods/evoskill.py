@@ -15,11 +15,11 @@ from collections.abc import Container, Mapping, Sequence
 from functools import partial
 from typing import Any
 
-from evoarena.api import Attempt, Method, PracticeContext, Probe, ProbeExample, Reply, TaskView, Verdict, method
+from evoarena.api import Method, PracticeContext, Probe, ProbeExample, Reply, TaskView, Verdict, method
 from evoarena.api.probe import judged, mentions, non_answer, refused
 from evoarena.harness import Manifest
 from evoarena.methods.prompting import render_prompt
-from evoarena.methods.scoring import rollouts_by_id, valset
+from evoarena.methods.scoring import Outcome, rollouts_by_id, scored, valset
 from evoarena.search import BoundedFrontier, Scored, StrictImprovement, best_index, mean
 
 FRONTIER = "memory/evoskill/frontier.json"
@@ -51,18 +51,6 @@ def skills_of(tree: Mapping[str, str]) -> dict[str, str]:
         if m:
             out[m.group(1)] = text
     return out
-
-
-Outcome = tuple[float, str, str]
-"""(score, output, feedback) of one attempt."""
-
-
-def scored(ctx: PracticeContext, task: TaskView, attempt: Attempt) -> Outcome:
-    """A provider error scores 0 with no output."""
-    if attempt.error:
-        return 0.0, "", "(no output: provider error)"
-    fb = ctx.feedback(task, attempt)
-    return float(fb.score), attempt.text.strip(), fb.message
 
 
 def best_of(programs: Sequence[Mapping[str, Any]]) -> int:

@@ -24,6 +24,7 @@ from evoarena.harness import Manifest
 from evoarena.methods.gepa import parse_instruction
 from evoarena.methods.jsonparse import first_json, whole_and_fenced
 from evoarena.methods.prompting import render_prompt
+from evoarena.methods.scoring import scored
 from evoarena.search import CladeThompson, NodeThompson, NothingToExpand, Scored, expand_now, to_evaluate
 
 STATE = "memory/hgm/tree.json"
@@ -210,15 +211,11 @@ class Hgm(Method):
     def _record(ctx: PracticeContext, state: dict[str, Any], node: dict[str, Any], task: TaskView,
                 attempt: Any) -> None:
         """A node's result on a task (a provider error scores 0, as a failed evaluation does in HGM)."""
-        if attempt.error:
-            score, message = 0.0, "(no output: provider error)"
-        else:
-            fb = ctx.feedback(task, attempt)
-            score, message = float(fb.score), fb.message
+        score, output, message = scored(ctx, task, attempt)
         node["results"][task.id] = score
         state["n_evals"] += 1
         if score < 1.0:
-            node["failures"][task.id] = {"task": task.prompt[:_CLIP], "output": attempt.text.strip()[:_CLIP],
+            node["failures"][task.id] = {"task": task.prompt[:_CLIP], "output": output[:_CLIP],
                                          "feedback": message[:_CLIP]}
             for old in sorted(node["failures"])[:-_KEEP_FAILURES]:
                 del node["failures"][old]

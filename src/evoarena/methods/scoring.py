@@ -1,10 +1,14 @@
-"""Validation helpers shared by the methods that evaluate candidates (GEPA, EvoSkill, SkillProx)."""
+"""Validation helpers shared by the methods that evaluate candidates (GEPA, EvoSkill, SkillProx, HGM,
+Meta-Harness)."""
 
 from __future__ import annotations
 
 from collections.abc import Container, Mapping, Sequence
 
 from evoarena.api import Attempt, PracticeContext, TaskView
+
+Outcome = tuple[float, str, str]
+"""(score, output, feedback) of one attempt."""
 
 
 def valset(ctx: PracticeContext) -> tuple[TaskView, ...]:
@@ -19,3 +23,11 @@ def rollouts_by_id(ctx: PracticeContext, tasks: Sequence[TaskView], tree: Mappin
     the run's scheduler can run them at once; by task id."""
     todo = [t for t in tasks if t.id not in skip]
     return dict(zip([t.id for t in todo], ctx.rollouts(todo, tree=tree), strict=True))
+
+
+def scored(ctx: PracticeContext, task: TaskView, attempt: Attempt) -> Outcome:
+    """A provider error scores 0 with no output."""
+    if attempt.error:
+        return 0.0, "", "(no output: provider error)"
+    fb = ctx.feedback(task, attempt)
+    return float(fb.score), attempt.text.strip(), fb.message

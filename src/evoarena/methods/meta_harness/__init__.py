@@ -32,6 +32,7 @@ from evoarena.methods.meta_harness.history import (
 )
 from evoarena.methods.meta_harness.tools import parse_call, run_tool
 from evoarena.methods.prompting import render_prompt
+from evoarena.methods.scoring import scored
 from evoarena.search import Scored
 from evoarena.search.pareto_context import context_frontier
 
@@ -176,10 +177,9 @@ class MetaHarness(Method):
             attempts = runs[j * len(tasks):(j + 1) * len(tasks)]
             scores, traces = {}, []
             for t, a in zip(tasks, attempts, strict=True):
-                fb = None if a.error else ctx.feedback(t, a)
-                scores[t.id] = float(fb.score) if fb else 0.0  # a missing result counts 0
-                traces.append({"task": t.id, "input": t.prompt[:_CLIP], "output": a.text.strip()[:_CLIP],
-                               "feedback": fb.message[:_CLIP] if fb else "(no output: provider error)"})
+                scores[t.id], output, message = scored(ctx, t, a)  # a missing result counts 0
+                traces.append({"task": t.id, "input": t.prompt[:_CLIP], "output": output[:_CLIP],
+                               "feedback": message[:_CLIP]})
             accuracy = sum(scores.values()) / len(scores)
             chars = sum(len(v) for v in files.values())
             d = ROOT + candidate_dir(cid)
