@@ -14,12 +14,12 @@ import pytest
 from evoarena.api import policy
 from evoarena.benchmarks.arith.generator import family_of
 from evoarena.harness import load_tree
-from evoarena.methods.hgm import STATE, posterior_mean, read_tree
+from evoarena.methods.hgm import STATE, read_tree
 from evoarena.models import GenParams, Message
 from evoarena.protocol.catalog import build_method
 from evoarena.protocol.runner import run_experiment
 from evoarena.scripted.arith import RULES, arith_student
-from evoarena.search import expand_now
+from evoarena.search import expand_now, posterior_mean
 from evoarena.store import RunStore
 
 DIAGNOSE = "identify ONE change to the harness"
@@ -86,7 +86,7 @@ def test_the_tree_grows_by_hgms_rule_from_evaluated_nodes(tmp_path: Path, make_s
     assert sum(len(n["results"]) for n in nodes.values()) == state["n_evals"]
     rollouts = store.query("SELECT COUNT(*) AS n FROM attempts WHERE phase='rollout'")[0]["n"]
     assert rollouts == state["n_evals"]
-    live = max(nodes.values(), key=lambda n: posterior_mean(n["results"]))
+    live = max(nodes.values(), key=lambda n: posterior_mean(list(n["results"].values())))
     assert got["tree"]["system.md"] == live["system"]
     assert any(rule in live["system"] for rule in RULES.values())  # a diagnosed rule made it into the live harness
 

@@ -78,3 +78,15 @@ def test_evaluation_picks_by_own_results_and_tries_the_unevaluated() -> None:
     archive = (Scored("good", (1,) * 9 + (0,)), Scored("bad", (0,) * 10), Scored("new", ()))
     picks = [to_evaluate(archive, rng).id for _ in range(1000)]
     assert picks.count("bad") < 20 and picks.count("new") > 50 and picks.count("good") > picks.count("new")
+
+
+def test_the_greedy_baseline_and_the_posterior_mean() -> None:
+    from evoarena.search.clade import PARENT_POLICIES, GreedyExpandable, posterior_mean
+
+    rng = random.Random(0)
+    state = rng.getstate()
+    assert GreedyExpandable().select(TREE, rng).id == "a1" and rng.getstate() == state  # best own mean, no draw
+    with pytest.raises(NothingToExpand):
+        GreedyExpandable().select((Scored("r", (0, 0)),), rng)
+    assert sorted(PARENT_POLICIES) == ["clade", "greedy", "node"]
+    assert posterior_mean([]) == 0.5 and posterior_mean([1.0, 1.0, 0.0]) == 0.6

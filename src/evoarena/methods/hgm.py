@@ -25,10 +25,9 @@ from evoarena.methods.gepa import parse_instruction
 from evoarena.methods.jsonparse import first_json, whole_and_fenced
 from evoarena.methods.prompting import render_prompt
 from evoarena.methods.scoring import scored
-from evoarena.search import CladeThompson, NodeThompson, NothingToExpand, Scored, expand_now, to_evaluate
+from evoarena.search import PARENT_POLICIES, NothingToExpand, Scored, expand_now, posterior_mean, to_evaluate
 
 STATE = "memory/hgm/tree.json"
-PARENT_POLICIES = ("clade", "node", "greedy")
 _KEEP_FAILURES = 4  # failures kept per node for its diagnosis (the newest)
 _CLIP = 1500  # characters of an output or feedback kept for a diagnosis
 
@@ -36,10 +35,6 @@ _CLIP = 1500  # characters of an output or feedback kept for a diagnosis
 def read_tree(tree: Mapping[str, str]) -> dict[str, Any] | None:
     text = tree.get(STATE)
     return None if text is None else dict(json.loads(text))
-
-
-def posterior_mean(results: Mapping[str, float]) -> float:
-    return (1 + sum(results.values())) / (2 + len(results))
 
 
 @dataclass(frozen=True)
@@ -84,8 +79,9 @@ class Hgm(Method):
         if live == live_before and not made:
             return None
         best = nodes[live]
+        belief = posterior_mean(list(best["results"].values()))
         return Manifest(intent=f"HGM: {len(made)} node(s) made; live harness = {live} "
-                               f"(parent {best['parent']}, posterior mean {posterior_mean(best['results']):.3f})",
+                               f"(parent {best['parent']}, posterior mean {belief:.3f})",
                         evidence=f"{len(best['results'])} evaluations of {live}; {state['n_evals']} in all")
 
     # -- the tree -------------------------------------------------------------------------------
@@ -104,21 +100,10 @@ class Hgm(Method):
     @staticmethod
     def _live(nodes: Mapping[str, Mapping[str, Any]]) -> str:
         """The node with the best posterior mean of its own results (the earliest among ties)."""
-        return max(nodes.values(), key=lambda n: posterior_mean(n["results"]))["id"]
+        return max(nodes.values(), key=lambda n: posterior_mean(list(n["results"].values())))["id"]
 
     def _archive(self, nodes: Mapping[str, Mapping[str, Any]]) -> list[Scored]:
         return [Scored(n["id"], tuple(n["results"].values()), n["parent"]) for n in nodes.values()]
-
-    def _parent(self, archive: Sequence[Scored], ctx: PracticeContext) -> Scored:
-        policy = self.params["parent_policy"]
-        if policy == "clade":
-            return CladeThompson().select(archive, ctx.rng)
-        if policy == "node":
-            return NodeThompson().select(archive, ctx.rng)
-        nodes = [c for c in archive if c.scores and c.mean > 0]  # greedy: the best own mean, earliest among ties
-        if not nodes:
-            raise NothingToExpand("no node has results with a mean above 0")
-        return max(nodes, key=lambda c: c.mean)
 
     def _plan(self, ctx: PracticeContext, state: Mapping[str, Any], nodes: Mapping[str, Mapping[str, Any]],
               tasks: Mapping[str, TaskView]) -> list[_Plan]:
@@ -127,12 +112,13 @@ class Hgm(Method):
         pending_expand = 0
         pending_eval: set[tuple[str, str]] = set()
         archive = self._archive(nodes)
+        parent_policy = PARENT_POLICIES[self.params["parent_policy"]]
         for _ in range(int(self.params["actions_per_step"])):
             if state["n_evals"] + len(pending_eval) >= int(self.params["max_task_evals"]):
                 break
             if expand_now(state["n_evals"], len(nodes), pending_expand, float(self.params["alpha"])):
                 try:
-                    plans.append(_Plan("expand", self._parent(archive, ctx).id))
+                    plans.append(_Plan("expand", parent_policy.select(archive, ctx.rng).id))
                     pending_expand += 1
                     continue
                 except NothingToExpand:  # HGM's root arrives evaluated; here the first steps evaluate it

@@ -3,7 +3,17 @@ and whether a child is kept. The lowest floor: nothing here imports the rest of 
 
 from evoarena.search.archive import Scored, archive_of, mean
 from evoarena.search.base import Gate, ParentPolicy, Verdict
-from evoarena.search.clade import CladeThompson, NodeThompson, NothingToExpand, expand_now, expandable, to_evaluate
+from evoarena.search.clade import (
+    PARENT_POLICIES,
+    CladeThompson,
+    GreedyExpandable,
+    NodeThompson,
+    NothingToExpand,
+    expand_now,
+    expandable,
+    posterior_mean,
+    to_evaluate,
+)
 from evoarena.search.dgm import DGMParent, dgm_weight, dgm_weights, sigmoid
 from evoarena.search.frontier import Admission, BoundedFrontier
 from evoarena.search.gates import Aggregate, NonRegression, StrictImprovement
@@ -24,12 +34,14 @@ __all__ = [
     "DGMParent",
     "EvoTestUCB",
     "Gate",
+    "GreedyExpandable",
     "Island",
     "IslandParent",
     "Islands",
     "NodeThompson",
     "NonRegression",
     "NothingToExpand",
+    "PARENT_POLICIES",
     "ParentPolicy",
     "ParetoSampler",
     "Scored",
@@ -52,6 +64,7 @@ __all__ = [
     "fronts",
     "mean",
     "pareto_weights",
+    "posterior_mean",
     "sigmoid",
     "to_evaluate",
     "ucb_scores",

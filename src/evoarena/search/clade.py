@@ -67,6 +67,28 @@ class NodeThompson:
         return nodes[thompson([n.scores for n in nodes], rng)]
 
 
+@dataclass(frozen=True)
+class GreedyExpandable:
+    """The greedy baseline of the seed's synthetic-tree study: the expandable node with the best own mean (the
+    earliest among ties; no draw)."""
+
+    def select(self, archive: Sequence[Scored], rng: random.Random) -> Scored:
+        nodes = expandable(archive)
+        if not nodes:
+            raise NothingToExpand("no node has results with a mean above 0")
+        return max(nodes, key=lambda c: c.mean)
+
+
+#: The parent policies an HGM search can run with: HGM's own and the study's two baselines.
+PARENT_POLICIES: dict[str, CladeThompson | NodeThompson | GreedyExpandable] = {
+    "clade": CladeThompson(), "node": NodeThompson(), "greedy": GreedyExpandable()}
+
+
+def posterior_mean(results: Sequence[float]) -> float:
+    """(1 + successes) / (2 + evaluations): a node's own results under a Beta(1, 1) prior (the final pick)."""
+    return (1 + sum(results)) / (2 + len(results))
+
+
 def to_evaluate(archive: Sequence[Scored], rng: random.Random) -> Scored:
     """HGM's next node to evaluate: Thompson sampling over own results (an unevaluated node draws from Beta(1, 1));
     the caller passes only nodes with tasks left."""

@@ -23,9 +23,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from evoarena.search import Scored
-from evoarena.search.clade import CladeThompson, NodeThompson, NothingToExpand, expand_now, to_evaluate
+from evoarena.search.clade import PARENT_POLICIES, NothingToExpand, expand_now, posterior_mean, to_evaluate
 
 ARMS = ("greedy", "node-ts", "clade-ts")
+_POLICY = {"greedy": "greedy", "node-ts": "node", "clade-ts": "clade"}  # arm -> search.PARENT_POLICIES
 
 
 @dataclass(frozen=True)
@@ -70,17 +71,6 @@ def _clip(p: float) -> float:
     return min(0.99, max(0.01, p))
 
 
-def _pick_parent(arm: str, archive: Sequence[Scored], rng: random.Random) -> Scored:
-    if arm == "clade-ts":
-        return CladeThompson().select(archive, rng)
-    if arm == "node-ts":
-        return NodeThompson().select(archive, rng)
-    nodes = [c for c in archive if c.scores and c.mean > 0]  # greedy: the best own mean, earliest among ties
-    if not nodes:
-        raise NothingToExpand("no node has results with a mean above 0")
-    return max(nodes, key=lambda c: c.mean)
-
-
 def search(arm: str, seed: int, spec: TreeSpec = TreeSpec()) -> Outcome:  # noqa: B008 - frozen
     """One search of `arm` on the tree of `seed` (node ids are paths: "0", "0.1", "0.1.0", ...)."""
     if arm not in ARMS:
@@ -93,7 +83,7 @@ def search(arm: str, seed: int, spec: TreeSpec = TreeSpec()) -> Outcome:  # noqa
         archive = [Scored(n.id, tuple(n.results), n.parent) for n in nodes.values()]
         if expand_now(evals, len(nodes)):
             try:
-                parent = nodes[_pick_parent(arm, archive, choice).id]
+                parent = nodes[PARENT_POLICIES[_POLICY[arm]].select(archive, choice).id]
             except NothingToExpand:
                 parent = None
             if parent is not None:
@@ -106,7 +96,7 @@ def search(arm: str, seed: int, spec: TreeSpec = TreeSpec()) -> Outcome:  # noqa
         outcome = random.Random(f"eval:{seed}:{node.id}:{len(node.results)}").random()
         node.results.append(1.0 if outcome < node.true_p else 0.0)
         evals += 1
-    picked = max(nodes.values(), key=lambda n: (1 + sum(n.results)) / (2 + len(n.results)))
+    picked = max(nodes.values(), key=lambda n: posterior_mean(n.results))
     return Outcome(picked.true_p, max(n.true_p for n in nodes.values()), len(nodes))
 
 
