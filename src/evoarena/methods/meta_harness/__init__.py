@@ -71,7 +71,8 @@ class MetaHarness(Method):
             ctx.solve(task)
         tree = dict(ctx.harness.tree())
         history = state_files(tree)
-        done = {int(json.loads(line)["iteration"]) for line in history.get(SUMMARY, "").splitlines()}
+        entries = [json.loads(line) for line in history.get(SUMMARY, "").splitlines()]
+        done = {int(e["iteration"]) for e in entries}
         step = max(done, default=-1) + 1  # this iteration's number (0 is the seed)
         if not any(p.startswith("candidates/") for p in history):  # seed: the initial harness is c0
             self._evaluate(ctx, [("c0", {"name": "seed", "hypothesis": "the initial harness"},
@@ -85,8 +86,7 @@ class MetaHarness(Method):
         ctx.harness.write(ROOT + "pending.json", json.dumps([p for _, p in proposals], indent=1, sort_keys=True))
         base = {**self._files(ctx, best)}
         todo = []
-        # every proposal gets an id of its own, refused ones too (the summary names them)
-        n = 1 + max(int(json.loads(line)["candidate"][1:]) for line in history[SUMMARY].splitlines())
+        n = 1 + max(int(e["candidate"][1:]) for e in entries)  # an id of its own per proposal, refused ones too
         for i, (raw, proposal) in enumerate(proposals):
             cid = f"c{n + i}"
             files, why = self._interface(proposal)
