@@ -144,3 +144,58 @@ def test_the_compressed_history_in_the_prompt_follows_the_mode() -> None:
     assert with_summary.index('summary: {"candidate": "c1"}') < with_summary.index('summary: {"candidate": "c0"}')
     assert "SECRET TRACE" not in inline_history(view(tree, "full"), 4000)  # traces are read through the tools
     assert len(inline_history(view(tree, "full"), 60)) <= 60
+
+
+RULES_PROGRAM = """
+RULES = {rules!r}
+def build_messages(request):
+    system = request["files"]["system.md"] + "\\n" + "\\n".join(RULES)
+    return [{{"role": "system", "content": system}}, {{"role": "user", "content": request["task"]}}]
+"""
+
+
+@policy("test-mh-program")
+def program_proposer(messages: Sequence[Message], params: GenParams) -> str:
+    """Exploit: a harness program that writes every family's rule into the system message. Explore: a program that
+    does not compile (interface check) or one that raises on every task (smoke test)."""
+    text = messages[-1].content
+    if JOB not in text:
+        return arith_student(messages, params)
+    assert "harness.py" in text  # the prompt offers programs only with `programs`
+    if "exploit" in text.split(JOB, 1)[1].split("\n", 1)[0]:
+        return _final({"harness.py": RULES_PROGRAM.format(rules=list(RULES.values()))})
+    if "smoke test failed" in text:
+        return _final({"harness.py": "def build_messages(request:\n"})
+    return _final({"harness.py": "def build_messages(request):\n    raise RuntimeError('broken harness')\n"})
+
+
+@pytest.mark.parametrize("isolation", ["in-process", "process"])
+def test_harness_programs_are_checked_smoke_tested_and_run_in_the_sandbox(
+        tmp_path: Path, make_spec: Any, isolation: str) -> None:
+    spec = make_spec(methods=[{"name": "meta_harness", "params": {"programs": True, "max_iterations": 2}}],
+                     models={"s": {"backend": "scripted", "model": "test-mh-program"}},
+                     roles={"solver": "s", "proposer": "s"}, protocol={"isolation": isolation})
+    run_experiment(spec, tmp_path / "run", probe=False)
+    store = RunStore(tmp_path / "run")
+    tree = load_tree(store, store.cells()[0]["current_version"])
+    entries = summary(tree)
+    outcomes = [e["outcome"] for e in entries[1:]]
+    assert any(o.startswith("smoke test failed") for o in outcomes)
+    assert any(o.startswith("interface check failed") and "does not compile" in o for o in outcomes)
+    assert "harness.py" in tree  # the program won: the frontier's most accurate candidate
+    best = min(json.loads(tree[ROOT + "frontier.json"]), key=lambda r: (-r["accuracy"], r["context_chars"]))
+    c0 = json.loads(tree[ROOT + "candidates/c0/scores.json"])["accuracy"]
+    assert best["accuracy"] > c0
+    # the test phase ran the program: its system message holds the rules, built in the sandbox per task
+    rows = store.query("SELECT c.request_blob FROM attempts a JOIN calls c ON c.id = a.call_id "
+                       "WHERE a.phase = 'test'")
+    assert rows and all(list(RULES.values())[0] in store.get_request(r["request_blob"])[0].content for r in rows)
+    # the broken program's smoke test failed as a parse error, with no solver call for it
+    errors = [r["parse_error"] for r in store.query("SELECT parse_error FROM attempts WHERE parse_error IS NOT NULL")]
+    assert any("harness program" in e and "broken harness" in e for e in errors)
+
+
+def test_programs_are_refused_unless_enabled() -> None:
+    mh = build_method("meta_harness", {})
+    files, why = mh._interface({"files": {"harness.py": "def build_messages(r):\n    return []\n"}})
+    assert files is None and "programs are off" in why

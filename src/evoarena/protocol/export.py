@@ -12,6 +12,7 @@ from typing import Any
 
 from evoarena.api import Benchmark, Method, TaskView, UnknownName
 from evoarena.harness import HarnessWorkspace, lineage, load_tree, resolve_version
+from evoarena.harness.program import PROGRAM, is_program
 from evoarena.models import Message
 from evoarena.protocol import catalog
 from evoarena.protocol.prompt_file import SLOT, PromptTemplate, prompt_files
@@ -139,6 +140,9 @@ def prompt_template(source: ExportSource, method: Method, benchmark: Benchmark) 
     """The solver's request for any task, with `{task}` where the task's prompt goes: the request of a probe task
     whose prompt is a sentinel, built by `solver_request`. Refused when the method's context is chosen per task."""
     name = source.method_spec.name
+    if is_program(source.tree):
+        raise ExportError(f"the harness is a program ({PROGRAM}) that builds its prompt per task in the sandbox; "
+                          "export --as files instead")
     if method.context_is_per_task():
         raise ExportError(f"{name} chooses its context per task (retrieval), so no single prompt shows what the "
                           "solver sees; export --as files instead")

@@ -9,7 +9,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from evoarena.api import Attempt, Benchmark, Method, TaskView
+from evoarena.harness.program import is_program
 from evoarena.models import GenParams, Message, ModelCallError, RoleModel
+from evoarena.protocol.harness_program import HarnessProgramError, program_messages
 
 
 def solver_params(benchmark: Benchmark, tree: Mapping[str, str]) -> GenParams:
@@ -42,8 +44,13 @@ class SolverRequest:
 
 
 def solver_request(method: Method, benchmark: Benchmark, tree: Mapping[str, str], task: TaskView) -> SolverRequest:
-    """The one place the solve prompt is assembled from a harness; `solve` and `evoarena export --as prompt` use it."""
-    messages = method.build_messages(tree, benchmark.format_task(task), task)
+    """The one place the solve prompt is assembled from a harness; `solve` and `evoarena export --as prompt` use it.
+    A harness program (`harness.py`) builds it in the sandbox instead of the method (HarnessProgramError when not)."""
+    task_text = benchmark.format_task(task)
+    if is_program(tree):
+        messages: tuple[Message, ...] | list[Message] = program_messages(tree, task_text, method.context(tree, task))
+    else:
+        messages = method.build_messages(tree, task_text, task)
     return SolverRequest(tuple(messages), solver_params(benchmark, tree))
 
 
@@ -56,7 +63,10 @@ def solve(
     *,
     sample_index: int = 0,
 ) -> Attempt:
-    request = solver_request(method, benchmark, tree, task)
+    try:
+        request = solver_request(method, benchmark, tree, task)
+    except HarnessProgramError as err:  # the harness's failure on this task: no model call, scores as a parse error
+        return Attempt(task.id, "", None, f"harness program: {err}")
     messages = request.messages
     try:
         completion = solver.complete(messages, request.params, sample_index=sample_index)

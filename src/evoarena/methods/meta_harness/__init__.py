@@ -18,6 +18,7 @@ from typing import Any
 
 from evoarena.api import Method, PracticeContext, Rollout, TaskView, method
 from evoarena.harness import HarnessPathError, Manifest, check_relpath
+from evoarena.harness.program import PROGRAM, program_interface
 from evoarena.methods.jsonparse import first_json, leading_object
 from evoarena.methods.meta_harness.history import (
     FRONTIER,
@@ -42,8 +43,10 @@ EXPLORE = "explore: try a clearly different approach from the candidates so far.
 
 
 def editable(path: str) -> bool:
-    """What a candidate may write: `system.md` and notes under `memory/` (never the method's own state)."""
-    return path == "system.md" or (path.startswith("memory/") and path.endswith(".md") and not path.startswith(ROOT))
+    """What a candidate may write: `system.md`, `harness.py` (a harness program) and notes `memory/<name>.md`
+    (never the method's own state)."""
+    return path in ("system.md", PROGRAM) or (path.startswith("memory/") and path.endswith(".md")
+                                               and path.count("/") == 1)
 
 
 def harness_files(tree: Mapping[str, str]) -> dict[str, str]:
@@ -54,7 +57,7 @@ def harness_files(tree: Mapping[str, str]) -> dict[str, str]:
 class MetaHarness(Method):
     roles = ("solver", "proposer")
     defaults = {"access": "full", "candidates_per_iteration": 2, "max_tool_calls": 4, "max_iterations": 0,
-                "proposer_max_tokens": 1024, "proposer_temperature": 0.7, "inline_chars": 4000}
+                "proposer_max_tokens": 1024, "proposer_temperature": 0.7, "inline_chars": 4000, "programs": False}
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
@@ -120,7 +123,8 @@ class MetaHarness(Method):
             prompts = [render_prompt("meta_harness_propose.md", best_id=best, best_accuracy=scores["accuracy"],
                                      best_chars=scores["context_chars"], best_files=self._files(ctx, best),
                                      mode=self.params["access"], max_tool_calls=limit, role=roles[i],
-                                     inline=inline, transcript=transcripts[i]) for i in live]
+                                     inline=inline, transcript=transcripts[i],
+                                     programs=bool(self.params["programs"])) for i in live]
             replies = ctx.ask_many("proposer", prompts, reject_cut_off="proposal",
                                    max_tokens=int(self.params["proposer_max_tokens"]),
                                    temperature=float(self.params["proposer_temperature"]),
@@ -138,10 +142,10 @@ class MetaHarness(Method):
                 done[i] = (reply.text, found or {})
         return [done.get(i, ("", {})) for i in range(k)]
 
-    @staticmethod
-    def _interface(proposal: Mapping[str, Any]) -> tuple[dict[str, str] | None, str]:
-        """Meta-Harness's interface check, for a text harness: a `files` object of editable paths to texts, and a
-        system prompt that is not empty."""
+    def _interface(self, proposal: Mapping[str, Any]) -> tuple[dict[str, str] | None, str]:
+        """Meta-Harness's interface check: a `files` object of editable paths to texts, a system prompt that is not
+        empty, and a harness program (only with `programs`) that compiles and defines `build_messages` — checked
+        without running it: it runs only in the sandbox, first in the smoke test."""
         files = proposal.get("files")
         if not isinstance(files, dict) or not files:
             return None, "no `files` object in the FINAL JSON"
@@ -154,6 +158,12 @@ class MetaHarness(Method):
                 return None, f"{path!r}: only system.md and memory/<name>.md, as text, may be written"
         if "system.md" in files and not str(files["system.md"]).strip():
             return None, "an empty system.md"
+        if PROGRAM in files:
+            if not self.params["programs"]:
+                return None, f"{PROGRAM}: harness programs are off (params.programs)"
+            why = program_interface(str(files[PROGRAM]))
+            if why:
+                return None, why
         return {str(k): str(v) for k, v in files.items()}, ""
 
     # -- evaluating --------------------------------------------------------------------------------
