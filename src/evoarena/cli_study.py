@@ -18,8 +18,9 @@ def hgm_tree(
     budget: Annotated[int, typer.Option(min=1, help="Bernoulli task evaluations per search.")] = 800,
     as_json: JsonOpt = False,
 ) -> None:
-    """HGM's synthetic tree (seed 000 §6): greedy vs node-level vs clade-level Thompson sampling on trees with
-    "bad now, good descendants" branches; the picked node's true success rate, its regret, paired differences."""
+    """HGM's synthetic tree (seed 000 §6): greedy vs node-level vs clade-level Thompson sampling (and DGM's and
+    EvoTest's parent policies) on trees with "bad now, good descendants" branches; the picked node's true success
+    rate, its regret, paired differences."""
     from evoarena.studies.hgm_tree import TreeSpec, study, table
 
     spec = TreeSpec(budget=budget)

@@ -105,7 +105,7 @@ def test_the_evaluation_budget_is_kept(tmp_path: Path, make_spec: Any) -> None:
     assert got["state"]["n_evals"] == 10
 
 
-@pytest.mark.parametrize("params", [{"parent_policy": "ucb"}, {"actions_per_step": 0}])
+@pytest.mark.parametrize("params", [{"parent_policy": "mcts"}, {"actions_per_step": 0}])
 def test_bad_params_are_refused(params: dict[str, Any]) -> None:
     with pytest.raises(ValueError, match="methods.hgm.params"):
         build_method("hgm", params)
@@ -131,3 +131,10 @@ def test_every_node_is_a_version_of_the_runs_archive_with_its_results(tmp_path: 
                              [cell, version])
         union = {t: s for node in same for t, s in node["results"].items()}
         assert {r["task_id"]: r["score"] for r in graded} == union  # the archive's result matrix
+
+
+@pytest.mark.parametrize("policy", ["dgm", "ucb"])
+def test_other_lineage_policies_drive_the_same_loop(tmp_path: Path, make_spec: Any, policy: str) -> None:
+    _, got = run(tmp_path, make_spec, "test-hgm-improve", parent_policy=policy, max_task_evals=30)
+    nodes = got["state"]["nodes"]
+    assert 0 < got["state"]["n_evals"] <= 30 and len(nodes) > 1

@@ -89,5 +89,20 @@ def test_the_greedy_baseline_and_the_posterior_mean() -> None:
     assert GreedyExpandable().select(TREE, rng).id == "b" and rng.getstate() == state
     with pytest.raises(NothingToExpand):
         GreedyExpandable().select((Scored("r", (0, 0)),), rng)
-    assert sorted(PARENT_POLICIES) == ["clade", "greedy", "node"]
+    assert sorted(PARENT_POLICIES) == ["clade", "dgm", "greedy", "node", "ucb"]
     assert posterior_mean([]) == 0.5 and posterior_mean([1.0, 1.0, 0.0]) == 0.6
+
+
+def test_dgm_and_ucb_inside_hgms_loop_choose_among_expandable_nodes_scored_in_the_whole_tree() -> None:
+    from evoarena.search.clade import PARENT_POLICIES
+    from evoarena.search.ucb import ucb_scores
+
+    rng = random.Random(0)
+    # `a` (mean 0) is never expandable, so never chosen, though its UCB counts as in the whole tree
+    for name in ("dgm", "ucb"):
+        assert {PARENT_POLICIES[name].select(TREE, rng).id for _ in range(200)} <= {"r", "b", "a1", "a2"}
+    whole = dict(zip([c.id for c in TREE], ucb_scores(TREE), strict=True))  # N = 5 nodes, children in the tree
+    best = max(("r", "b", "a1", "a2"), key=lambda i: whole[i])
+    assert PARENT_POLICIES["ucb"].select(TREE, rng).id == best
+    with pytest.raises(NothingToExpand):
+        PARENT_POLICIES["dgm"].select((Scored("r", (0, 0)),), rng)

@@ -64,3 +64,15 @@ def test_a_seeded_rng_gives_the_same_parents() -> None:
 def test_empty_archive_is_refused() -> None:
     with pytest.raises(ValueError):
         DGMParent().select((), random.Random(0))
+
+
+def test_select_among_weights_by_the_whole_archive() -> None:
+
+
+    # p has two children in the archive: restricted to {p, q}, its weight still counts them
+    archive = (Scored("p", (0.9,)), Scored("q", (0.9,)), Scored("c1", (0.0,), "p"), Scored("c2", (0.0,), "p"))
+    rng = random.Random(1)
+    picks = [DGMParent().select_among(archive, archive[:2], rng).id for _ in range(3000)]
+    share = picks.count("p") / len(picks)
+    expected = dgm_weight(0.9, 2) / (dgm_weight(0.9, 2) + dgm_weight(0.9, 0))
+    assert abs(share - expected) < 0.03 and set(picks) == {"p", "q"}

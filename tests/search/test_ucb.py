@@ -63,3 +63,14 @@ def test_ties_go_to_the_earliest_and_nothing_is_drawn() -> None:
     assert EvoTestUCB().select(twins, rng).id == "p" and rng.getstate() == state
     with pytest.raises(ValueError):
         EvoTestUCB().select((), rng)
+
+
+def test_select_among_keeps_the_whole_tree_for_depth_children_and_n() -> None:
+
+
+    archive = (Scored("r", (0.5,)), Scored("x", (0.6,), "r"), Scored("y", (0.1,), "x"))
+    rng = random.Random(0)
+    assert EvoTestUCB().select_among(archive, archive[:2], rng).id == max(
+        ("r", "x"), key=lambda i: dict(zip("rxy", ucb_scores(archive), strict=True))[i])
+    with pytest.raises(ValueError, match="nothing eligible"):
+        EvoTestUCB().select_among(archive, (), rng)

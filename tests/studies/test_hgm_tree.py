@@ -39,16 +39,18 @@ def test_a_search_spends_its_budget_and_grows_the_tree_by_the_expand_rule() -> N
     assert out.nodes == 17  # 100 ** 0.6 = 15.8: 16 expansions beyond the root
     assert 0.0 < out.picked <= out.best <= 0.99
     with pytest.raises(ValueError, match="unknown arm"):
-        search("ucb", 0)
+        search("thompson", 0)
 
 
 def test_clade_thompson_beats_greedy_on_the_seeds_study() -> None:
     rows = {r.arm: r for r in study(30)}
     assert [r for r in rows] == list(ARMS)
     got = {arm: (round(r.picked_mean, 3), round(r.regret_mean, 3)) for arm, r in rows.items()}
-    assert got == {"greedy": (0.71, 0.033), "node-ts": (0.762, 0.044), "clade-ts": (0.811, 0.021)}
+    assert got == {"greedy": (0.71, 0.033), "node-ts": (0.762, 0.044), "clade-ts": (0.811, 0.021),
+                   "dgm": (0.72, 0.061), "evotest-ucb": (0.823, 0.031)}
     assert rows["clade-ts"].vs_greedy_ci[0] > 0  # the paired CI of clade-ts - greedy excludes 0
     assert rows["node-ts"].vs_greedy_ci[0] < 0 < rows["node-ts"].vs_greedy_ci[1]
+    assert rows["evotest-ucb"].vs_greedy_ci[0] > 0 and rows["dgm"].vs_greedy_ci[0] < 0
 
 
 def test_the_command_line_prints_the_study_as_json() -> None:

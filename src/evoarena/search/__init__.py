@@ -5,6 +5,7 @@ from evoarena.search.archive import Scored, archive_of, mean
 from evoarena.search.base import Gate, ParentPolicy, Verdict
 from evoarena.search.clade import (
     PARENT_POLICIES,
+    AmongExpandable,
     CladeThompson,
     GreedyExpandable,
     NodeThompson,
@@ -26,6 +27,7 @@ from evoarena.search.ucb import EvoTestUCB, exploration, ucb_scores
 
 __all__ = [
     "Admission",
+    "AmongExpandable",
     "Aggregate",
     "BestMean",
     "BoundedFrontier",

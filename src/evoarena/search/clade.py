@@ -14,9 +14,12 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from evoarena.search.archive import Scored
+from evoarena.search.dgm import DGMParent
 from evoarena.search.lineage import clade_results
+from evoarena.search.ucb import EvoTestUCB
 
 #: HGM's expansion exponent (config.yaml `optimization.alpha`).
 ALPHA = 0.6
@@ -79,9 +82,29 @@ class GreedyExpandable:
         return max(nodes, key=lambda c: c.mean)
 
 
-#: The parent policies an HGM search can run with: HGM's own and the study's two baselines.
-PARENT_POLICIES: dict[str, CladeThompson | NodeThompson | GreedyExpandable] = {
-    "clade": CladeThompson(), "node": NodeThompson(), "greedy": GreedyExpandable()}
+class _AmongAll(Protocol):
+    def select_among(self, archive: Sequence[Scored], eligible: Sequence[Scored],
+                     rng: random.Random) -> Scored: ...
+
+
+@dataclass(frozen=True)
+class AmongExpandable:
+    """Another lineage policy (DGM's parent sampling, EvoTest's UCB) run inside HGM's loop: it chooses among the
+    nodes HGM may expand, each scored as in the whole tree — so the policies differ only in the choice."""
+
+    inner: _AmongAll
+
+    def select(self, archive: Sequence[Scored], rng: random.Random) -> Scored:
+        nodes = expandable(archive)
+        if not nodes:
+            raise NothingToExpand("no node has results with a mean above 0")
+        return self.inner.select_among(archive, nodes, rng)
+
+
+#: The parent policies an HGM search can run with: HGM's own, the study's two baselines, DGM's and EvoTest's.
+PARENT_POLICIES: dict[str, CladeThompson | NodeThompson | GreedyExpandable | AmongExpandable] = {
+    "clade": CladeThompson(), "node": NodeThompson(), "greedy": GreedyExpandable(),
+    "dgm": AmongExpandable(DGMParent()), "ucb": AmongExpandable(EvoTestUCB())}
 
 
 def posterior_mean(results: Sequence[float]) -> float:

@@ -40,6 +40,11 @@ class DGMParent:
     midpoint: float = 0.5
 
     def select(self, archive: Sequence[Scored], rng: random.Random) -> Scored:
-        if not archive:
-            raise ValueError("DGMParent: empty archive")
-        return rng.choices(archive, weights=dgm_weights(archive, self.steepness, self.midpoint))[0]
+        return self.select_among(archive, archive, rng)
+
+    def select_among(self, archive: Sequence[Scored], eligible: Sequence[Scored], rng: random.Random) -> Scored:
+        """One draw among `eligible`, each weighted as in the whole `archive` (its children counted there)."""
+        if not eligible:
+            raise ValueError("DGMParent: nothing eligible")
+        weight = dict(zip((c.id for c in archive), dgm_weights(archive, self.steepness, self.midpoint), strict=True))
+        return rng.choices(eligible, weights=[weight[c.id] for c in eligible])[0]

@@ -40,7 +40,11 @@ class EvoTestUCB:
     total: int | None = None
 
     def select(self, archive: Sequence[Scored], rng: random.Random) -> Scored:
-        if not archive:
-            raise ValueError("EvoTestUCB: empty archive")
-        ucb = ucb_scores(archive, self.c, self.alpha, self.total)
-        return archive[max(range(len(archive)), key=ucb.__getitem__)]
+        return self.select_among(archive, archive, rng)
+
+    def select_among(self, archive: Sequence[Scored], eligible: Sequence[Scored], rng: random.Random) -> Scored:
+        """The member of `eligible` with the highest UCB, its depth, children and N taken in the whole `archive`."""
+        if not eligible:
+            raise ValueError("EvoTestUCB: nothing eligible")
+        ucb = dict(zip((c.id for c in archive), ucb_scores(archive, self.c, self.alpha, self.total), strict=True))
+        return max(eligible, key=lambda c: ucb[c.id])

@@ -9,8 +9,10 @@ by `penalty`) or plain (drift `drift_plain`); a child's base rate is its parent'
 clipped to [0.01, 0.99], and its own rate is the base (minus the penalty for a deceptive head). An evaluation is one
 Bernoulli draw of a node's own rate on one of its unseen tasks (`tasks` per node); expansions are free. The loop is
 HGM's, one step at a time (no pending work): expand when `n_evals ** 0.6 >= nodes - 1` (else, or when no node is
-expandable yet, evaluate); the three arms differ only in which node they expand — greedy (the best own mean),
-node-level TS, clade-level TS; what to evaluate is HGM's own-result TS for all three. After `budget` evaluations the
+expandable yet, evaluate); the arms differ only in which node they expand — greedy (the best own mean),
+node-level TS, clade-level TS, and two other lineage policies among the same expandable nodes: DGM's parent sampling
+(sigmoid(10(mean − 0.5)) / (1 + children)) and EvoTest's UCB (mean + α^depth·sqrt(ln N / (1 + children))); what
+to evaluate is HGM's own-result TS for all of them. After `budget` evaluations the
 pick is the node with the highest posterior mean (1 + s) / (2 + n) of its own results; reported: its true rate, and
 its simple regret against the best node the run created.
 """
@@ -26,8 +28,9 @@ from evoarena.report.stats import bootstrap_ci
 from evoarena.search import Scored
 from evoarena.search.clade import PARENT_POLICIES, NothingToExpand, expand_now, posterior_mean, to_evaluate
 
-ARMS = ("greedy", "node-ts", "clade-ts")
-_POLICY = {"greedy": "greedy", "node-ts": "node", "clade-ts": "clade"}  # arm -> search.PARENT_POLICIES
+ARMS = ("greedy", "node-ts", "clade-ts", "dgm", "evotest-ucb")
+# arm -> search.PARENT_POLICIES
+_POLICY = {"greedy": "greedy", "node-ts": "node", "clade-ts": "clade", "dgm": "dgm", "evotest-ucb": "ucb"}
 
 
 @dataclass(frozen=True)
@@ -148,10 +151,10 @@ def study(seeds: int = 30, spec: TreeSpec = TreeSpec()) -> list[ArmSummary]:  # 
 
 def table(rows: Sequence[ArmSummary], seeds: int, spec: TreeSpec) -> str:
     lines = [f"HGM synthetic tree: {seeds} seeds, {spec.budget} evaluations, root p {spec.p0}",
-             f"{'arm':<10}{'picked true p':>15}{'95% CI':>18}{'regret':>9}{'95% CI':>18}{'nodes':>7}"
+             f"{'arm':<12}{'picked true p':>15}{'95% CI':>18}{'regret':>9}{'95% CI':>18}{'nodes':>7}"
              f"{'vs greedy (paired)':>20}{'95% CI':>18}"]
     for r in rows:
-        lines.append(f"{r.arm:<10}{r.picked_mean:>15.3f}{f'[{r.picked_ci[0]:.3f}, {r.picked_ci[1]:.3f}]':>18}"
+        lines.append(f"{r.arm:<12}{r.picked_mean:>15.3f}{f'[{r.picked_ci[0]:.3f}, {r.picked_ci[1]:.3f}]':>18}"
                      f"{r.regret_mean:>9.3f}{f'[{r.regret_ci[0]:.3f}, {r.regret_ci[1]:.3f}]':>18}"
                      f"{r.nodes_mean:>7.1f}{r.vs_greedy:>+20.3f}"
                      f"{f'[{r.vs_greedy_ci[0]:+.3f}, {r.vs_greedy_ci[1]:+.3f}]':>18}")
