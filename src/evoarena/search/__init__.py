@@ -27,8 +27,8 @@ from evoarena.search.ucb import EvoTestUCB, exploration, ucb_scores
 
 __all__ = [
     "Admission",
-    "AmongExpandable",
     "Aggregate",
+    "AmongExpandable",
     "BestMean",
     "BoundedFrontier",
     "CladeThompson",
