@@ -241,7 +241,10 @@ def _num(value: float | None) -> str:
 def versions(run_dir: RunDirArg, cell: Annotated[str | None, typer.Option()] = None, as_json: JsonOpt = False) -> None:
     """Harness versions of every cell (or one) as a tree: each version with the scores of the attempts made with it
     (practice, rollouts, val, test), its clade's val mean where it has children, the selected version starred."""
+    from dataclasses import asdict
+
     from evoarena.report.lineage_tree import cell_tree
+    from evoarena.store.archive import result_matrix, task_scores, version_costs
     from evoarena.store.queries import version_results
 
     store = open_run(run_dir)
@@ -252,9 +255,12 @@ def versions(run_dir: RunDirArg, cell: Annotated[str | None, typer.Option()] = N
     if as_json:
         data = {}
         for c in cells:
-            results = version_results(store, c)
+            results, matrix = version_results(store, c), result_matrix(store, c)
+            costs = version_costs(matrix)
             data[c] = [{**v, "scores": {phase: {"mean": sum(xs) / len(xs), "n": len(xs)}
-                                        for phase, xs in results.get(str(v["id"]), {}).items()}}
+                                        for phase, xs in results.get(str(v["id"]), {}).items()},
+                        "tasks": task_scores(matrix, str(v["id"])),
+                        "cost": asdict(costs[str(v["id"])]) if str(v["id"]) in costs else None}
                        for v in lineage(store, c)]
         emit_json(data)
         return
