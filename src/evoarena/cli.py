@@ -264,9 +264,25 @@ def versions(run_dir: RunDirArg, cell: Annotated[str | None, typer.Option()] = N
                        for v in lineage(store, c)]
         emit_json(data)
         return
+    policies = _parent_policies(store)
     for c in cells:
         out.print(f"[bold]{c}[/]")
-        out.print(cell_tree(store, c, rows[c]["selected_version"]), markup=False, highlight=False, soft_wrap=True)
+        out.print(cell_tree(store, c, rows[c]["selected_version"], policies.get(rows[c]["condition"])),
+                  markup=False, highlight=False, soft_wrap=True)
+
+
+def _parent_policies(store: Any) -> dict[str, str]:
+    """{condition: parent_policy} of the run's conditions whose method takes one (hgm), from the stored spec."""
+    from evoarena.store import queries
+
+    row = queries.run(store)
+    spec = (row.spec if row else None) or {}
+    found = {}
+    for m in spec.get("methods", []):
+        policy = (m.get("params") or {}).get("parent_policy")
+        if isinstance(policy, str):
+            found[str(m.get("label") or m.get("name"))] = policy
+    return found
 
 
 @app.command()

@@ -5,10 +5,12 @@ rollout and val results pooled with every descendant's: HGM's clade estimate), t
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from evoarena.search import Scored
+from evoarena.search.dgm import dgm_weights
 from evoarena.search.lineage import children_of, clade_results
+from evoarena.search.ucb import ucb_scores
 from evoarena.store import RunStore
 from evoarena.store.queries import version_results
 from evoarena.store.versions import VersionRow, cell_versions
@@ -28,6 +30,7 @@ class NodeStats:
     children: int
     clade_val: tuple[float, ...]
     clade_rollouts: tuple[float, ...] = ()
+    policy: str = ""  # the parent policy's own statistic of this node (with_policy), e.g. "UCB 1.23"
 
 
 def node_stats(versions: Sequence[VersionRow], results: Mapping[str, Mapping[str, Sequence[float]]]
@@ -44,6 +47,18 @@ def node_stats(versions: Sequence[VersionRow], results: Mapping[str, Mapping[str
     val, rollouts = pools("select"), pools("rollout")
     return [NodeStats(v.id, parent, v.step, str(v.manifest.get("intent", "")), results.get(v.id, {}),
                       len(kids[v.id]), val[v.id], rollouts[v.id]) for v, parent in zip(versions, parents, strict=True)]
+
+
+def with_policy(stats: Sequence[NodeStats], policy: str | None) -> list[NodeStats]:
+    """The nodes with the statistic a lineage policy ranks them by, on their rollout results: `ucb` (EvoTest's UCB,
+    N = nodes) or `dgm` (DGM's unnormalised parent weight); other policies' statistics — own means, clade means —
+    are already shown."""
+    archive = [Scored(s.id, tuple(s.results.get("rollout", ())), s.parent) for s in stats]
+    if policy == "ucb":
+        return [replace(s, policy=f"UCB {u:.2f}") for s, u in zip(stats, ucb_scores(archive), strict=True)]
+    if policy == "dgm":
+        return [replace(s, policy=f"DGM weight {w:.2f}") for s, w in zip(stats, dgm_weights(archive), strict=True)]
+    return list(stats)
 
 
 def render(stats: Sequence[NodeStats], selected: str | None = None, width: int = 12) -> str:
@@ -72,6 +87,8 @@ def _scores(node: NodeStats) -> str:
     for label, pool in (("clade rollouts", node.clade_rollouts), ("clade val", node.clade_val)):
         if node.children and pool:
             parts.append(f"{label} {_mean(pool):.2f} (n={len(pool)})")
+    if node.policy:
+        parts.append(node.policy)
     return "; ".join(parts) or "not graded"
 
 
@@ -79,6 +96,6 @@ def _mean(xs: Sequence[float]) -> float:
     return sum(xs) / len(xs)
 
 
-def cell_tree(store: RunStore, cell: str, selected: str | None = None) -> str:
-    """The cell's tree as text."""
-    return render(node_stats(cell_versions(store, cell), version_results(store, cell)), selected)
+def cell_tree(store: RunStore, cell: str, selected: str | None = None, policy: str | None = None) -> str:
+    """The cell's tree as text, with `policy`'s statistic per node when it has one (`with_policy`)."""
+    return render(with_policy(node_stats(cell_versions(store, cell), version_results(store, cell)), policy), selected)
