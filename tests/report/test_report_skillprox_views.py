@@ -120,7 +120,7 @@ def test_page_shows_the_skillprox_tables_with_the_evidence_label(run: tuple[dict
     for table in ("summary", "forward", "iterations", "prox", "audit"):
         assert f'id="skillprox-{table}"' in page
     caption = f'<caption class="mechanism">{MECHANISM_LABEL}</caption>'
-    assert page.count(caption) == 5
+    assert page.count(caption) == 6 and 'id="changes-table"' in page  # SkillProx's five tables, the manifests' one
     assert page.count(f"({MECHANISM_LABEL})\" src=\"data:image/png;base64,") == 2  # both SkillProx plots
     assert "Running values" in page and "rejected: cell dropped on the batch" in page
     saved = json.loads((store.run_dir / "results.json").read_text(encoding="utf-8"))

@@ -1,5 +1,6 @@
 """Evolution methods, one module (or package) each; importing this package registers them all."""
 
+from evoarena.methods import change_view  # noqa: F401  (registers the "changes" report view: every method's manifests)
 from evoarena.methods.ace import Ace
 from evoarena.methods.ahe import Ahe
 from evoarena.methods.autogenesis import Autogenesis

@@ -72,6 +72,21 @@ class AttemptScore:
 
 
 @dataclass(frozen=True)
+class PracticeAttempt:
+    """A graded attempt of a practice unit (phase practice or rollout) with the harness version it is recorded under
+    and the hash of the solver prompt of its call (None when the call is unknown, e.g. a provider error)."""
+
+    id: int
+    unit_key: str
+    task_id: str
+    version_id: str
+    score: float | None
+    passed: bool | None
+    error: str | None
+    prompt_hash: str | None
+
+
+@dataclass(frozen=True)
 class TestedVersion:
     """The harness version a test attempt was graded with, and the unit it ran in."""
 
@@ -156,6 +171,23 @@ def version_results(store: RunStore, cell: str) -> dict[str, dict[str, list[floa
     return out
 
 
+def practice_attempts(store: RunStore, cell: str) -> list[PracticeAttempt]:
+    """Every practice and rollout attempt of a cell, in the order recorded, with its call's prompt hash."""
+    rows = store.query(
+        "SELECT a.id, a.unit_key, a.task_id, a.version_id, a.score, a.passed, a.error, c.prompt_hash"
+        " FROM attempts a LEFT JOIN calls c ON c.id = a.call_id"
+        " WHERE a.cell=? AND a.phase IN ('practice', 'rollout') ORDER BY a.id",
+        [cell],
+    )
+    return [
+        PracticeAttempt(id=int(r["id"]), unit_key=r["unit_key"], task_id=r["task_id"], version_id=r["version_id"],
+                        score=None if r["score"] is None else float(r["score"]),
+                        passed=None if r["passed"] is None else bool(r["passed"]), error=r["error"],
+                        prompt_hash=r["prompt_hash"])
+        for r in rows
+    ]
+
+
 def tested_versions(store: RunStore) -> list[TestedVersion]:
     """Every test attempt's cell, unit key and graded version, in the order they were recorded."""
     rows = store.query("SELECT cell, unit_key, version_id FROM attempts WHERE phase='test' ORDER BY id")
@@ -189,6 +221,11 @@ def units(
     rows = store.query(f"SELECT cell, key, result FROM units{where} ORDER BY cell, {by}",
                        [key_like] if key_like is not None else [])
     return [UnitRow(cell=r["cell"], key=r["key"], result=json.loads(r["result"])) for r in rows]
+
+
+def unit_keys(store: RunStore, cell: str) -> list[str]:
+    """A cell's finished unit keys in the order they were written."""
+    return [str(r["key"]) for r in store.query("SELECT key FROM units WHERE cell=? ORDER BY rowid", [cell])]
 
 
 def events(store: RunStore, kinds: Sequence[str]) -> list[EventRow]:

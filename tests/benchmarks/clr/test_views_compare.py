@@ -203,7 +203,8 @@ def test_state_content_and_the_page(run: tuple[dict[str, Any], RunStore]) -> Non
                   "clr-tf-grpo"):
         assert f'<table id="{table}">' in page
     assert "states with the full class name" in page
-    assert page.count('<caption class="mechanism">evidence: mechanism') == 7  # every CLR table
+    assert page.count('<caption class="mechanism">evidence: mechanism') == 8  # every CLR table, the manifests' one
+    assert '<table id="changes-table">' in page
     assert page.count("data:image/png;base64,") == 3  # layers, scatter, tokens
     assert page.count('<figure class="chart"><svg ') == 1  # the accuracy chart
 
