@@ -19,7 +19,7 @@ FLOORS: dict[str, int] = {
     "cli_export": 58, "evolve": 58, "cli_probe": 58, "cli_study": 58,
     "protocol": 50,
     "scripted": 40,
-    "methods": 30, "benchmarks": 30, "studies": 30,
+    "methods": 30, "benchmarks": 30, "studies": 30, "envs": 30,
     "retrieval": 25,
     "api": 20,
     "report": 12,
