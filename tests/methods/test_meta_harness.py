@@ -207,3 +207,11 @@ def test_the_tool_limit_holds_in_functions_mode(tmp_path: Path, make_spec: Any) 
 def test_an_unknown_tool_protocol_is_refused() -> None:
     with pytest.raises(ValueError, match="methods.meta_harness.params.tool_protocol"):
         build_method("meta_harness", {"tool_protocol": "json"})
+
+
+def test_functions_mode_needs_a_proposer_that_takes_tools(tmp_path: Path, make_spec: Any) -> None:
+    """`test-mh` is not marked `calls_tools`: `auto` gives it the text protocol (the tests above), `functions` is
+    refused with the reason before any proposer call."""
+    with pytest.raises(ValueError, match="tool_protocol: functions, but the proposer's model does not offer"):
+        run(tmp_path, make_spec, tool_protocol="functions")
+    assert RunStore(tmp_path / "run").query("SELECT id FROM calls WHERE role='proposer'") == []

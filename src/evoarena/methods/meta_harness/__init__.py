@@ -156,8 +156,11 @@ class MetaHarness(Method):
     def _functions(self, ctx: PracticeContext) -> bool:
         """Whether the proposer calls its tools through function calling: `tool_protocol: functions`, or `auto` with
         a proposer model that offers it."""
-        wanted = str(self.params["tool_protocol"])
-        return wanted == "functions" or (wanted == "auto" and ctx.model("proposer").function_calling)
+        wanted, offered = str(self.params["tool_protocol"]), ctx.model("proposer").function_calling
+        if wanted == "functions" and not offered:
+            raise ValueError("methods.meta_harness.params.tool_protocol: functions, but the proposer's model does not "
+                             "offer function calling (an openai model says so in its spec: function_calling: true)")
+        return wanted == "functions" or (wanted == "auto" and offered)
 
     @staticmethod
     def _interface(proposal: Mapping[str, Any]) -> tuple[dict[str, str] | None, str]:
