@@ -105,9 +105,23 @@ def _free_port() -> int:
 def llama_server(embedded_backend: EmbeddedBackend, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     """`evoarena serve embedded-small` (llama.cpp's OpenAI-compatible server) on 127.0.0.1; yield (base_url, served
     model); at the end stop it as Ctrl-C does and check that it exits cleanly."""
+    served = _serve([], tmp_path_factory.mktemp("llama_server") / "server.log")
+    base_url, model_name, _ = next(served)
+    yield base_url, model_name
+    next(served, None)  # stop it
+
+
+@pytest.fixture(scope="session")
+def llama_function_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str, Path]]:
+    """`evoarena serve embedded-small --function-calling` (llama-cpp-python's chatml-function-calling chat format),
+    as `llama_server`; yield (base_url, served model, the path of what it printed)."""
+    yield from _serve(["--function-calling"], tmp_path_factory.mktemp("llama_function_server") / "server.log")
+
+
+def _serve(extra: list[str], log_path: Path) -> Iterator[tuple[str, str, Path]]:
     port = _free_port()
-    log_path = tmp_path_factory.mktemp("llama_server") / "server.log"
-    cmd = [sys.executable, "-m", "evoarena.cli", "serve", "embedded-small", "--port", str(port), "--n-ctx", "8192"]
+    cmd = [sys.executable, "-m", "evoarena.cli", "serve", "embedded-small", "--port", str(port), "--n-ctx", "8192",
+           *extra]
     env = {**os.environ, MODELS_DIR_ENV: str(MODELS_DIR), "COLUMNS": "200"}
     with log_path.open("wb") as log:
         proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
@@ -129,7 +143,7 @@ def llama_server(embedded_backend: EmbeddedBackend, tmp_path_factory: pytest.Tem
             if time.monotonic() > deadline:
                 pytest.fail(f"evoarena serve did not print its base_url:\n{_tail(log_path)}")
             time.sleep(0.2)
-        yield base_url, model_name
+        yield base_url, model_name, log_path
     finally:
         if proc.poll() is None:
             proc.send_signal(signal.SIGINT)  # what Ctrl-C sends

@@ -1,6 +1,7 @@
 """`evoarena serve [MODEL]`: llama.cpp's OpenAI-compatible server on 127.0.0.1 for an embedded model, so the same
 weights serve evoarena's `openai` backend and other tools (DSPy, GEPA) side by side. Runs in the foreground until
-Ctrl-C, then stops the server and exits cleanly."""
+Ctrl-C, then stops the server and exits cleanly. With `--function-calling` the server offers OpenAI function calling
+(llama-cpp-python's `chatml-function-calling` chat format), and the spec snippet says so."""
 
 from __future__ import annotations
 
@@ -43,9 +44,16 @@ def resolve_model(model: str) -> tuple[Path, str, bool]:
     return path, path.stem, templated
 
 
-def server_command(path: Path, name: str, port: int, n_ctx: int, templated: bool) -> list[str]:
+FUNCTION_CALLING_FORMAT = "chatml-function-calling"
+
+
+def server_command(path: Path, name: str, port: int, n_ctx: int, templated: bool,
+                   function_calling: bool = False) -> list[str]:
     """`python -m llama_cpp.server` on 127.0.0.1 for one model, under `name`; an instruct GGUF's own chat template
-    is the chat format (`chat_template.default`, as llama-cpp-python names the template it reads from the file)."""
+    is the chat format (`chat_template.default`, as llama-cpp-python names the template it reads from the file), or
+    with `function_calling` llama-cpp-python's `chatml-function-calling` (ChatML, which the shipped Qwen models
+    speak: tools offered in the system message, a grammar that makes a called function's arguments JSON of its
+    schema)."""
     from evoarena.models.embedded import n_threads
 
     cmd = [
@@ -56,16 +64,22 @@ def server_command(path: Path, name: str, port: int, n_ctx: int, templated: bool
         "--n_threads", str(n_threads()), "--n_threads_batch", str(os.cpu_count() or 1),
         "--verbose", "false",  # llama.cpp's load log; uvicorn still logs each request
     ]  # fmt: skip
-    if templated:
+    if function_calling:
+        cmd += ["--chat_format", FUNCTION_CALLING_FORMAT]
+    elif templated:
         cmd += ["--chat_format", "chat_template.default"]
     return cmd
 
 
-def spec_snippet(base_url: str, name: str) -> str:
-    """What to paste: a `models:` entry for a spec, and the LiteLLM-style names DSPy and GEPA take."""
+def spec_snippet(base_url: str, name: str, function_calling: bool = False) -> str:
+    """What to paste: a `models:` entry for a spec, and the LiteLLM-style names DSPy and GEPA take. A server with
+    function calling gets `function_calling: true` and `tool_results: user` (its chat template drops `role: tool`
+    messages, so tool results go as user messages)."""
+    tools = ", function_calling: true, tool_results: user" if function_calling else ""
     return (
         "models:\n"
-        f'  served: {{backend: openai, base_url: "{base_url}", model: "{name}", concurrency: 1, timeout_s: 600}}\n'
+        f'  served: {{backend: openai, base_url: "{base_url}", model: "{name}", concurrency: 1, timeout_s: 600'
+        f"{tools}}}\n"
         f'DSPy:  dspy.LM("openai/{name}", api_base="{base_url}", api_key="EMPTY")\n'
         f'GEPA:  task_lm / reflection_lm = "openai/{name}" with OPENAI_API_BASE={base_url} OPENAI_API_KEY=EMPTY'
     )
@@ -94,6 +108,9 @@ def serve(
                                               ".gguf path.")] = "embedded",
     port: Annotated[int, typer.Option(help="Port on 127.0.0.1.")] = DEFAULT_PORT,
     n_ctx: Annotated[int, typer.Option("--n-ctx", help="Context window (tokens).")] = 8192,
+    function_calling: Annotated[bool, typer.Option(
+        "--function-calling", help="Offer OpenAI function calling (llama-cpp-python's chatml-function-calling chat "
+                                   "format, for ChatML models such as the shipped Qwen ones).")] = False,
 ) -> None:
     """Serve an embedded model with llama.cpp's OpenAI-compatible server on 127.0.0.1 (foreground; Ctrl-C stops)."""
     try:
@@ -107,8 +124,10 @@ def serve(
         fail(str(e))
         return
     base_url = f"http://127.0.0.1:{port}/v1"
-    cmd = server_command(path, name, port, n_ctx, templated)
+    cmd = server_command(path, name, port, n_ctx, templated, function_calling)
     fmt = "its GGUF chat template" if templated else "no chat template (a base model: prefer /v1/completions)"
+    if function_calling:
+        fmt = f"the {FUNCTION_CALLING_FORMAT} chat format (function calling)"
     err.print(f"starting llama_cpp.server for {name} ({path}), {fmt} …")
     proc = subprocess.Popen(cmd)
     # Ctrl-C (also `kill -INT` of a background job, whose SIGINT a shell ignores) and `kill PID` stop it cleanly.
@@ -123,7 +142,7 @@ def serve(
                 fail(f"llama_cpp.server did not answer {base_url}/models in {READY_TIMEOUT_S:.0f} s")
             time.sleep(0.3)
         out.print(f"serving {name} at {base_url}", soft_wrap=True, highlight=False)
-        out.print(spec_snippet(base_url, name), soft_wrap=True, highlight=False, markup=False)
+        out.print(spec_snippet(base_url, name, function_calling), soft_wrap=True, highlight=False, markup=False)
         out.print("Ctrl-C stops it.", highlight=False)
         sys.stdout.flush()
         proc.wait()

@@ -12,7 +12,15 @@ from rich.table import Table
 from rich.text import Text
 
 from evoarena.cli_common import JsonOpt, RunDirArg, emit_json, err, fail, open_run, out
-from evoarena.store import CallRow, Conversation, RunStore, attempt_call_id, conversation_of, find_calls
+from evoarena.store import (
+    CallRow,
+    Conversation,
+    RunStore,
+    TextMessage,
+    attempt_call_id,
+    conversation_of,
+    find_calls,
+)
 
 CellOpt = Annotated[
     str | None, typer.Option("--cell", help="A cell name; when no call has that cell, every cell starting with it.")
@@ -59,6 +67,15 @@ def _header(c: CallRow) -> str:
     )
 
 
+def _calls(calls: list[dict[str, str]] | None) -> str:
+    """The tool calls a message or response carries, one line each (function calling)."""
+    return "".join(f"\n[tool call {c.get('id')}] {c.get('name')} {c.get('arguments')}" for c in calls or [])
+
+
+def _role(m: TextMessage) -> str:
+    return m.role if m.tool_call_id is None else f"{m.role} (result of {m.tool_call_id})"
+
+
 def _print_plain(conv: Conversation) -> None:
     w = sys.stdout.write
     w(f"=== {_header(conv.call)}\n")
@@ -66,9 +83,10 @@ def _print_plain(conv: Conversation) -> None:
         w(NOT_KEPT + "\n\n")
         return
     for m in conv.messages:
-        w(f"--- {m.role}\n{m.content}\n")
+        w(f"--- {_role(m)}\n{m.content}{_calls(m.tool_calls)}\n")
     if conv.response is not None:
-        w(f"--- response (finish: {conv.response.finish_reason})\n{conv.response.text}\n")
+        w(f"--- response (finish: {conv.response.finish_reason})\n{conv.response.text}"
+          f"{_calls(conv.response.tool_calls)}\n")
     else:
         w(f"--- no response: {conv.call.error or 'none kept'}\n")
     w("\n")
@@ -80,10 +98,12 @@ def _print_rich(conv: Conversation) -> None:
         out.print(Text(NOT_KEPT, style="yellow"))
         return
     for m in conv.messages:
-        out.print(Panel(Text(m.content), title=f"[bold]{escape(m.role)}[/]", title_align="left", border_style="blue"))
+        out.print(Panel(Text(m.content + _calls(m.tool_calls)), title=f"[bold]{escape(_role(m))}[/]",
+                        title_align="left", border_style="blue"))
     if conv.response is not None:
         title = f"[bold]response[/] · finish: {escape(str(conv.response.finish_reason))}"
-        out.print(Panel(Text(conv.response.text), title=title, title_align="left", border_style="green"))
+        body = conv.response.text + _calls(conv.response.tool_calls)
+        out.print(Panel(Text(body), title=title, title_align="left", border_style="green"))
     else:
         out.print(
             Panel(

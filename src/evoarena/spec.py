@@ -51,14 +51,33 @@ class ModelSpec(_Strict):
     concurrency: int = 4  # per endpoint
     n_ctx: int = 2048  # embedded only
     price: Price = Price()
+    # openai only: the server offers function calling (tools), so methods that use tools may call them natively
+    # (`evoarena serve --function-calling` prints such a spec); otherwise they use a plain-text tool protocol
+    function_calling: bool = False
+    # how tool results are sent: "tool" (the API's `role: tool` message) or "user" (a user message naming the call,
+    # for a server whose chat template drops tool messages: llama-cpp-python's chatml-function-calling)
+    tool_results: Literal["tool", "user"] = "tool"
 
     @model_validator(mode="after")
     def _check(self) -> ModelSpec:
         if self.backend == "openai" and not self.base_url:
             raise ValueError("openai backend needs base_url")
+        if self.function_calling and self.backend != "openai":
+            raise ValueError(f"function_calling: only an openai model's server can offer it, not {self.backend}")
+        if self.tool_results != "tool" and not self.function_calling:
+            raise ValueError("tool_results: only for a model with function_calling: true")
         if self.backend == "scripted" and not self.model:
             raise ValueError("scripted backend needs model (the policy name)")
         return self
+
+    def dumped(self) -> dict[str, Any]:
+        """Its JSON form without the function-calling fields at their defaults (so a spec hashes, and a model is
+        exported, as before they existed)."""
+        data = self.model_dump(mode="json")
+        for key in ("function_calling", "tool_results"):
+            if data[key] == ModelSpec.model_fields[key].default:
+                del data[key]
+        return data
 
 
 class Budget(_Strict):
@@ -188,6 +207,7 @@ class ExperimentSpec(_Strict):
         for key in ("isolation", "method_cpu_s"):  # at their defaults they leave earlier runs' hashes as they were
             if data["protocol"][key] == ProtocolSpec.model_fields[key].default:
                 del data["protocol"][key]
+        data["models"] = {name: m.dumped() for name, m in self.models.items()}
         del data["protocol"]["concurrency"]  # how fast, not what: the results do not depend on it
         del data["executor"]  # where, not what
         blob = json.dumps(data, sort_keys=True).encode()

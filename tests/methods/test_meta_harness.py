@@ -19,7 +19,7 @@ from evoarena.models import GenParams, Message
 from evoarena.protocol.catalog import build_method
 from evoarena.protocol.runner import run_experiment
 from evoarena.scripted.arith import RULES, arith_student
-from evoarena.store import RunStore
+from evoarena.store import RunStore, conversation
 
 JOB = "Your job for this candidate:"
 
@@ -199,3 +199,72 @@ def test_programs_are_refused_unless_enabled() -> None:
     mh = build_method("meta_harness", {})
     files, why = mh._interface({"files": {"harness.py": "def build_messages(r):\n    return []\n"}})
     assert files is None and "programs are off" in why
+# --- tool_protocol: functions (the proposer calls its tools through function calling) ---------------------------
+
+
+def run_functions(tmp_path: Path, make_spec: Any, **params: Any) -> tuple[RunStore, dict[str, str]]:
+    spec = make_spec(methods=[{"name": "meta_harness", "params": {"max_iterations": 1, **params}}],
+                     models={"s": {"backend": "scripted", "model": "arith-tool-proposer"}},
+                     roles={"solver": "s", "proposer": "s"})
+    run_experiment(spec, tmp_path / "run", probe=False)
+    store = RunStore(tmp_path / "run")
+    return store, load_tree(store, store.cells()[0]["current_version"])
+
+
+@pytest.mark.parametrize("protocol", ["functions", "auto"])  # auto: the policy takes tools, so functions
+def test_in_functions_mode_the_proposer_calls_tools_and_their_outputs_come_back(
+        tmp_path: Path, make_spec: Any, protocol: str) -> None:
+    store, tree = run_functions(tmp_path, make_spec, tool_protocol=protocol)
+    rows = store.query("SELECT id, params FROM calls WHERE role='proposer' ORDER BY id")
+    convs = [conversation(store, r["id"]) for r in rows]
+    sent = [json.loads(r["params"]) for r in rows]
+    assert all([t["name"] for t in p["tools"]] == ["ls", "read", "grep"] for p in sent)
+    # two slots, advanced together: their tool calls, their replies without one (done reading), the final turn
+    assert [p["tool_choice"] for p in sent] == ["auto", "auto", "auto", "auto", "none", "none"]
+    calls = [c for conv in convs if conv and conv.response and conv.response.tool_calls
+             for c in conv.response.tool_calls]
+    assert {"id": "call_read", "name": "read", "arguments": '{"path": "summary.jsonl"}'} in calls
+    final = next(c for c in convs if c and c.call.params["tool_choice"] == "none" and c.messages
+                 and any(m.tool_call_id == "call_read" for m in c.messages))
+    assert final.messages is not None
+    assistant = next(m for m in final.messages if m.tool_calls)
+    assert [c["name"] for c in assistant.tool_calls or []] == ["ls", "read"]
+    read = next(m for m in final.messages if m.tool_call_id == "call_read")
+    assert read.role == "tool" and '"candidate": "c0"' in read.content  # the summary from the history view
+    listed = next(m for m in final.messages if m.tool_call_id == "call_ls")
+    assert "candidates/c0/scores.json" in listed.content
+    assert "TOOL:" not in final.messages[0].content  # the functions prompt does not describe the text protocol
+    entries = summary(tree)
+    evaluated = [e for e in entries if e["iteration"] == 1 and e["outcome"] == "evaluated"]
+    assert evaluated and "shows 1 candidate(s)" in evaluated[0]["hypothesis"]
+    assert tree.get("memory/rules.md") == "\n".join(RULES.values())  # the candidate was evaluated and adopted
+    rejected = [json.loads(r["payload"]) for r in store.query(
+        "SELECT payload FROM events WHERE kind='rejected_output'")]
+    assert [r["what"] for r in rejected] == ["tool call"] and "not a JSON object" in rejected[0]["reason"]
+    explore = next(c for c in convs if c and c.messages and any(m.tool_call_id == "call_bad" for m in c.messages))
+    assert explore.messages is not None
+    bad = next(m for m in explore.messages if m.tool_call_id == "call_bad")
+    assert bad.content.startswith("(error: read: arguments are not a JSON object")  # answered, never run
+
+
+def test_the_tool_limit_holds_in_functions_mode(tmp_path: Path, make_spec: Any) -> None:
+    store, _ = run_functions(tmp_path, make_spec, max_tool_calls=1, candidates_per_iteration=1)
+    (conv,) = [c for r in store.query("SELECT id FROM calls WHERE role='proposer' ORDER BY id DESC LIMIT 1")
+               if (c := conversation(store, r["id"])) is not None]
+    assert conv.messages is not None
+    outputs = {m.tool_call_id: m.content for m in conv.messages if m.role == "tool"}
+    assert outputs["call_read"] == "(not run: the limit of 1 tool calls is reached)"
+    assert "candidates/c0" in outputs["call_ls"]
+
+
+def test_an_unknown_tool_protocol_is_refused() -> None:
+    with pytest.raises(ValueError, match="methods.meta_harness.params.tool_protocol"):
+        build_method("meta_harness", {"tool_protocol": "json"})
+
+
+def test_functions_mode_needs_a_proposer_that_takes_tools(tmp_path: Path, make_spec: Any) -> None:
+    """`test-mh` is not marked `calls_tools`: `auto` gives it the text protocol (the tests above), `functions` is
+    refused with the reason before any proposer call."""
+    with pytest.raises(ValueError, match="tool_protocol: functions, but the proposer's model does not offer"):
+        run(tmp_path, make_spec, tool_protocol="functions")
+    assert RunStore(tmp_path / "run").query("SELECT id FROM calls WHERE role='proposer'") == []

@@ -22,6 +22,7 @@ from faulty_endpoint import loopback
 
 from evoarena.models.base import Backend, GenParams, Message, ProviderError, TokenLogprob, Usage
 from evoarena.models.openai_backend import OpenAIBackend
+from evoarena.models.tooling import Tool, ToolCall
 from evoarena.spec import ModelSpec
 
 KEY_ENV = "EVOARENA_TEST_STUB_KEY"
@@ -117,8 +118,8 @@ def key_env(monkeypatch: pytest.MonkeyPatch) -> str:
     return KEY_ENV
 
 
-def _backend(url: str, *, key_env: str | None = None, timeout_s: float = 10.0) -> OpenAIBackend:
-    fields = {"model": "stub-model", "base_url": url, "api_key_env": key_env, "timeout_s": timeout_s}
+def _backend(url: str, *, key_env: str | None = None, timeout_s: float = 10.0, **more: Any) -> OpenAIBackend:
+    fields = {"model": "stub-model", "base_url": url, "api_key_env": key_env, "timeout_s": timeout_s, **more}
     spec = ModelSpec.model_validate({"backend": "openai", **fields})
     return OpenAIBackend(spec)
 
@@ -179,11 +180,17 @@ def test_success_with_usage_and_logprobs(stub: Stub) -> None:
 
 def test_optional_fields_omitted(stub: Stub) -> None:
     out = _backend(stub.url).complete(MSGS, GenParams())
-    assert out.logprobs is None
+    assert out.logprobs is None and out.tool_calls == ()
     sent = stub.requests[0]["json"]
     for absent in ("stop", "seed", "logprobs"):
         assert absent not in sent
     assert sent["temperature"] == 0.0
+    # without tools the request is what it was before function calling existed, even where the server offers it
+    _backend(stub.url, function_calling=True).complete(MSGS, GenParams())
+    for req in stub.requests:
+        assert req["json"] == {"model": "stub-model", "messages": [{"role": "system", "content": "You are terse."},
+                                                                   {"role": "user", "content": "Say hi."}],
+                               "temperature": 0.0, "max_tokens": 256}
 
 
 def test_logprobs_requested_but_not_offered(stub: Stub) -> None:
@@ -277,3 +284,67 @@ def test_connection_refused_is_retryable() -> None:
         _backend(f"http://127.0.0.1:{port}/v1", timeout_s=5).complete(MSGS, GenParams())
     assert ei.value.retryable is True
     assert ei.value.status is None
+
+
+# --- function calling ------------------------------------------------------------------------------------------
+
+READ = Tool("read", "Read a file.",
+            {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]})
+LS = Tool("ls", "List files.", {"type": "object", "properties": {}})
+
+
+def _tool_call_body(*calls: tuple[str, str, str]) -> dict[str, Any]:
+    body = _ok_body()
+    body["choices"][0]["finish_reason"] = "tool_calls"
+    body["choices"][0]["message"] = {"role": "assistant", "content": None, "tool_calls": [
+        {"id": i, "type": "function", "function": {"name": n, "arguments": a}} for i, n, a in calls]}
+    return body
+
+
+@pytest.mark.parametrize(("choice", "sent_choice"), [
+    (None, None), ("auto", "auto"), ("none", "none"), ("read", {"type": "function", "function": {"name": "read"}}),
+])
+def test_tools_and_tool_choice_are_sent(stub: Stub, choice: str | None, sent_choice: Any) -> None:
+    _backend(stub.url, function_calling=True).complete(MSGS, GenParams(tools=(READ, LS), tool_choice=choice))
+    sent = stub.requests[0]["json"]
+    assert sent["tools"] == [
+        {"type": "function", "function": {"name": "read", "description": "Read a file.",
+                                          "parameters": READ.parameters}},
+        {"type": "function", "function": {"name": "ls", "description": "List files.", "parameters": LS.parameters}}]
+    assert sent.get("tool_choice") == sent_choice
+
+
+def test_tool_calls_are_read_and_malformed_arguments_kept_as_they_are(stub: Stub) -> None:
+    stub.reply = Reply(body=_tool_call_body(("call_1", "read", '{"path": "a.md"}'), ("call_2", "ls", '{"dir": ')))
+    out = _backend(stub.url, function_calling=True).complete(MSGS, GenParams(tools=(READ, LS), tool_choice="auto"))
+    assert out.text == "" and out.finish_reason == "tool_calls"
+    assert out.tool_calls == (ToolCall("call_1", "read", '{"path": "a.md"}'), ToolCall("call_2", "ls", '{"dir": '))
+    assert out.tool_calls[0].parsed() == {"path": "a.md"}
+    with pytest.raises(ValueError):
+        out.tool_calls[1].parsed()
+
+
+CALL = ToolCall("call_1", "read", '{"path": "a.md"}')
+CHAT = [*MSGS, Message("assistant", "", tool_calls=(CALL,)), Message("tool", "alpha", tool_call_id="call_1")]
+
+
+def test_tool_calls_and_results_are_sent_in_the_apis_shape(stub: Stub) -> None:
+    _backend(stub.url, function_calling=True).complete(CHAT, GenParams(tools=(READ,), tool_choice="none"))
+    assert stub.requests[0]["json"]["messages"][2:] == [
+        {"role": "assistant", "content": "", "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": "read", "arguments": '{"path": "a.md"}'}}]},
+        {"role": "tool", "content": "alpha", "tool_call_id": "call_1"}]
+
+
+def test_tool_results_as_user_messages_name_their_call(stub: Stub) -> None:
+    b = _backend(stub.url, function_calling=True, tool_results="user")
+    b.complete(CHAT, GenParams(tools=(READ,), tool_choice="none"))
+    sent = stub.requests[0]["json"]["messages"]
+    assert sent[2]["tool_calls"][0]["id"] == "call_1"  # the call itself is sent as the API has it
+    assert sent[3] == {"role": "user", "content": 'Result of the tool call read {"path": "a.md"}:\nalpha'}
+
+
+def test_tools_are_refused_where_the_spec_does_not_say_the_server_offers_them(stub: Stub) -> None:
+    with pytest.raises(ValueError, match="does not offer function calling"):
+        _backend(stub.url).complete(MSGS, GenParams(tools=(READ,)))
+    assert stub.requests == []

@@ -78,3 +78,17 @@ def test_a_seed_lets_a_cell_resume_elsewhere(tmp_path: Path) -> None:
     assert worker.unit_result("other", "init") is None  # only the cell's own rows
     assert load_tree(worker, vid) == {"a.md": "1"}
     assert worker.cells()[0]["status"] == "running"
+
+
+def test_a_conversation_with_tool_calls_lands_whole(tmp_path: Path) -> None:
+    """A request whose messages carry tool calls and results (function calling) travels with every message text."""
+    worker, driver = RunStore(tmp_path / "w"), RunStore(tmp_path / "d")
+    call = {"id": "c1", "name": "read", "arguments": '{"path": "a"}'}
+    request = [["user", "read a"], ["assistant", "", {"tool_calls": [call]}], ["tool", "alpha", {"tool_call_id": "c1"}]]
+    sent = worker.record_call(request=request, response=TextResponse("done", tool_calls=[call]), unit="u", **ROW)
+    absorb(driver, call_rows(worker, [sent]), CallIds())
+    (row,) = driver.query("SELECT request_blob, response_blob FROM calls")
+    messages = driver.get_request(row["request_blob"])
+    assert [(m.role, m.content, m.tool_call_id) for m in messages] == [
+        ("user", "read a", None), ("assistant", "", None), ("tool", "alpha", "c1")]
+    assert messages[1].tool_calls == [call] and driver.get_response(row["response_blob"]).tool_calls == [call]

@@ -10,16 +10,18 @@ from typing import Any, Protocol
 from evoarena.api.attempt import Attempt
 from evoarena.api.task import Feedback, TaskView
 from evoarena.harness import HarnessWorkspace
-from evoarena.models import Completion, GenParams, Message
+from evoarena.models import Completion, GenParams, Message, Tool, ToolCall
 
 
 @dataclass(frozen=True)
 class Reply:
-    """A role's answer to `ctx.ask`: its text and why it stopped (`length`: cut off at max_tokens)."""
+    """A role's answer to `ctx.ask`: its text and why it stopped (`length`: cut off at max_tokens); for
+    `ctx.chat_many` with tools, also the tool calls it made (their arguments as the model wrote them)."""
 
     text: str
     finish_reason: str | None = None
     call_id: int | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
 
     @property
     def cut_off(self) -> bool:
@@ -47,6 +49,12 @@ class RoleHandle(Protocol):
 
     @property
     def default_params(self) -> GenParams: ...
+
+    @property
+    def function_calling(self) -> bool:
+        """Whether the model takes tools (`GenParams.tools`, `ctx.chat_many(tools=...)`): an openai model whose spec
+        says its server offers function calling, or a scripted policy that calls tools."""
+        ...
 
     def complete(self, messages: Sequence[Message], params: GenParams | None = None, *,
                  sample_index: int = 0) -> Completion:
@@ -121,6 +129,26 @@ class PracticeContext(Protocol):
         reject_cut_off: str | None = None,
     ) -> list[Reply | None]:
         """Independent `ask`s in `role`, run concurrently; replies in prompt order, each as `ask` would return it."""
+        ...
+
+    def chat_many(
+        self,
+        role: str,
+        conversations: Sequence[Sequence[Message]],
+        *,
+        tools: Sequence[Tool] = (),
+        tool_choice: str | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        sample_indices: Sequence[int] | None = None,
+        note: bool = True,
+        reject_cut_off: str | None = None,
+    ) -> list[Reply | None]:
+        """Independent multi-message calls in `role`, run concurrently, as `ask_many` (the update note in front of
+        each conversation's first user message unless `note=False`): a conversation may hold an assistant's tool
+        calls and `tool` messages answering them, and `tools` (with `tool_choice`) are offered to a model that takes
+        them (`model(role).function_calling`; a call with tools to one that does not is refused with a clear
+        error). Replies in order, with the tool calls the model made."""
         ...
 
     def feedback(self, task: TaskView, attempt: Attempt) -> Feedback:

@@ -2,32 +2,84 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol, runtime_checkable
+
+from evoarena.models.tooling import Tool, ToolCall, tool_calls_from_json, tools_from_json
 
 
 @dataclass(frozen=True)
 class Message:
-    """One chat message."""
+    """One chat message. An assistant message may carry the tool calls it made (`tool_calls`); a `tool` message is
+    the result of one of them (`tool_call_id`)."""
 
-    role: str  # "system" | "user" | "assistant"
+    role: str  # "system" | "user" | "assistant" | "tool"
     content: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+
+    def to_wire(self) -> list[Any]:
+        """Its JSON form: `[role, content]`, with a third element only when it carries tool calls or answers one (so
+        a conversation without tools hashes, caches and is ledgered exactly as before tools existed)."""
+        extra: dict[str, Any] = {}
+        if self.tool_calls:
+            extra["tool_calls"] = [c.as_dict() for c in self.tool_calls]
+        if self.tool_call_id is not None:
+            extra["tool_call_id"] = self.tool_call_id
+        return [self.role, self.content, extra] if extra else [self.role, self.content]
+
+    @classmethod
+    def from_wire(cls, value: Any) -> Message:
+        """The message of `to_wire`'s form, checked (it may come from a method's process)."""
+        if not isinstance(value, list | tuple) or len(value) not in (2, 3):
+            raise TypeError("a message is [role, content] or [role, content, {tool_calls, tool_call_id}]")
+        role, content = value[0], value[1]
+        extra = value[2] if len(value) == 3 else {}
+        if not isinstance(role, str) or not isinstance(content, str) or not isinstance(extra, Mapping):
+            raise TypeError("a message's role and content are strings, its extra a mapping")
+        call_id = extra.get("tool_call_id")
+        if call_id is not None and not isinstance(call_id, str):
+            raise TypeError("a message's tool_call_id is a string")
+        return cls(role, content, tool_calls_from_json(extra.get("tool_calls") or []), call_id)
 
 
 @dataclass(frozen=True)
 class GenParams:
-    """Generation parameters; part of the cache key, so keep them plain values."""
+    """Generation parameters; part of the cache key, so keep them plain values. `tools` (function calling) and
+    `tool_choice` (None: the server's default; "auto", "none", "required", or the name of a tool to force) join the
+    key only when tools are given."""
 
     temperature: float = 0.0
     max_tokens: int = 256
     stop: tuple[str, ...] = ()
     seed: int | None = None
     logprobs: bool = False
+    tools: tuple[Tool, ...] = ()
+    tool_choice: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.tool_choice is not None and not self.tools:
+            raise ValueError("tool_choice without tools")
+        names = [t.name for t in self.tools]
+        if len(set(names)) != len(names):
+            raise ValueError(f"two tools share a name: {names}")
+        if self.tool_choice not in (None, "auto", "none", "required", *names):
+            raise ValueError(f"tool_choice {self.tool_choice!r} is neither auto, none, required nor a tool's name")
 
     def as_dict(self) -> dict[str, Any]:
-        return {"temperature": self.temperature, "max_tokens": self.max_tokens, "stop": list(self.stop),
-                "seed": self.seed, "logprobs": self.logprobs}
+        d: dict[str, Any] = {"temperature": self.temperature, "max_tokens": self.max_tokens, "stop": list(self.stop),
+                             "seed": self.seed, "logprobs": self.logprobs}
+        if self.tools:
+            d["tools"] = [t.as_dict() for t in self.tools]
+            if self.tool_choice is not None:
+                d["tool_choice"] = self.tool_choice
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> GenParams:
+        """The parameters of `as_dict`'s form (`stop` and `tools` arrive as lists)."""
+        return cls(**{**d, "stop": tuple(d.get("stop") or ()), "tools": tools_from_json(d.get("tools") or [])})
 
 
 @dataclass(frozen=True)
@@ -54,14 +106,19 @@ class Completion:
     extra: dict[str, Any] = field(default_factory=dict)
     # The ledger row (calls.id) this completion was recorded as; set by RoleModel, never cached, not compared.
     call_id: int | None = field(default=None, compare=False)
+    # The tool calls the model made (function calling), their arguments as the model wrote them (maybe not JSON).
+    tool_calls: tuple[ToolCall, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        d: dict[str, Any] = {
             "text": self.text,
             "usage": {"input_tokens": self.usage.input_tokens, "output_tokens": self.usage.output_tokens},
             "logprobs": None if self.logprobs is None else [asdict(t) for t in self.logprobs],
             "finish_reason": self.finish_reason,
         }
+        if self.tool_calls:
+            d["tool_calls"] = [c.as_dict() for c in self.tool_calls]
+        return d
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> Completion:
@@ -71,6 +128,7 @@ class Completion:
             usage=Usage(**d["usage"]),
             logprobs=None if lps is None else tuple(TokenLogprob(**t) for t in lps),
             finish_reason=d.get("finish_reason"),
+            tool_calls=tool_calls_from_json(d.get("tool_calls") or []),
         )
 
 
@@ -88,11 +146,25 @@ class Backend(Protocol):
     """A model backend. `model_id` names the model in the ledger and the cache key;
     `endpoint` names the server (or process) whose concurrency limit the call obeys. A backend may also set
     `greedy_ignores_seed = True` when its temperature-0 answers cannot depend on the seed (the cache then keys
-    those calls without it), and `billed = False` when a call reaches no provider and costs nothing (the scripted
-    backend: its ledger rows may wait for their unit's commit instead of being written ahead of the call)."""
+    those calls without it), `billed = False` when a call reaches no provider and costs nothing (the scripted
+    backend: its ledger rows may wait for their unit's commit instead of being written ahead of the call), and
+    `function_calling = True` when it takes `params.tools` (one that does not refuses a call with tools)."""
 
     model_id: str
     endpoint: str
     backend_name: str
 
     def complete(self, messages: Sequence[Message], params: GenParams) -> Completion: ...
+
+
+def offers_function_calling(backend: object) -> bool:
+    """Whether `backend` takes tools (`GenParams.tools`): its `function_calling` attribute, False when it has none."""
+    return bool(getattr(backend, "function_calling", False))
+
+
+def refuse_tools(backend: object, params: GenParams) -> None:
+    """A clear error for a call with tools to a backend that does not offer function calling."""
+    if params.tools and not offers_function_calling(backend):
+        name = getattr(backend, "model_id", type(backend).__name__)
+        raise ValueError(f"{name} does not offer function calling, so a call with tools cannot be made (an openai "
+                         "model whose server offers it says so in its spec: function_calling: true)")

@@ -1,4 +1,6 @@
-"""Response cache keyed by (model id, params, messages, sample index), shared across runs."""
+"""Response cache keyed by (model id, params, messages, sample index), shared across runs. Tools (function calling)
+are part of the params and tool calls and results part of the messages, each only when present: a call without them
+keys as it did before tools existed."""
 
 from __future__ import annotations
 
@@ -26,7 +28,7 @@ def prompt_hash(messages: Sequence[Message]) -> str:
 
 @functools.lru_cache(maxsize=64)
 def _prompt_hash(messages: tuple[Message, ...]) -> str:
-    blob = json.dumps([[m.role, m.content] for m in messages], ensure_ascii=False).encode("utf-8")
+    blob = json.dumps([m.to_wire() for m in messages], ensure_ascii=False).encode("utf-8")
     return hashlib.sha256(blob).hexdigest()
 
 

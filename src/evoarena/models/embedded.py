@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Literal
 
-from evoarena.models.base import Completion, GenParams, Message, ProviderError, TokenLogprob, Usage
+from evoarena.models.base import Completion, GenParams, Message, ProviderError, TokenLogprob, Usage, refuse_tools
 from evoarena.models.shipped import SHIPPED, assemble, resolve
 from evoarena.spec import ModelSpec
 
@@ -269,6 +269,7 @@ class EmbeddedBackend:
             return list(self._loaded.llm.tokenize(prompt.encode("utf-8"), add_bos=add_bos, special=True))
 
     def complete(self, messages: Sequence[Message], params: GenParams) -> Completion:
+        refuse_tools(self, params)  # no function calling in process: serve the model with --function-calling
         if params.max_tokens < 1:
             raise ProviderError(f"{self.model_id}: max_tokens must be >= 1", retryable=False)
         self.load()

@@ -15,7 +15,15 @@ from typing import Any, Protocol
 
 from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential
 
-from evoarena.models.base import Backend, Completion, GenParams, Message, ProviderError
+from evoarena.models.base import (
+    Backend,
+    Completion,
+    GenParams,
+    Message,
+    ProviderError,
+    offers_function_calling,
+    refuse_tools,
+)
 from evoarena.models.cache import ResponseCache, call_key, prompt_hash
 from evoarena.models.halt import Halt, RunHalted
 from evoarena.spec import ModelSpec
@@ -148,6 +156,11 @@ class RoleModel:
         clone.scope = scope
         return clone
 
+    @property
+    def function_calling(self) -> bool:
+        """Whether its backend takes tools (`GenParams.tools`)."""
+        return offers_function_calling(self.backend)
+
     def cost(self, input_tokens: int, output_tokens: int) -> float:
         p = self.spec.price
         return (input_tokens * p.input_per_mtok + output_tokens * p.output_per_mtok) / 1e6
@@ -156,6 +169,7 @@ class RoleModel:
         self, messages: Sequence[Message], params: GenParams | None = None, *, sample_index: int = 0
     ) -> Completion:
         params = params or self.default_params
+        refuse_tools(self.backend, params)  # a clear error, before anything is ledgered
         if params.seed is None and self.default_params.seed is not None:
             params = replace(params, seed=self.default_params.seed)
         if sample_index and params.seed is not None:
@@ -283,6 +297,7 @@ class RoleModel:
                 text=completion.text,
                 finish_reason=completion.finish_reason,
                 logprobs=None if completion.logprobs is None else [asdict(t) for t in completion.logprobs],
+                tool_calls=[c.as_dict() for c in completion.tool_calls] or None,
             )
         where = self.scope
         outer = _attribution.get() if where.ambient else None
@@ -300,7 +315,7 @@ class RoleModel:
             call_id = pending
         else:
             call_id = (self.store.defer_call if defer else self.store.record_call)(
-                request=[(m.role, m.content) for m in messages],
+                request=[m.to_wire() for m in messages],
                 response=response,
                 cell=where.cell,
                 phase=where.phase,

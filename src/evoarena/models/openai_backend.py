@@ -4,6 +4,12 @@ One attempt per `complete` call: retries, caching, the ledger and concurrency li
 become `ProviderError`, retryable for timeouts, connection errors, 408, 409, 429, 5xx and responses that cannot be
 read or lack choices or a message. The API key is read from the env var named by `spec.api_key_env` and is never put
 in an error message or a log line.
+
+Function calling, where the spec says the server offers it (`function_calling: true`): `params.tools` and
+`tool_choice` are sent, the reply's `message.tool_calls` read (arguments as the model wrote them, even when they are
+not JSON: the caller rejects those), an assistant message's tool calls and a `tool` message's `tool_call_id` sent in
+the API's shape — or, with `tool_results: user`, each tool result as a user message naming its call, for a server
+whose chat template drops `role: tool` messages (llama-cpp-python's `chatml-function-calling`).
 """
 
 from __future__ import annotations
@@ -15,7 +21,8 @@ from typing import Any
 import openai
 from openai import OpenAI
 
-from evoarena.models.base import Completion, GenParams, Message, ProviderError, TokenLogprob, Usage
+from evoarena.models.base import Completion, GenParams, Message, ProviderError, TokenLogprob, Usage, refuse_tools
+from evoarena.models.tooling import ToolCall
 from evoarena.spec import ModelSpec
 
 _RETRYABLE_4XX = frozenset({408, 409, 429})
@@ -53,6 +60,7 @@ class OpenAIBackend:
         self.spec = spec
         self.model_id = f"openai:{spec.model}"
         self.endpoint = spec.base_url
+        self.function_calling = spec.function_calling
         key = resolve_api_key(spec.api_key_env)
         # Kept only to scrub it from error text; "EMPTY" is not a secret.
         self._secret = key if spec.api_key_env else None
@@ -65,12 +73,19 @@ class OpenAIBackend:
         self._client.close()
 
     def complete(self, messages: Sequence[Message], params: GenParams) -> Completion:
+        refuse_tools(self, params)
         kwargs: dict[str, Any] = {
             "model": self.spec.model,
-            "messages": [{"role": m.role, "content": m.content} for m in messages],
+            "messages": wire_messages(messages, tool_results=self.spec.tool_results),
             "temperature": params.temperature,
             "max_tokens": params.max_tokens,
         }
+        if params.tools:
+            kwargs["tools"] = [{"type": "function", "function": t.as_dict()} for t in params.tools]
+            if params.tool_choice in ("auto", "none", "required"):
+                kwargs["tool_choice"] = params.tool_choice
+            elif params.tool_choice is not None:
+                kwargs["tool_choice"] = {"type": "function", "function": {"name": params.tool_choice}}
         if params.stop:
             kwargs["stop"] = list(params.stop)
         if params.seed is not None:
@@ -126,6 +141,7 @@ class OpenAIBackend:
             logprobs=logprobs,
             finish_reason=getattr(choice, "finish_reason", None),
             extra=extra,
+            tool_calls=_tool_calls(getattr(message, "tool_calls", None)),
         )
 
     def _error(self, what: str, *, retryable: bool, status: int | None = None) -> ProviderError:
@@ -133,6 +149,39 @@ class OpenAIBackend:
         if self._secret:
             msg = msg.replace(self._secret, "***")
         return ProviderError(msg, retryable=retryable, status=status)
+
+
+def wire_messages(messages: Sequence[Message], *, tool_results: str = "tool") -> list[dict[str, Any]]:
+    """The messages in the chat-completions shape: `{role, content}`, plus an assistant's `tool_calls` and a tool
+    result's `tool_call_id`; with `tool_results="user"` a tool result goes as a user message that names its call."""
+    names = {c.id: c for m in messages for c in m.tool_calls}
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        if m.tool_call_id is not None and tool_results == "user":
+            call = names.get(m.tool_call_id)
+            shown = f"{call.name} {call.arguments}" if call is not None else m.tool_call_id
+            out.append({"role": "user", "content": f"Result of the tool call {shown}:\n{m.content}"})
+            continue
+        d: dict[str, Any] = {"role": m.role, "content": m.content}
+        if m.tool_calls:
+            d["tool_calls"] = [{"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+                               for c in m.tool_calls]
+        if m.tool_call_id is not None:
+            d["tool_call_id"] = m.tool_call_id
+        out.append(d)
+    return out
+
+
+def _tool_calls(raw: Any) -> tuple[ToolCall, ...]:
+    """The function calls of a reply's `message.tool_calls` (none: ()); arguments kept as the model wrote them."""
+    calls = []
+    for i, tc in enumerate(raw or []):
+        fn = getattr(tc, "function", None)
+        if fn is None:  # not a function call (a custom tool's): nothing this backend sent asks for one
+            continue
+        calls.append(ToolCall(id=str(getattr(tc, "id", None) or f"call_{i}"), name=str(getattr(fn, "name", "")),
+                              arguments=str(getattr(fn, "arguments", None) or "")))
+    return tuple(calls)
 
 
 def _detail(text: str) -> str:

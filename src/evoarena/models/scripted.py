@@ -3,11 +3,32 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TypeVar
 
-from evoarena.models.base import Completion, GenParams, Message, Usage
+from evoarena.models.base import Completion, GenParams, Message, Usage, refuse_tools
+from evoarena.models.tooling import ToolCall
 
-Policy = Callable[[Sequence[Message], GenParams], str]
-"""A policy reads the messages like a model would and returns the completion text."""
+
+@dataclass(frozen=True)
+class PolicyReply:
+    """What a tool-calling policy (`calls_tools`) may return instead of text: text and the tool calls it makes."""
+
+    text: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+
+
+Policy = Callable[[Sequence[Message], GenParams], "str | PolicyReply"]
+"""A policy reads the messages like a model would and returns the completion text (a policy marked `calls_tools`
+also sees `params.tools` and may return a `PolicyReply` with tool calls)."""
+
+P = TypeVar("P")
+
+
+def calls_tools(policy: P) -> P:
+    """Mark a policy as one that takes tools: its backend then offers function calling (`function_calling`)."""
+    setattr(policy, "function_calling", True)  # noqa: B010 - an attribute of a function
+    return policy
 
 
 def count_tokens(text: str) -> int:
@@ -25,13 +46,18 @@ class ScriptedBackend:
         self.policy = policy
         self.model_id = f"scripted:{policy_name}"
         self.endpoint = f"scripted:{policy_name}"
+        self.function_calling = bool(getattr(policy, "function_calling", False))
 
     def complete(self, messages: Sequence[Message], params: GenParams) -> Completion:
-        text = self.policy(messages, params)
+        refuse_tools(self, params)
+        reply = self.policy(messages, params)
+        text, calls = (reply, ()) if isinstance(reply, str) else (reply.text, reply.tool_calls)
+        if calls and not params.tools:
+            raise ValueError(f"{self.model_id}: the policy called a tool, but the call offered none")
         for stop in params.stop:
             if stop and stop in text:
                 text = text[: text.index(stop)]
-        finish = "stop"
+        finish = "tool_calls" if calls else "stop"
         words = text.split(" ")
         if count_tokens(text) > params.max_tokens:  # like a real model, stop at max_tokens
             kept: list[str] = []
@@ -41,5 +67,5 @@ class ScriptedBackend:
                 kept.append(w)
             text, finish = " ".join(kept), "length"
         n_in = sum(count_tokens(m.content) for m in messages)
-        return Completion(text=text, usage=Usage(n_in, count_tokens(text)), finish_reason=finish)
-
+        n_out = count_tokens(text) + sum(count_tokens(f"{c.name} {c.arguments}") for c in calls)
+        return Completion(text=text, usage=Usage(n_in, n_out), finish_reason=finish, tool_calls=tuple(calls))

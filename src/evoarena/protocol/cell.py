@@ -203,6 +203,7 @@ class CellRunner:
                     val=visible[1] if visible else self.practice_splits.views("val"),
                     rng=random.Random(f"{self.plan.seed}:{self.plan.cell}:{key}"), step=n,
                     update_note=note, attempt_limit=attempt_limit,
+                    function_calling=[role for role, m in models.items() if m.function_calling],
                 )
                 manifest = self.method.practice(ctx, task.view())
         except BudgetExhausted as err:

@@ -5,31 +5,33 @@ channel to the cell's `StepService`, as a copy (docs/security.md)."""
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from evoarena.api import Attempt, Feedback, Reply, Rollout, TaskView
 from evoarena.harness import HarnessWorkspace
-from evoarena.models import Completion, GenParams, Message, ModelCallError
+from evoarena.models import Completion, GenParams, Message, ModelCallError, Tool
 from evoarena.protocol.channel import Caller
 
 
 @dataclass(frozen=True)
 class RoleClient:
-    """A role's model as a method sees it: its name, its default parameters and `complete`. No store, cache or
-    backend: a call crosses the channel and is made, cached and ledgered on the cell's side."""
+    """A role's model as a method sees it: its name, its default parameters, whether it takes tools and
+    `complete`. No store, cache or backend: a call crosses the channel and is made, cached and ledgered on the
+    cell's side."""
 
     role: str
     model_name: str
     default_params: GenParams
     _port: Caller
+    function_calling: bool = False
 
     def complete(self, messages: Sequence[Message], params: GenParams | None = None, *,
                  sample_index: int = 0) -> Completion:
         """As `RoleModel.complete`; a provider error after retries raises `ModelCallError`."""
         out: Completion = self._port.call(
-            "complete", role=self.role, messages=[[m.role, m.content] for m in messages],
+            "complete", role=self.role, messages=[m.to_wire() for m in messages],
             params=None if params is None else params.as_dict(), sample_index=sample_index)
         return out
 
@@ -51,7 +53,9 @@ class StepContext:
         step: int,
         update_note: str | None = None,
         attempt_limit: int | None = None,
+        function_calling: Collection[str] = (),
     ) -> None:
+        """`function_calling`: the roles whose model takes tools."""
         self.harness = harness
         self.train = train
         self.val = val
@@ -60,7 +64,8 @@ class StepContext:
         self.update_note = update_note
         self.attempt_limit = attempt_limit  # attempts allowed in this step (None: as the method likes)
         self._port = port
-        self._roles = {role: RoleClient(role, name, params, port) for role, (name, params) in roles.items()}
+        self._roles = {role: RoleClient(role, name, params, port, role in function_calling)
+                       for role, (name, params) in roles.items()}
         self._submitted = 0
 
     def model(self, role: str) -> RoleClient:
@@ -114,6 +119,32 @@ class StepContext:
             "complete_many", role=role, prompts=list(prompts), params=params.as_dict(), sample_indices=indices)
         return [None if out is None else _as_reply(self, out, params, reject_cut_off) for out in outs]
 
+    def chat_many(
+        self,
+        role: str,
+        conversations: Sequence[Sequence[Message]],
+        *,
+        tools: Sequence[Tool] = (),
+        tool_choice: str | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        sample_indices: Sequence[int] | None = None,
+        note: bool = True,
+        reject_cut_off: str | None = None,
+    ) -> list[Reply | None]:
+        """See `api.PracticeContext.chat_many`: one request to the cell, whose scheduler makes the calls
+        concurrently; messages and tools cross as plain JSON values."""
+        indices = list(sample_indices) if sample_indices is not None else [0] * len(conversations)
+        if len(indices) != len(conversations):
+            raise ValueError(f"chat_many: {len(conversations)} conversations but {len(indices)} sample indices")
+        if note and self.update_note:
+            conversations = [_noted(c, self.update_note) for c in conversations]
+        params = replace(_overridden(self.model(role).default_params, max_tokens, temperature, None),
+                         tools=tuple(tools), tool_choice=tool_choice)
+        outs: list[Completion | None] = self._port.call(
+            "chat_many", role=role, conversations=[[m.to_wire() for m in c] for c in conversations],
+            params=params.as_dict(), sample_indices=indices)
+        return [None if out is None else _as_reply(self, out, params, reject_cut_off) for out in outs]
 
     def solve(self, task: TaskView, *, tree: Mapping[str, str] | None = None, sample_index: int = 0) -> Attempt:
         """One submitted attempt with the current harness (or `tree`): counted against the step's
@@ -186,7 +217,8 @@ def step_args(ctx: StepContext) -> dict[str, Any]:
     """What a method's own process needs to rebuild `ctx` (everything but the channel, which it has)."""
     return {"train": ctx.train, "val": ctx.val, "rng": ctx.rng.getstate(), "step": ctx.step,
             "update_note": ctx.update_note, "attempt_limit": ctx.attempt_limit,
-            "roles": {role: (m.model_name, m.default_params) for role, m in ctx._roles.items()}}
+            "roles": {role: (m.model_name, m.default_params) for role, m in ctx._roles.items()},
+            "function_calling": [role for role, m in ctx._roles.items() if m.function_calling]}
 
 
 def relay(ctx: StepContext, op: str, args: dict[str, Any]) -> Any:
@@ -196,11 +228,22 @@ def relay(ctx: StepContext, op: str, args: dict[str, Any]) -> Any:
 
 def _as_reply(ctx: Any, out: Completion, params: GenParams, reject_cut_off: str | None) -> Reply | None:
     """A completion as `ask` returns it: a cut-off reply rejected (through `ctx.reject`) when asked to."""
-    reply = Reply(out.text, out.finish_reason, getattr(out, "call_id", None))
+    reply = Reply(out.text, out.finish_reason, getattr(out, "call_id", None), out.tool_calls)
     if reject_cut_off is not None and reply.cut_off:
         ctx.reject(reject_cut_off, reply.text, f"{reject_cut_off} cut off at max_tokens={params.max_tokens}")
         return None
     return reply
+
+
+def _noted(conversation: Sequence[Message], note: str) -> list[Message]:
+    """The conversation with the update note in front of its first user message (as `ask` puts it in front of the
+    prompt), so every turn of it shows the note in the same place."""
+    out, noted = [], False
+    for m in conversation:
+        if m.role == "user" and not noted:
+            m, noted = replace(m, content=f"{note.strip()}\n\n{m.content}"), True
+        out.append(m)
+    return out
 
 
 def _overridden(params: GenParams, max_tokens: int | None, temperature: float | None,

@@ -160,7 +160,7 @@ def prompt_template(source: ExportSource, method: Method, benchmark: Benchmark) 
     messages = tuple(Message(m.role, m.content.replace(_SENTINEL, slot)) for m in a.messages)
     seed = role_params(source.spec, "solver", source.seed).seed  # the seed the run's solver calls were made with
     params = a.params if a.params.seed is not None else replace(a.params, seed=seed)
-    model = {"name": source.solver_model, **source.spec.models[source.solver_model].model_dump(mode="json")}
+    model = {"name": source.solver_model, **source.spec.models[source.solver_model].dumped()}
     return PromptTemplate(messages, params, slot, model, source.describe())
 
 

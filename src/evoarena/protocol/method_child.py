@@ -96,7 +96,7 @@ def _run(method: Method, ws: HarnessWorkspace, port: PipePort, command: str, arg
         rng.setstate(step["rng"])
         ctx = StepContext(port=port, harness=ws, roles=step["roles"], train=step["train"], val=step["val"],
                           rng=rng, step=step["step"], update_note=step["update_note"],
-                          attempt_limit=step["attempt_limit"])
+                          attempt_limit=step["attempt_limit"], function_calling=step["function_calling"])
         return _manifest(method.practice(ctx, task))
     if command == "build_messages":
         tree, task_text, task = args

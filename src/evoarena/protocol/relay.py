@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from evoarena.store import AttemptRow, RunStore
-from evoarena.store.texts import TextResponse
+from evoarena.store.texts import RequestMessage, TextResponse
 from evoarena.store.transfer import call_rows, loose_rows, unit_rows
 
 #: Sends one message to the driver: ("rows", Rows) | ("drop_call", the worker's call id) | ("progress", ...).
@@ -29,7 +29,7 @@ class RelayStore(RunStore):
         super().finish_unit(cell, key, result, attempts)
         self._send("rows", unit_rows(self, cell, key))
 
-    def record_call(self, *, request: Sequence[tuple[str, str]] | None = None, response: TextResponse | None = None,
+    def record_call(self, *, request: Sequence[RequestMessage] | None = None, response: TextResponse | None = None,
                     **row: Any) -> int:
         call_id = super().record_call(request=request, response=response, **row)
         self._send("rows", call_rows(self, [call_id]))

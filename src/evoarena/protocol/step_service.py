@@ -84,7 +84,7 @@ class StepService:
     def _op_complete(self, role: str, messages: list[list[str]], params: dict[str, Any] | None,
                      sample_index: int) -> Completion:
         model = self._role_model(role)
-        msgs = [Message(_text(r), _text(c)) for r, c in messages]
+        msgs = [Message.from_wire(m) for m in messages]
         return model.complete(msgs, None if params is None else _gen(params), sample_index=_int(sample_index))
 
     def _role_model(self, role: str) -> RoleModel:
@@ -165,6 +165,25 @@ class StepService:
 
         return self._scheduler.map(one, [(_text(p), _int(i)) for p, i in zip(prompts, sample_indices, strict=True)])
 
+    def _op_chat_many(self, role: str, conversations: list[list[Any]], params: dict[str, Any],
+                      sample_indices: list[int]) -> list[Completion | None]:
+        """One call per conversation (messages in `Message.to_wire` form, tools in the params), made by the
+        scheduler; None where a call failed after its retries."""
+        model = self._role_model(role)
+        if not isinstance(conversations, list) or not isinstance(sample_indices, list) or \
+                len(conversations) != len(sample_indices):
+            raise TypeError("chat_many: expected conversations and sample indices of one length")
+        gen = _gen(params)
+        chats = [[Message.from_wire(m) for m in _list(c)] for c in conversations]
+
+        def one(pair: tuple[list[Message], int]) -> Completion | None:
+            try:
+                return model.complete(pair[0], gen, sample_index=pair[1])
+            except ModelCallError:
+                return None
+
+        return self._scheduler.map(one, [(c, _int(i)) for c, i in zip(chats, sample_indices, strict=True)])
+
     def _op_grade(self, task_id: str, answer: str | None, number: int) -> Feedback:
         return self._grader.grade(task_id, _answer(answer), _int(number))
 
@@ -201,8 +220,16 @@ class Candidate:
 
 
 def _gen(params: dict[str, Any]) -> GenParams:
-    """Generation parameters from their JSON form (`stop` arrives as a list)."""
-    return GenParams(**{**params, "stop": tuple(params.get("stop", ()))})
+    """Generation parameters from their JSON form (`stop` and `tools` arrive as lists)."""
+    if not isinstance(params, dict):
+        raise TypeError("expected generation parameters (a mapping)")
+    return GenParams.from_dict(params)
+
+
+def _list(value: object) -> list[Any]:
+    if not isinstance(value, list):
+        raise TypeError(f"expected a list, got {type(value).__name__}")
+    return value
 
 
 def _text(value: object) -> str:

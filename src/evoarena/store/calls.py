@@ -74,7 +74,7 @@ class Conversation:
         return {
             **self.call.to_json(),
             "kept": self.kept,
-            "messages": None if self.messages is None else [asdict(m) for m in self.messages],
+            "messages": None if self.messages is None else [m.to_json() for m in self.messages],
             "response": None if self.response is None else self.response.to_json(),
         }
 

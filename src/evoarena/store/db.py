@@ -15,7 +15,7 @@ from typing import Any
 import evoarena.store.texts as texts
 from evoarena.store.attempts import AttemptRow
 from evoarena.store.blobs import BlobStore
-from evoarena.store.texts import TextMessage, TextResponse
+from evoarena.store.texts import RequestMessage, TextMessage, TextResponse
 
 DB_NAME = "run.sqlite"
 
@@ -152,7 +152,7 @@ class RunStore:
     def record_call(
         self,
         *,
-        request: Sequence[tuple[str, str]] | None = None,
+        request: Sequence[RequestMessage] | None = None,
         response: TextResponse | None = None,
         **row: Any,
     ) -> int:
@@ -163,7 +163,7 @@ class RunStore:
             row["id"] = self.new_call_id(conn)
             return self._insert_call(conn, request, response, row)
 
-    def defer_call(self, *, request: Sequence[tuple[str, str]], response: TextResponse | None, **row: Any) -> int:
+    def defer_call(self, *, request: Sequence[RequestMessage], response: TextResponse | None, **row: Any) -> int:
         """A ledger row written with its unit (`finish_unit` of its cell and unit), in that unit's transaction: one
         commit per unit instead of one per call. For calls a kill cannot leave unpaid and unrecorded — cache hits and
         calls to a backend that bills nothing (scripted) — so a unit cut off takes its deferred rows with it and its
@@ -185,7 +185,7 @@ class RunStore:
             return self._next_call - 1
 
     @staticmethod
-    def _insert_call(conn: sqlite3.Connection, request: Sequence[tuple[str, str]] | None,
+    def _insert_call(conn: sqlite3.Connection, request: Sequence[RequestMessage] | None,
                      response: TextResponse | None, row: dict[str, Any]) -> int:
         if request is not None:
             row["request_blob"] = texts.put_request(conn, request)

@@ -4,9 +4,12 @@ Layout (all in table `texts`, digest = sha256 of the uncompressed utf-8 text, bo
 
 - each message content is its own text, so a system prompt shown in thousands of calls is stored once;
 - a call's request is the text `[[role, content_digest], ...]` (compact JSON); the generation parameters stay in
-  the `calls.params` column, so two calls that differ only in seed or sample share one request text;
+  the `calls.params` column, so two calls that differ only in seed or sample share one request text. A message that
+  carries tool calls or a tool result (function calling) has a third element, `{"tool_calls": [{id, name,
+  arguments}], "tool_call_id": ...}` (only the keys it has);
 - a call's response is the text `{"finish_reason": ..., "logprobs": ..., "text": ...}` (compact JSON, sorted keys;
-  logprobs as the completion carried them: a list of `{"token", "logprob"}` or null).
+  logprobs as the completion carried them: a list of `{"token", "logprob"}` or null), with `"tool_calls"` only when
+  the model made some.
 """
 
 from __future__ import annotations
@@ -19,25 +22,43 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+RequestMessage = Sequence[Any]
+"""A message as a request is recorded: `(role, content)`, or `(role, content, {"tool_calls", "tool_call_id"})`."""
+
 
 @dataclass(frozen=True)
 class TextMessage:
-    """One message of a stored request, with its full content."""
+    """One message of a stored request, with its full content (and the tool calls it made or the call it answers)."""
 
     role: str
     content: str
+    tool_calls: list[dict[str, str]] | None = None
+    tool_call_id: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"role": self.role, "content": self.content}
+        if self.tool_calls is not None:
+            d["tool_calls"] = self.tool_calls
+        if self.tool_call_id is not None:
+            d["tool_call_id"] = self.tool_call_id
+        return d
 
 
 @dataclass(frozen=True)
 class TextResponse:
-    """A stored response: the completion's text, finish reason and logprobs (None when the backend gave none)."""
+    """A stored response: the completion's text, finish reason and logprobs (None when the backend gave none), and
+    the tool calls the model made (None when it made none)."""
 
     text: str
     finish_reason: str | None = None
     logprobs: list[dict[str, Any]] | None = None
+    tool_calls: list[dict[str, str]] | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"text": self.text, "finish_reason": self.finish_reason, "logprobs": self.logprobs}
+        d: dict[str, Any] = {"text": self.text, "finish_reason": self.finish_reason, "logprobs": self.logprobs}
+        if self.tool_calls:
+            d["tool_calls"] = self.tool_calls
+        return d
 
 
 def text_digest(text: str) -> str:
@@ -68,14 +89,19 @@ def get_text(conn: sqlite3.Connection, digest: str) -> str:
     return zlib.decompress(row[0]).decode("utf-8")
 
 
-def put_request(conn: sqlite3.Connection, messages: Sequence[tuple[str, str]]) -> str:
-    """Store each message content, then the request list `[[role, content_digest], ...]`; return its digest."""
-    return put_text(conn, _dumps([[role, put_text(conn, content)] for role, content in messages]))
+def put_request(conn: sqlite3.Connection, messages: Sequence[RequestMessage]) -> str:
+    """Store each message content, then the request list `[[role, content_digest(, extra)], ...]`; return its
+    digest."""
+    return put_text(conn, _dumps([[m[0], put_text(conn, m[1]), *m[2:3]] for m in messages]))
 
 
 def get_request(conn: sqlite3.Connection, digest: str) -> list[TextMessage]:
     """The messages of the request stored under `digest`, with their full contents."""
-    return [TextMessage(role, get_text(conn, d)) for role, d in json.loads(get_text(conn, digest))]
+    out = []
+    for role, d, *extra in json.loads(get_text(conn, digest)):
+        more = extra[0] if extra else {}
+        out.append(TextMessage(role, get_text(conn, d), more.get("tool_calls"), more.get("tool_call_id")))
+    return out
 
 
 def put_response(conn: sqlite3.Connection, response: TextResponse) -> str:
@@ -85,4 +111,5 @@ def put_response(conn: sqlite3.Connection, response: TextResponse) -> str:
 
 def get_response(conn: sqlite3.Connection, digest: str) -> TextResponse:
     d = json.loads(get_text(conn, digest))
-    return TextResponse(text=d["text"], finish_reason=d.get("finish_reason"), logprobs=d.get("logprobs"))
+    return TextResponse(text=d["text"], finish_reason=d.get("finish_reason"), logprobs=d.get("logprobs"),
+                        tool_calls=d.get("tool_calls"))

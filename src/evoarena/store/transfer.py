@@ -143,8 +143,8 @@ def _texts(store: RunStore, calls: Iterable[dict[str, Any]]) -> list[dict[str, A
     """The stored texts a set of ledger rows refers to: each request's messages and each response."""
     request = [c["request_blob"] for c in calls if c.get("request_blob")]
     digests = {c[k] for c in calls for k in _CALL_BLOBS if c.get(k)}
-    for digest in request:  # a request is a list of [role, message digest]: the messages are texts of their own
-        digests.update(d for _, d in json.loads(store.get_text(digest)))
+    for digest in request:  # a request lists [role, message digest(, extra)]: the messages are texts of their own
+        digests.update(m[1] for m in json.loads(store.get_text(digest)))
     if not digests:
         return []
     marks = ", ".join("?" for _ in digests)

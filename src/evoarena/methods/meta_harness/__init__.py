@@ -4,10 +4,12 @@ candidate's files, scores and traces — through tools and chooses what to read,
 State: `memory/meta_harness/` (history.py: candidates' files, per-task scores and traces, the append-only evolution
 summary, the frontier, the pending proposals). One practice step = one iteration: `candidates_per_iteration`
 proposals (the first exploits the best, the rest explore), each a tool-using conversation on the history view of
-`access` mode (tools.py), advanced turn by turn for all proposals at once; every proposal is written to pending
-before evaluation, passes an interface check and a one-task smoke test, then is evaluated on the search tasks (train)
-in one rollout batch, missing results counting 0. The live harness is the most accurate candidate on the Pareto
-frontier of accuracy vs context characters. Differences from the released code: docs/methods/meta_harness.md.
+`access` mode (tools.py) — through function calling where the proposer's model offers it (functions.py), else a
+plain-text tool protocol (`tool_protocol`) — advanced turn by turn for all proposals at once; every proposal is
+written to pending before evaluation, passes an interface check and a one-task smoke test, then is evaluated on the
+search tasks (train) in one rollout batch, missing results counting 0. The live harness is the most accurate
+candidate on the Pareto frontier of accuracy vs context characters. Differences from the released code:
+docs/methods/meta_harness.md.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ from typing import Any
 from evoarena.api import Method, PracticeContext, Rollout, TaskView, method
 from evoarena.harness import HarnessPathError, Manifest, check_relpath
 from evoarena.harness.program import PROGRAM, program_interface
-from evoarena.methods.jsonparse import first_json, leading_object
+from evoarena.methods.jsonparse import first_json
+from evoarena.methods.meta_harness.functions import propose_with_functions
 from evoarena.methods.meta_harness.history import (
     FRONTIER,
     MODES,
@@ -31,6 +34,7 @@ from evoarena.methods.meta_harness.history import (
     traces_text,
     view,
 )
+from evoarena.methods.meta_harness.tools import final_candidates as _final_candidates
 from evoarena.methods.meta_harness.tools import parse_call, run_tool
 from evoarena.methods.prompting import render_prompt
 from evoarena.methods.scoring import scored
@@ -40,6 +44,7 @@ from evoarena.search.pareto_context import context_frontier
 _CLIP = 1500
 EXPLOIT = "exploit: refine the current best harness where its traces show it fails."
 EXPLORE = "explore: try a clearly different approach from the candidates so far."
+TOOL_PROTOCOLS = ("auto", "text", "functions")
 
 
 def editable(path: str) -> bool:
@@ -57,13 +62,15 @@ def harness_files(tree: Mapping[str, str]) -> dict[str, str]:
 class MetaHarness(Method):
     roles = ("solver", "proposer")
     defaults = {"access": "full", "candidates_per_iteration": 2, "max_tool_calls": 4, "max_iterations": 0,
-                "proposer_max_tokens": 1024, "proposer_temperature": 0.7, "inline_chars": 4000, "programs": False}
+                "proposer_max_tokens": 1024, "proposer_temperature": 0.7, "inline_chars": 4000,
+                "tool_protocol": "auto", "programs": False}
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
-        if self.params["access"] not in MODES:
-            raise ValueError(f"methods.meta_harness.params.access: {self.params['access']!r} is not one of "
-                             f"{', '.join(MODES)}")
+        for name, allowed in (("access", MODES), ("tool_protocol", TOOL_PROTOCOLS)):
+            if self.params[name] not in allowed:
+                raise ValueError(f"methods.meta_harness.params.{name}: {self.params[name]!r} is not one of "
+                                 f"{', '.join(allowed)}")
 
     def context(self, tree: Mapping[str, str], task: TaskView) -> str:
         notes = [tree[k].strip() for k in sorted(tree) if editable(k) and k != "system.md" and tree[k].strip()]
@@ -113,9 +120,18 @@ class MetaHarness(Method):
         history = view(ctx.harness.tree(), str(self.params["access"]))
         inline = inline_history(history, int(self.params["inline_chars"]))
         scores = self._scores(ctx, best)
+        limit = int(self.params["max_tool_calls"])
+        if self._functions(ctx):
+            prompts = [render_prompt("meta_harness_propose_functions.md", best_id=best,
+                                     best_accuracy=scores["accuracy"], best_chars=scores["context_chars"],
+                                     best_files=self._files(ctx, best), mode=self.params["access"],
+                                     max_tool_calls=limit, role=role, inline=inline,
+                                     programs=bool(self.params["programs"])) for role in roles]
+            return propose_with_functions(ctx, prompts, history, sample_indices=[iteration * k + i for i in range(k)],
+                                          max_tool_calls=limit, max_tokens=int(self.params["proposer_max_tokens"]),
+                                          temperature=float(self.params["proposer_temperature"]))
         transcripts = ["" for _ in roles]
         done: dict[int, tuple[str, dict[str, Any]]] = {}
-        limit = int(self.params["max_tool_calls"])
         for turn in range(limit + 1):
             live = [i for i in range(k) if i not in done]
             if not live:
@@ -141,6 +157,15 @@ class MetaHarness(Method):
                 found = first_json(_final_candidates(reply.text), dict)
                 done[i] = (reply.text, found or {})
         return [done.get(i, ("", {})) for i in range(k)]
+
+    def _functions(self, ctx: PracticeContext) -> bool:
+        """Whether the proposer calls its tools through function calling: `tool_protocol: functions`, or `auto` with
+        a proposer model that offers it."""
+        wanted, offered = str(self.params["tool_protocol"]), ctx.model("proposer").function_calling
+        if wanted == "functions" and not offered:
+            raise ValueError("methods.meta_harness.params.tool_protocol: functions, but the proposer's model does not "
+                             "offer function calling (an openai model says so in its spec: function_calling: true)")
+        return wanted == "functions" or (wanted == "auto" and offered)
 
     def _interface(self, proposal: Mapping[str, Any]) -> tuple[dict[str, str] | None, str]:
         """Meta-Harness's interface check: a `files` object of editable paths to texts, a system prompt that is not
@@ -275,14 +300,6 @@ def inline_history(history: Mapping[str, str], limit: int) -> str:
             break
         text += part + "\n"
     return text
-
-
-def _final_candidates(text: str) -> list[str]:
-    """JSON spans after `FINAL:`: a ```json block, the rest of the reply, or its first complete JSON object."""
-    tail = text.split("FINAL:", 1)[1] if "FINAL:" in text else text
-    blocks = [b.split("```", 1)[0] for b in tail.split("```json")[1:]]
-    first = leading_object(tail)
-    return [*blocks, tail.strip(), *([first] if first else [])]
 
 
 def _described(proposal: Mapping[str, Any]) -> dict[str, str]:
