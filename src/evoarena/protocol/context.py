@@ -228,7 +228,7 @@ def relay(ctx: StepContext, op: str, args: dict[str, Any]) -> Any:
 
 def _as_reply(ctx: Any, out: Completion, params: GenParams, reject_cut_off: str | None) -> Reply | None:
     """A completion as `ask` returns it: a cut-off reply rejected (through `ctx.reject`) when asked to."""
-    reply = Reply(out.text, out.finish_reason, getattr(out, "call_id", None), out.tool_calls)
+    reply = Reply(out.text, out.finish_reason, getattr(out, "call_id", None), tuple(getattr(out, "tool_calls", ())))
     if reject_cut_off is not None and reply.cut_off:
         ctx.reject(reject_cut_off, reply.text, f"{reject_cut_off} cut off at max_tokens={params.max_tokens}")
         return None
