@@ -20,7 +20,7 @@ FLOORS: dict[str, int] = {
     "protocol": 50,
     "scripted": 40,
     "methods": 30, "benchmarks": 30, "studies": 30, "envs": 30,
-    "retrieval": 25,
+    "retrieval": 25, "runtime": 25,
     "api": 20,
     "report": 12,
     "models": 11, "harness": 11,
