@@ -69,11 +69,14 @@ def test_a_failed_edit_stops_before_the_test() -> None:
 
     ws = repo()
     fusion = ActionFusion(ws, runner=runner)
-    for bad in [Edit("calc.py", "return a * b", "return a + b"),      # not found
-                Edit("missing.py", "x", "y"),                           # no such file
-                Edit("calc.py", "a", "z"),                              # not unique
-                Write("../escape.py", "x = 1\n"),                       # outside the workspace
-                Write("main.py", "x = 1\n")]:                           # reserved for the test program
+    bads: list[Write | Edit] = [
+        Edit("calc.py", "return a * b", "return a + b"),  # not found
+        Edit("missing.py", "x", "y"),  # no such file
+        Edit("calc.py", "a", "z"),  # not unique
+        Write("../escape.py", "x = 1\n"),  # outside the workspace
+        Write("main.py", "x = 1\n"),  # reserved for the test program
+    ]
+    for bad in bads:
         out = fusion.call(bad, RUN_TESTS)
         assert not out.edit.ok and out.skipped and out.test is None and not out.ok, bad
         assert [name for name, _ in out.steps()] == ["edit"]
