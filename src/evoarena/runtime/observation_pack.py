@@ -124,6 +124,7 @@ class _Stored:
     sha256: str
     bytes: int
     sends: int = 0
+    placeholder: str | None = None
 
 
 def handle_for(text: str, source: str = "") -> str:
@@ -204,7 +205,9 @@ class ObservationPack:
             self._n["full"] += 1
             self._n["sent"] += raw
             return Packed(text, "full", handle, stored.sends, raw, raw)
-        out = self.placeholder(handle)
+        if stored.placeholder is None:  # the same every time: computed once
+            stored.placeholder = self.placeholder(handle)
+        out = stored.placeholder
         sent = utf8_len(out)
         self._n["placeholders"] += 1
         self._n["sent"] += sent
