@@ -165,3 +165,15 @@ def test_bad_settings_are_refused() -> None:
         ObservationPack(page_chars=0)
     with pytest.raises(ValueError):
         ObservationPack(full_sends=-1)
+
+
+def test_a_handle_collision_fails_open_with_the_whole_output(monkeypatch: pytest.MonkeyPatch) -> None:
+    import evoarena.runtime.observation_pack as op
+
+    monkeypatch.setattr(op, "handle_for", lambda text, source="": "obs_" + "0" * 24)
+    pack = ObservationPack()
+    a, b = _log(20_000), _log(20_000, line="other\n")
+    assert pack.send(a).kind == "full"
+    out = pack.send(b)
+    assert (out.kind, out.text, out.handle) == ("passthrough", b, None)
+    assert pack.recall_all("obs_" + "0" * 24) == a  # the stored output is still the first one

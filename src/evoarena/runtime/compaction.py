@@ -26,6 +26,9 @@ from evoarena.runtime.compaction_gate import MEMO_TOKENS, Decision, Economics, G
 from evoarena.runtime.text import CHARS_PER_TOKEN, utf8_len
 
 Summarise = Callable[[Sequence[Message]], str]
+#: What the released extension asks its summariser to keep (BOUNDARY_COMPACTION_INSTRUCTIONS), for a `summarise`
+#: that wraps a model.
+SUMMARY_INSTRUCTIONS = "Preserve completed work, verification results, important decisions, and remaining work."
 #: The first line of the message that stands for the summarised history.
 SUMMARY_HEADER = "[context summary: {n} earlier messages replaced at a plan-step boundary]"
 

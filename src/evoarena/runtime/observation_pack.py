@@ -198,8 +198,10 @@ class ObservationPack:
         stored = self._store.get(handle)
         if stored is None:
             stored = self._store[handle] = _Stored(handle, source, text, sha256_text(text), raw)
-        elif stored.text != text:  # a 96-bit handle collision: never answer recalls with another output's bytes
-            raise RuntimeError(f"handle collision on {handle}")
+        elif stored.text != text:  # a 96-bit handle collision: fail open, whole, rather than recall another output
+            self._n["passthrough"] += 1
+            self._n["sent"] += raw
+            return Packed(text, "passthrough", None, 0, raw, raw)
         stored.sends += 1
         if stored.sends <= self.full_sends:
             self._n["full"] += 1
