@@ -93,6 +93,12 @@ def test_the_excerpt_is_whole_head_and_tail_lines_within_1_kib() -> None:
     assert len(head.encode()) <= 512 and len(tail.encode()) <= 512
 
 
+def test_lines_end_at_newlines_only() -> None:
+    text = "progress 10%\rprogress 100%\n" + "y" * 600 + "\n" + "tail\u2028same line\n"
+    assert excerpt(text, 100, from_end=False) == "progress 10%\rprogress 100%\n"
+    assert excerpt(text, 100, from_end=True) == "tail\u2028same line\n"
+
+
 def test_one_long_line_still_gets_an_excerpt_cut_at_a_character_boundary() -> None:
     one_line = "é" * 20_000  # 40 000 bytes, no newline, every character 2 bytes
     head = excerpt(one_line, 511, from_end=False)

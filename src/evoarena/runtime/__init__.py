@@ -12,6 +12,7 @@ from evoarena.runtime.action_fusion import (
     Write,
 )
 from evoarena.runtime.compaction import (
+    SUMMARY_INSTRUCTIONS,
     Compacted,
     OnlineCompaction,
     StepOutcome,
@@ -54,6 +55,7 @@ __all__ = [
     "PAGE_CHARS",
     "RECEIPT_PREFIX",
     "RECEIPT_SCHEMA",
+    "SUMMARY_INSTRUCTIONS",
     "THRESHOLD_BYTES",
     "ActionFusion",
     "Compacted",

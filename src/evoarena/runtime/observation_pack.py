@@ -154,7 +154,8 @@ def _cut_bytes(chars: str, budget: int, from_end: bool) -> str:
 def excerpt(text: str, budget: int, *, from_end: bool) -> str:
     """Whole lines from one end of `text` within `budget` UTF-8 bytes (the released rule); when not even one line
     fits — a log written as one long line — whole characters instead, so the excerpt is never empty."""
-    lines = text.splitlines(keepends=True)
+    *body, last = text.split("\n")  # lines end at "\n" only, as in the released code (not at "\r" or U+2028)
+    lines = [line + "\n" for line in body] + ([last] if last else [])
     picked: list[str] = []
     used = 0
     for line in reversed(lines) if from_end else lines:
