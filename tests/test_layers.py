@@ -123,3 +123,13 @@ def test_lower_floors_name_no_method_benchmark_or_protocol(part: str) -> None:
             text = SRC / Path(*module.split(".")[1:]) / "__init__.py"
         source = text.read_text("utf-8")
         assert "evoarena.benchmarks" not in source and "evoarena.methods" not in source, module
+
+
+def test_runtime_reads_only_the_floors_below_the_contract() -> None:
+    """runtime/ (in-episode mechanisms) may use sandbox, models, harness, store, search and spec, never the contract
+    (api) nor what sits on it (methods, benchmarks, protocol, cli...): a method or an environment composes the
+    transforms, not the other way round."""
+    allowed = {"runtime", "sandbox", "models", "harness", "store", "search", "spec", "version"}
+    bad = sorted(f"{m} -> {t}" for m, targets in _graph().items() if _part(m) == "runtime"
+                 for t in targets if _part(t) not in allowed)
+    assert not bad, bad

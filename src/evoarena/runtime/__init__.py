@@ -1,7 +1,31 @@
-"""In-episode mechanisms: what runs inside an episode, step by step, rather than between versions of a harness.
-JitRL's model-free core (step memory, kNN retrieval, advantages, the paper and released updates)."""
+"""In-episode mechanisms: what runs inside an episode, step by step, rather than between versions of a harness —
+model-free or around a callable. JitRL's core (step memory, kNN retrieval, advantages, the paper and released
+updates: docs/methods/jitrl.md) and SoL-Pi's four efficiency transforms (ObservationPack, Action Fusion, online
+context compaction, the evidence-preserving reducer: docs/runtime.md)."""
 
-from evoarena.runtime.jitrl import Decision, JitRL, JitRLConfig
+from evoarena.runtime.action_fusion import (
+    ActionFusion,
+    Edit,
+    EditOutcome,
+    Fused,
+    ThenRun,
+    Workspace,
+    Write,
+)
+from evoarena.runtime.compaction import (
+    SUMMARY_INSTRUCTIONS,
+    Compacted,
+    OnlineCompaction,
+    StepOutcome,
+    Summarise,
+    compact,
+    context_tokens,
+    message_tokens,
+)
+from evoarena.runtime.compaction_gate import MEMO_TOKENS, Economics, GateInput, decide
+from evoarena.runtime.compaction_gate import Decision as CompactionDecision
+from evoarena.runtime.jitrl import Decision as JitRLDecision
+from evoarena.runtime.jitrl import JitRL, JitRLConfig
 from evoarena.runtime.jitrl_memory import (
     MemoryRow,
     Neighbour,
@@ -21,20 +45,84 @@ from evoarena.runtime.jitrl_policy import (
     prior_from_probs,
     released_policy,
 )
+from evoarena.runtime.observation_pack import (
+    EXCERPT_BYTES,
+    FULL_SENDS,
+    PAGE_CHARS,
+    THRESHOLD_BYTES,
+    ObservationPack,
+    Packed,
+    PackStats,
+    RecallError,
+    RecallPage,
+    handle_for,
+)
+from evoarena.runtime.reducer import (
+    MIN_BYTES,
+    RECEIPT_PREFIX,
+    RECEIPT_SCHEMA,
+    Evidence,
+    EvidenceReducer,
+    Reduced,
+    Reducer,
+    ReducerRequest,
+    is_designated,
+    looks_like_credentials,
+)
 
 __all__ = [
-    "Decision",
+    "EXCERPT_BYTES",
+    "FULL_SENDS",
+    "MEMO_TOKENS",
+    "MIN_BYTES",
+    "PAGE_CHARS",
+    "RECEIPT_PREFIX",
+    "RECEIPT_SCHEMA",
+    "SUMMARY_INSTRUCTIONS",
+    "THRESHOLD_BYTES",
+    "ActionFusion",
+    "Compacted",
+    "CompactionDecision",
+    "Economics",
+    "Edit",
+    "EditOutcome",
     "Estimate",
+    "Evidence",
+    "EvidenceReducer",
+    "Fused",
+    "GateInput",
     "JitRL",
     "JitRLConfig",
+    "JitRLDecision",
     "MemoryRow",
     "Neighbour",
+    "ObservationPack",
+    "OnlineCompaction",
+    "PackStats",
+    "Packed",
     "PolicyStep",
     "Prior",
+    "RecallError",
+    "RecallPage",
+    "Reduced",
+    "Reducer",
+    "ReducerRequest",
     "RetrievalConfig",
     "StepKey",
     "StepMemory",
+    "StepOutcome",
+    "Summarise",
+    "ThenRun",
+    "Workspace",
+    "Write",
+    "compact",
+    "context_tokens",
+    "decide",
     "discounted_returns",
+    "handle_for",
+    "is_designated",
+    "looks_like_credentials",
+    "message_tokens",
     "paper_policy",
     "prior_from_confidence",
     "prior_from_logprobs",

@@ -1,2 +1,2 @@
-"""Model-free studies of search mechanisms (the seeds' first, decisive experiments): each runs in seconds on a CPU,
-its numbers pinned by a test and written up in docs/findings.md."""
+"""Model-free studies of search and runtime mechanisms (the seeds' first, decisive experiments): each runs in seconds
+on a CPU, its numbers pinned by a test and written up in docs/findings.md."""
