@@ -6,6 +6,7 @@ Everything here sits below `methods/`, `benchmarks/` and `scripted/`, and above 
 from evoarena.api.attempt import Attempt
 from evoarena.api.benchmark_base import Benchmark
 from evoarena.api.context import PracticeContext, Reply, RoleHandle, Rollout
+from evoarena.api.environment import Env, InteractiveBenchmark, Step, Turn, episode_answer
 from evoarena.api.grading import GRADING_PHASE, GradingModel
 from evoarena.api.method_base import Method, harness_toml
 from evoarena.api.params import ParamError, check_params, closest
@@ -34,9 +35,11 @@ __all__ = [
     "Attempt",
     "Benchmark",
     "Entry",
+    "Env",
     "GENERIC_EXAMPLES",
     "GRADING_PHASE",
     "Feedback",
+    "InteractiveBenchmark",
     "GradingModel",
     "HarnessWorkspace",
     "Kind",
@@ -56,14 +59,17 @@ __all__ = [
     "ReportView",
     "RunInfo",
     "Split",
+    "Step",
     "Task",
     "TaskView",
     "TemplateView",
+    "Turn",
     "TestSplitLocked",
     "UnknownName",
     "Verdict",
     "ViewPage",
     "benchmark",
+    "episode_answer",
     "check_params",
     "closest",
     "harness_toml",

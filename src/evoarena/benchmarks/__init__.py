@@ -5,8 +5,9 @@ from evoarena.benchmarks.clr.benchmark import ClrBenchmark
 from evoarena.benchmarks.files import FilesBenchmark
 from evoarena.benchmarks.humaneval import HumanEvalBenchmark
 from evoarena.benchmarks.labels import LabelsBenchmark
+from evoarena.benchmarks.maze import MazeBenchmark
 from evoarena.benchmarks.reasoning_gym import ReasoningGymBenchmark
 from evoarena.benchmarks.sheets import SheetsBenchmark
 
-__all__ = ["ArithBenchmark", "ClrBenchmark", "FilesBenchmark", "HumanEvalBenchmark", "LabelsBenchmark",
+__all__ = ["ArithBenchmark", "ClrBenchmark", "FilesBenchmark", "HumanEvalBenchmark", "LabelsBenchmark", "MazeBenchmark",
            "ReasoningGymBenchmark", "SheetsBenchmark"]
