@@ -130,3 +130,28 @@ def test_calls_command_filters_the_ledger(run_dir: Path) -> None:
     assert [r["unit"] for r in json.loads(result.stdout)] == ["test/v1"]
     table = runner.invoke(cli(), ["calls", str(run_dir), "--limit", "2"])
     assert table.exit_code == 0 and "last 2 calls" in table.stdout
+
+
+def test_an_episode_is_shown_step_by_step(tmp_path: Path) -> None:
+    """`evoarena trace --episode ID`: every step of an interactive benchmark's attempt with the call behind it."""
+    from evoarena.protocol.runner import run_experiment
+    from evoarena.spec import parse_spec
+    from evoarena.store import RunStore
+
+    spec = parse_spec({"name": "maze", "benchmark": {"name": "maze", "params": {"n_train": 1, "n_val": 1,
+                                                                                "n_test": 2, "max_steps": 12}},
+                       "methods": [{"name": "frozen"}],
+                       "models": {"s": {"backend": "scripted", "model": "maze-explorer"}},
+                       "roles": {"solver": "s"}, "seeds": [0]})
+    run_experiment(spec, tmp_path / "run", probe=False)
+    row = RunStore(tmp_path / "run").query("SELECT id, answer FROM attempts WHERE phase='test' LIMIT 1")[0]
+    result = runner.invoke(cli(), ["trace", str(tmp_path / "run"), "--episode", str(row["id"]), "--json"])
+    assert result.exit_code == 0, result.output
+    steps = json.loads(result.stdout)
+    assert len(steps) == json.loads(row["answer"])["steps"] and [s["step"] for s in steps] == list(range(len(steps)))
+    assert all(s["call"]["response"]["text"].strip() == s["action"] for s in steps)  # the reply behind each move
+    assert "Now:" in steps[-1]["call"]["messages"][-1]["content"]
+    shown = runner.invoke(cli(), ["trace", str(tmp_path / "run"), "--episode", str(row["id"])])
+    assert shown.exit_code == 0 and "episode of attempt" in shown.stdout
+    missing = runner.invoke(cli(), ["trace", str(tmp_path / "run"), "--episode", "999999"])
+    assert missing.exit_code != 0 and "no attempt 999999" in missing.output

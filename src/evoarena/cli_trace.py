@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from typing import Annotated
 
@@ -17,7 +18,9 @@ from evoarena.store import (
     Conversation,
     RunStore,
     TextMessage,
+    attempt_answer,
     attempt_call_id,
+    conversation,
     conversation_of,
     find_calls,
 )
@@ -115,6 +118,10 @@ def _print_rich(conv: Conversation) -> None:
         )
 
 
+EpisodeOpt = Annotated[int | None, typer.Option(
+    "--episode", help="An episode's attempt row id: its steps (action, score, observation, the solver's reply).")]
+
+
 def trace(
     run_dir: RunDirArg,
     cell: CellOpt = None,
@@ -122,11 +129,16 @@ def trace(
     role: RoleOpt = None,
     attempt: AttemptOpt = None,
     phase: PhaseOpt = None,
+    episode: EpisodeOpt = None,
     limit: Annotated[int, typer.Option(help="At most this many calls (the last ones matching).")] = 20,
     as_json: JsonOpt = False,
 ) -> None:
-    """The matching calls' exact messages and responses (cached calls too), oldest first."""
+    """The matching calls' exact messages and responses (cached calls too), oldest first; or, with `--episode`, an
+    episode of an interactive benchmark step by step."""
     store = open_run(run_dir)
+    if episode is not None:
+        _episode(store, episode, as_json)
+        return
     rows = _select(store, cell=cell, task=task, role=role, phase=phase, attempt=attempt, limit=limit)
     convs = [conversation_of(store, r) for r in rows]
     if as_json:
@@ -138,6 +150,35 @@ def trace(
     show = _print_rich if out.is_terminal else _print_plain
     for c in convs:
         show(c)
+
+
+def _episode(store: RunStore, attempt_id: int, as_json: bool) -> None:
+    """An episode attempt's trace: per step the action, the score after it, what came back and the solver's reply."""
+    try:
+        answer = attempt_answer(store, attempt_id)
+    except KeyError:
+        fail(f"no attempt {attempt_id} in {store.run_dir}")
+        return
+    try:
+        steps = json.loads(answer or "")["trace"]
+    except (ValueError, KeyError, TypeError):
+        fail(f"attempt {attempt_id} is not an episode with a trace (an interactive benchmark's attempt)")
+        return
+    found = {s["call_id"]: conversation(store, s["call_id"]) for s in steps if s.get("call_id") is not None}
+    convs = {k: v for k, v in found.items() if v is not None}
+    if as_json:
+        emit_json([{**s, "call": convs[s["call_id"]].to_json() if s.get("call_id") in convs else None}
+                   for s in steps])
+        return
+    t = Table(title=f"episode of attempt {attempt_id}: {len(steps)} steps")
+    for col in ("step", "kind", "reply", "action", "score", "observation"):
+        t.add_column(col, overflow="fold")
+    for s in steps:
+        conv = convs.get(s.get("call_id"))
+        reply = conv.response.text.strip() if conv is not None and conv.response is not None else ""
+        t.add_row(str(s["step"]), s["kind"], reply[:60], s["action"], f"{s['score']:g}",
+                  " ".join(str(s["observation"]).split())[:120])
+    out.print(t)
 
 
 def calls_command(

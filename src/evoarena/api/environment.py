@@ -108,7 +108,11 @@ class InteractiveBenchmark(Benchmark):
                         + (", won" if won else f", not won ({out['stopped']})"))
 
 
-def episode_answer(score: float, max_score: float, won: bool, steps: int, stopped: str) -> str:
-    """What an episode's attempt answers: its outcome as JSON (the protocol writes it, never the model)."""
-    return json.dumps({"score": score, "max_score": max_score, "won": won, "steps": steps, "stopped": stopped},
-                      sort_keys=True)
+def episode_answer(score: float, max_score: float, won: bool, steps: int, stopped: str,
+                   trace: Sequence[Mapping[str, Any]] = ()) -> str:
+    """What an episode's attempt answers: its outcome as JSON (the protocol writes it, never the model), with the
+    step-by-step trace when given (`evoarena trace --episode` reads it)."""
+    out: dict[str, Any] = {"score": score, "max_score": max_score, "won": won, "steps": steps, "stopped": stopped}
+    if trace:
+        out["trace"] = list(trace)
+    return json.dumps(out, sort_keys=True)

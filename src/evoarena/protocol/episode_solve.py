@@ -1,6 +1,7 @@
 """Solving an interactive task: one episode in the benchmark's environment, the solver asked once per step with the
 harness's prompt (the method's `build_messages`, or a harness program in the sandbox) around the benchmark's view of
-the step. Every step's call is in the ledger; the attempt's text is the trajectory, its answer the outcome."""
+the step. Every step's call is in the ledger; the attempt's text is the trajectory, its answer the outcome with the
+step-by-step trace (action, observation, score, admissible actions, the call behind it)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ class _SolverActor:
         self.params = solver_params(benchmark, tree)
         self.messages: tuple[Message, ...] = ()
         self.call_id: int | None = None
+        self.call_ids: list[int | None] = []  # the solver call behind each step
 
     def decide(self, observation: str, history: Sequence[StepRecord], admissible: Sequence[str] | None) -> Decision:
         turns = [Turn(s.action, s.observation) for s in history]
@@ -45,6 +47,7 @@ class _SolverActor:
         except ModelCallError as err:
             raise _Halted(error=str(err)) from None
         self.call_id = getattr(completion, "call_id", None)
+        self.call_ids.append(self.call_id)
         parsed = self.benchmark.parse(completion.text)
         return Decision(parsed.answer or "", {"solver": 1})
 
@@ -60,5 +63,9 @@ def solve_episode(method: Method, benchmark: InteractiveBenchmark, tree: Mapping
         return Attempt(task.id, "", None, halt.parse_error, error=halt.error, messages=actor.messages,
                        call_id=actor.call_id)
     transcript = "\n".join(f"> {s.action}\n{s.observation.strip()}" for s in episode.steps)
-    answer = episode_answer(episode.final_score, episode.max_score, episode.won, len(episode.steps), episode.stopped)
+    trace = [{"step": s.index, "kind": s.kind, "action": s.action, "observation": s.observation, "score": s.score,
+              "done": s.done, "admissible": list(s.admissible) if s.admissible is not None else None,
+              "call_id": call_id} for s, call_id in zip(episode.steps, actor.call_ids, strict=True)]
+    answer = episode_answer(episode.final_score, episode.max_score, episode.won, len(episode.steps), episode.stopped,
+                            trace)
     return Attempt(task.id, transcript, answer, messages=actor.messages, call_id=actor.call_id)

@@ -5,6 +5,7 @@ from evoarena.store.blobs import BlobStore
 from evoarena.store.calls import (
     CallRow,
     Conversation,
+    attempt_answer,
     attempt_call_id,
     attempt_conversation,
     call_row,
@@ -31,6 +32,7 @@ __all__ = [
     "TestedVersion",
     "TextResponse",
     "UnitRow",
+    "attempt_answer",
     "attempt_call_id",
     "attempt_conversation",
     "call_row",

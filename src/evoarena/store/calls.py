@@ -157,6 +157,14 @@ def attempt_call_id(store: RunStore, attempt_id: int) -> int | None:
     return None if row["call_id"] is None else int(row["call_id"])
 
 
+def attempt_answer(store: RunStore, attempt_id: int) -> str | None:
+    """An attempt row's answer (an episode's outcome and trace); KeyError when there is no such attempt."""
+    row = store.query_one("SELECT answer FROM attempts WHERE id = ?", [attempt_id])
+    if row is None:
+        raise KeyError(f"no attempt {attempt_id}")
+    return None if row["answer"] is None else str(row["answer"])
+
+
 def attempt_conversation(store: RunStore, attempt_id: int) -> Conversation | None:
     """The conversation that produced an attempt row's answer: None when the attempt links to no call; KeyError
     when there is no such attempt."""

@@ -71,7 +71,9 @@ def test_the_budget_ends_an_episode_and_a_bad_reply_spends_a_step() -> None:
     solver = Scripted(reply="I would rather not")
     attempt = solve(Frozen(), bench, {"system.md": "s"}, tasks["maze-test-001"].view(), solver)  # type: ignore[arg-type]
     outcome = json.loads(attempt.answer or "")
+    trace = outcome.pop("trace")
     assert outcome == {"max_score": 1.0, "score": 0.0, "stopped": "budget", "steps": 5, "won": False}
+    assert [s["action"] for s in trace] == [""] * 5 and all(s["admissible"] for s in trace)
     assert len(solver.calls) == 5 and "Unknown action" in attempt.text
 
 
