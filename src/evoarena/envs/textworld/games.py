@@ -179,6 +179,7 @@ def make_game(family: str, seed: int, settings: Mapping[str, Any] | None = None,
             raise GameError(f"textworld: could not generate {family} seed={seed} {full}: {one_line(exc)}") from None
         (tmp / "spec.json").write_text(json.dumps({"textworld": tw.__version__, "format": FORMAT, "family": family,
                                                    "settings": full, "seed": seed}, indent=1, sort_keys=True))
+        tmp.chmod(0o755)  # mkdtemp makes it private; the published game is an ordinary cache directory
         _publish(tmp, final)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
