@@ -150,6 +150,17 @@ def test_a_generation_error_is_one_line(tw_cache: Path) -> None:
     assert not [p for p in tw_cache.rglob("*") if "treasure" in str(p) and p.is_file()]
 
 
+def test_a_knowledge_base_from_the_working_directory_is_refused(tw_cache: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    import textworld.generator.data as data
+
+    make_game("custom", 1, TINY["custom"], tw_cache)
+    monkeypatch.setattr(data.KnowledgeBase.default(), "logic_path", "textworld_data/logic")
+    with pytest.raises(GameError, match="textworld_data/logic .*working directory"):
+        make_game("custom", 12, TINY["custom"], tw_cache)
+    assert make_game("custom", 1, TINY["custom"], tw_cache).cached  # a cached game still plays
+
+
 def test_keydoor_variants_keep_map_and_quest_and_move_the_key(tw_cache: Path) -> None:
     envs = {v: _env(tw_cache, "tw-keydoor", variant=v) for v in ("base", "key-moved", "door-rule")}
     first = {v: env.reset(1) for v, env in envs.items()}

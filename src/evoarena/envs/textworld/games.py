@@ -169,6 +169,7 @@ def make_game(family: str, seed: int, settings: Mapping[str, Any] | None = None,
     final = root / f"textworld-{tw.__version__}" / family / f"seed{seed}-{game_key(tw.__version__, family, full, seed)}"
     if _complete(final):
         return GameFiles(final, family, seed, full, cached=True)
+    _check_builtin_data(tw)
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", dir=final.parent))
     try:
@@ -184,6 +185,17 @@ def make_game(family: str, seed: int, settings: Mapping[str, Any] | None = None,
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return GameFiles(final, family, seed, full, cached=False)
+
+
+def _check_builtin_data(tw: Any) -> None:
+    """TextWorld loads its default knowledge base (logic and text grammars) from `./textworld_data` when the working
+    directory had one at import time (ALFWorld checkouts do), which would change every game under an unchanged
+    cache key: refuse to generate then."""
+    data = tw.generator.data
+    if os.path.realpath(data.KnowledgeBase.default().logic_path) != os.path.realpath(data.LOGIC_DATA_PATH):
+        raise GameError(f"textworld: its default knowledge base came from {data.KnowledgeBase.default().logic_path} "
+                        "(a textworld_data folder in the working directory), not its built-in data; generate games "
+                        "from another directory")
 
 
 def _complete(directory: Path) -> bool:
