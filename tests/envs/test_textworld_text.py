@@ -1,6 +1,7 @@
 """The TextWorld adapter's parts that need no game: cleaning the game's text, normalising and refusing actions,
 checking family settings, one-line errors, the cache directory, publishing a generated game when another process
-got there first, and tw-keydoor's seeded layout. None of these imports textworld."""
+got there first, tw-keydoor's seeded layout and tw-household's seeded scenes and plans. None of these imports
+textworld."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import pytest
 
 from evoarena.envs.textworld import FAMILIES, TextWorldEnv, TextWorldMissing, clean, default_cache_dir, normalise_action
 from evoarena.envs.textworld.games import _complete, _publish, game_key, one_line, textworld_module
+from evoarena.envs.textworld.household import TASKS, objective, plan, scene
 from evoarena.envs.textworld.keydoor import BACK, layout, route
 
 SRC = Path(__file__).resolve().parents[2] / "src"
@@ -140,3 +142,25 @@ def test_keydoor_layout_is_seeded_and_the_vault_is_behind_one_door() -> None:
         assert [BACK[d] for d, _ in back][::-1] == [d for d, _ in path]
     with pytest.raises(ValueError, match="rooms must be in 3..12"):
         layout(2, 0)
+
+
+def test_household_scenes_are_seeded_and_plans_open_each_container_once() -> None:
+    assert scene("heat", 4, 1) == scene("heat", 4, 1) != scene("heat", 4, 2)
+    for task in TASKS:
+        for seed in range(20):
+            world = scene(task, 4, seed)
+            targets, goal, places = world["targets"], world["goal"], world["places"]
+            assert len(targets) == (2 if task == "pick-two" else 1) and len(places) == len(targets) + 4
+            assert all(places[t] != goal for t in targets)  # never already done
+            assert (goal is None) == (task == "look")
+            steps = plan(world)
+            opened = [names[0] for rule, names in steps if rule == "open/c"]
+            assert len(opened) == len(set(opened)) and set(opened) <= set(world["containers"])
+            assert objective(world).startswith("Your task is to: ")
+            if task == "pick-two":
+                assert targets[0] != targets[1] and targets[0].split()[-1] == targets[1].split()[-1]
+    assert objective(scene("pick-two", 0, 0)).count("two ") == 1
+    with pytest.raises(ValueError, match="task must be one of"):
+        scene("slice", 4, 0)
+    with pytest.raises(ValueError, match="objects must be in 0..10"):
+        scene("pick", 11, 0)

@@ -1,9 +1,10 @@
 """Seeded TextWorld games, generated in process and cached on disk.
 
-A game is named by its family (`custom`, the challenges `tw-cooking`, `tw-treasure_hunter`, `tw-coin_collector`, or
-evoarena's own `tw-keydoor` with its transfer variants), the family's settings and a seed. `make_game` generates it
-with TextWorld's Python API (no `tw-make` subprocess, no network) the first time and reuses the files afterwards:
-generation costs about a second or two per game (Inform 7 compiles it), replaying a cached one costs nothing.
+A game is named by its family (`custom`, the challenges `tw-cooking`, `tw-treasure_hunter`, `tw-coin_collector`,
+evoarena's own `tw-keydoor` with its transfer variants, or the ALFWorld-like `tw-household`), the family's settings
+and a seed. `make_game` generates it with TextWorld's Python API (no `tw-make` subprocess, no network) the first time
+and reuses the files afterwards: generation costs about a second or two per game (Inform 7 compiles it), replaying a
+cached one costs nothing.
 
 The cache key is (TextWorld's version, this module's format, family, every setting with defaults filled, seed), so a
 new TextWorld release or a changed generator never reuses an old file. Each game is one directory holding `game.z8`
@@ -28,8 +29,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evoarena.envs.textworld.household import TASKS as HOUSEHOLD_TASKS
+
 Setting = bool | int | str | None
-FORMAT = 1  # bump when this module or keydoor.py changes what a given (family, settings, seed) generates
+FORMAT = 1  # bump when this module, keydoor.py, household.py or data/ change what (family, settings, seed) generates
 CACHE_ENV = "EVOARENA_TEXTWORLD_DIR"
 INSTALL_HINT = ("pip install 'evoarena[envs]' (textworld==1.7.0; its dependency jericho is built from source and "
                 "needs cc and make)")
@@ -94,6 +97,10 @@ FAMILIES: dict[str, Family] = {f.name: f for f in [
            {"variant": ("base", "key-moved", "door-rule")},
            doc="evoarena's transfer family: take the treasure behind a locked door; variants move the key or change "
                "which key opens the door, on the same map with the same quest"),
+    Family("tw-household", {"task": str, "objects": int}, {"task": "pick", "objects": 4},
+           {"task": HOUSEHOLD_TASKS},
+           doc="ALFWorld-like household tasks in one room: pick, look (under the desk lamp), clean, heat, cool, "
+               "pick-two; `objects` distractors"),
 ]}
 
 
@@ -248,8 +255,14 @@ def _keydoor(tw: Any, family: str, settings: Mapping[str, Setting], seed: int, o
     return make_keydoor(tw, settings, seed, options)
 
 
+def _household(tw: Any, family: str, settings: Mapping[str, Setting], seed: int, options: Any) -> Any:
+    from evoarena.envs.textworld.household import make_household
+
+    return make_household(tw, settings, seed, options)
+
+
 _BUILDERS: dict[str, Callable[[Any, str, Mapping[str, Setting], int, Any], Any]] = {
-    "custom": _custom, "tw-keydoor": _keydoor}
+    "custom": _custom, "tw-keydoor": _keydoor, "tw-household": _household}
 
 
 def one_line(exc: BaseException, limit: int = 300) -> str:

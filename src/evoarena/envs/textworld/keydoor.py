@@ -97,7 +97,7 @@ def make_keydoor(tw: Any, settings: Mapping[str, Any], seed: int, options: Any) 
     key_name = world["keys"][1] if variant == "door-rule" else world["keys"][0]
     key_holder = "supporter" if variant == "door-rule" else ("other" if variant == "key-moved" else "container")
     plan = _plan(world, key_name, key_holder)
-    quest = tw.generator.Quest(win_events=[tw.generator.Event(actions=_actions(maker, plan))])
+    quest = tw.generator.Quest(win_events=[tw.generator.Event(actions=replay_plan(maker, plan))])
     maker.quests = [quest]
     game = maker.build()
     game.objective = (f"Somewhere in this house a {world['treasure']} lies behind a locked {world['door']}. "
@@ -147,9 +147,10 @@ def _plan(world: Mapping[str, Any], key: str, holder: str) -> Plan:
     return plan
 
 
-def _actions(maker: Any, plan: Plan) -> list[Any]:
-    """Replay `plan` through TextWorld's logic from the maker's initial state: each step is the applicable action of
-    that rule whose arguments include all the named entities."""
+def replay_plan(maker: Any, plan: Plan) -> list[Any]:
+    """Replay `plan` through TextWorld's logic from the maker's initial state: each step is the one applicable action
+    of that rule whose arguments include all the named entities (a RuntimeError otherwise). The actions make the
+    quest's event, so TextWorld's walkthrough and `policy_commands` follow a plan that is known to win."""
     state = maker.state.copy()
     rules, constants = maker._kb.rules, maker._kb.types.constants_mapping  # binds the player P and inventory I
     variables = {entity.name: entity.var for entity in maker._entities.values() if entity.name}
