@@ -13,8 +13,9 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 
+# envs: TextWorld (docs/envs.md); its dependency jericho is compiled from source on the first install (cc + make)
 install: $(BIN)/python
-	$(BIN)/pip install -q -e '.[dev,tasks,ray]'
+	$(BIN)/pip install -q -e '.[dev,tasks,ray,envs]'
 
 # The embedded models (docs/models.md). llama-cpp-python compiles llama.cpp from source (about 9 minutes on 2 cores,
 # once per venv).

@@ -1,10 +1,12 @@
-"""Interactive environments (issue 15): the `Env` protocol, a seeded grid maze, the episode runner with one
+"""Interactive environments (issue 15): the `Env` protocol, a seeded grid maze, TextWorld games (`TextWorldEnv`,
+the optional `envs` extra; textworld itself is imported only when a game is played), the episode runner with one
 step budget for actions and meta-actions, and learning-curve metrics."""
 
 from evoarena.envs.base import Env, Step
 from evoarena.envs.episode import Actor, Decision, Episode, StepRecord, run_episode
 from evoarena.envs.maze import Maze
 from evoarena.envs.metrics import auc, late_mean, success_by_family
+from evoarena.envs.textworld import TextWorldEnv
 
-__all__ = ["Actor", "Decision", "Env", "Episode", "Maze", "Step", "StepRecord", "auc", "late_mean", "run_episode",
-           "success_by_family"]
+__all__ = ["Actor", "Decision", "Env", "Episode", "Maze", "Step", "StepRecord", "TextWorldEnv", "auc", "late_mean",
+           "run_episode", "success_by_family"]
