@@ -8,6 +8,7 @@ from evoarena.benchmarks.labels import LabelsBenchmark
 from evoarena.benchmarks.maze import MazeBenchmark
 from evoarena.benchmarks.reasoning_gym import ReasoningGymBenchmark
 from evoarena.benchmarks.sheets import SheetsBenchmark
+from evoarena.benchmarks.textworld import TextWorldBenchmark
 
 __all__ = ["ArithBenchmark", "ClrBenchmark", "FilesBenchmark", "HumanEvalBenchmark", "LabelsBenchmark", "MazeBenchmark",
-           "ReasoningGymBenchmark", "SheetsBenchmark"]
+           "ReasoningGymBenchmark", "SheetsBenchmark", "TextWorldBenchmark"]

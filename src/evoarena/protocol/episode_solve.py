@@ -62,6 +62,10 @@ def solve_episode(method: Method, benchmark: InteractiveBenchmark, tree: Mapping
     except _Halted as halt:
         return Attempt(task.id, "", None, halt.parse_error, error=halt.error, messages=actor.messages,
                        call_id=actor.call_id)
+    finally:
+        close = getattr(env, "close", None)
+        if callable(close):  # a game process (TextWorld) ends with its episode
+            close()
     transcript = "\n".join(f"> {s.action}\n{s.observation.strip()}" for s in episode.steps)
     trace = [{"step": s.index, "kind": s.kind, "action": s.action, "observation": s.observation, "score": s.score,
               "done": s.done, "admissible": list(s.admissible) if s.admissible is not None else None,
