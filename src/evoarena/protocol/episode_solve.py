@@ -1,7 +1,8 @@
 """Solving an interactive task: one episode in the benchmark's environment, the solver asked once per step with the
 harness's prompt (the method's `build_messages`, or a harness program in the sandbox) around the benchmark's view of
-the step. Every step's call is in the ledger; the attempt's text is the trajectory, its answer the outcome with the
-step-by-step trace (action, observation, score, admissible actions, the call behind it)."""
+the step (a harness program is also given the whole episode so far: `episode`). Every step's call is in the
+ledger; the attempt's text is the trajectory, its answer the outcome with the step-by-step trace (action,
+observation, score, admissible actions, the call behind it)."""
 
 from __future__ import annotations
 
@@ -33,13 +34,18 @@ class _SolverActor:
         self.messages: tuple[Message, ...] = ()
         self.call_id: int | None = None
         self.call_ids: list[int | None] = []  # the solver call behind each step
+        self.start = ""  # the episode's first observation
 
     def decide(self, observation: str, history: Sequence[StepRecord], admissible: Sequence[str] | None) -> Decision:
         turns = [Turn(s.action, s.observation) for s in history]
-        text = self.benchmark.format_step(self.task, observation, turns, admissible,
-                                          self.benchmark.max_steps - len(history))
+        steps_left = self.benchmark.max_steps - len(history)
+        text = self.benchmark.format_step(self.task, observation, turns, admissible, steps_left)
+        if not history:
+            self.start = observation
+        episode = {"start": self.start, "history": [{"action": t.action, "observation": t.observation} for t in turns],
+                   "observation": observation, "steps_left": steps_left}
         try:
-            self.messages = harness_messages(self.method, self.tree, text, self.task)
+            self.messages = harness_messages(self.method, self.tree, text, self.task, episode=episode)
         except HarnessProgramError as err:
             raise _Halted(parse_error=f"harness program: {err}") from None
         try:

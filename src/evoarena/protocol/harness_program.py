@@ -3,9 +3,11 @@ only in the sandbox, never in the runner's process (the isolated channel for mod
 
 The program defines `build_messages(request)`; `request` is plain JSON — `task` (the task text as the benchmark
 formats it), `context` (what the method shows before the task) and `files` (the harness's own files: every file but
-`harness.py` outside method-state directories `memory/<name>/`). It returns a list of `{"role", "content"}` messages,
-which are checked here; anything else — an exception, a limit passed, malformed output — is the harness's failure on
-that task (a parse error that scores 0), never a provider error and never a model call.
+`harness.py` outside method-state directories `memory/<name>/`); on a step of an interactive episode also `episode`
+(`start`: the first observation, `history`: every turn so far as {action, observation}, `observation`: the one now,
+`steps_left`), since the task text shows only the benchmark's window of recent turns. It returns a list of
+`{"role", "content"}` messages, which are checked here; anything else — an exception, a limit passed, malformed output
+— is the harness's failure on that task (a parse error that scores 0), never a provider error and never a model call.
 """
 
 from __future__ import annotations
@@ -39,10 +41,13 @@ class HarnessProgramError(ValueError):
     """The harness program did not produce valid messages; the message says why in one line."""
 
 
-def program_messages(tree: Mapping[str, str], task_text: str, context: str,
-                     limits: SandboxLimits = LIMITS) -> tuple[Message, ...]:
-    """Run the tree's `harness.py` in the sandbox on one task; its checked messages, or HarnessProgramError."""
-    request = {"task": task_text, "context": context, "files": program_files(tree)}
+def program_messages(tree: Mapping[str, str], task_text: str, context: str, limits: SandboxLimits = LIMITS, *,
+                     episode: Mapping[str, Any] | None = None) -> tuple[Message, ...]:
+    """Run the tree's `harness.py` in the sandbox on one task (one step of an episode: `episode` is the episode so
+    far, in the request as `episode`); its checked messages, or HarnessProgramError."""
+    request: dict[str, Any] = {"task": task_text, "context": context, "files": program_files(tree)}
+    if episode is not None:
+        request["episode"] = dict(episode)
     result = run_python(_DRIVER, stdin=json.dumps(request), files={PROGRAM: tree[PROGRAM]}, limits=limits)
     if result.limit is not None or result.timed_out:
         raise HarnessProgramError(f"harness program passed its {result.limit or 'wall'} limit")

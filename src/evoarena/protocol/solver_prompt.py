@@ -51,9 +51,11 @@ def solver_request(method: Method, benchmark: Benchmark, tree: Mapping[str, str]
                          solver_params(benchmark, tree))
 
 
-def harness_messages(method: Method, tree: Mapping[str, str], task_text: str, task: TaskView) -> tuple[Message, ...]:
+def harness_messages(method: Method, tree: Mapping[str, str], task_text: str, task: TaskView, *,
+                     episode: Mapping[str, Any] | None = None) -> tuple[Message, ...]:
     """The solver's messages for `task_text` under `tree`: the method's `build_messages`, or the harness program's
-    (run in the sandbox; HarnessProgramError when it fails)."""
+    (run in the sandbox; HarnessProgramError when it fails). `episode`: on an interactive task, the episode so far,
+    handed to a harness program (its first observation, every turn, the observation now, the steps left)."""
     if is_program(tree):
-        return program_messages(tree, task_text, method.context(tree, task))
+        return program_messages(tree, task_text, method.context(tree, task), episode=episode)
     return tuple(method.build_messages(tree, task_text, task))

@@ -113,3 +113,20 @@ def test_a_run_on_mazes_records_every_step_in_the_ledger(tmp_path: Path) -> None
 def test_bad_params_fail_in_one_line(params: dict[str, Any]) -> None:
     with pytest.raises(ValueError, match="benchmark.params"):
         MazeBenchmark(**params)
+
+
+def test_a_harness_program_is_given_the_whole_episode() -> None:
+    program = ("def build_messages(request):\n"
+               "    ep = request['episode']\n"
+               "    seen = f\"TURNS {len(ep['history'])} LEFT {ep['steps_left']} START {ep['start'][:22]}\"\n"
+               "    return [{'role': 'user', 'content': request['task'] + '\\n' + seen}]\n")
+    bench, tasks = built(max_steps=12)
+    solver = Scripted(reply="north")
+    attempt = solve(Frozen(), bench, {"system.md": "s", "harness.py": program}, tasks["maze-test-001"].view(),
+                    solver)  # type: ignore[arg-type]
+    turns = [int(c[-1].content.rsplit("TURNS ", 1)[1].split()[0]) for c in solver.calls]
+    assert turns == list(range(12))  # every turn so far, past the benchmark's window of 8
+    assert all("START You are in a maze" in c[-1].content for c in solver.calls)
+    assert "LEFT 1 " in solver.calls[-1][-1].content
+    outcome = json.loads(attempt.answer or "")
+    assert outcome["steps"] == 12 and [s["action"] for s in outcome["trace"]] == ["north"] * 12
