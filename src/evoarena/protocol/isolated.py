@@ -61,7 +61,7 @@ class IsolatedMethod(Method):
         code, path = _code_of(method_cls)
         self._child: SpawnedChild = spawn_python(
             CHILD, writable=str(harness.resolve()), readable=[str(SOURCE_ROOT), *code, *readable],
-            masked=[str(m.resolve()) for m in masked], cpu_s=cpu_s)
+            masked=[str(m.resolve()) for m in masked], cpu_s=cpu_s, path=[str(SOURCE_ROOT)])
         self._cpu_s = cpu_s
         self.level = self._child.level
         ref = f"{method_cls.__module__}:{method_cls.__qualname__}"

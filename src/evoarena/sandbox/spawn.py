@@ -37,18 +37,24 @@ class SpawnedChild:
 
 def spawn_python(module: str, *, writable: str, readable: Sequence[str] = (), masked: Sequence[str] = (),
                  limits: SandboxLimits = SandboxLimits(network=False),  # noqa: B008 - frozen
-                 cpu_s: int | None = None) -> SpawnedChild:
+                 cpu_s: int | None = None, path: Sequence[str] = ()) -> SpawnedChild:
     """`python -E -s -m module` in `writable` (its only writable directory, besides a private /tmp), seeing the
     interpreter, `readable` (directories or single files) and the system's libraries read-only, with `masked`
     directories hidden, no network and a minimal environment (no API keys) — under bubblewrap where it works;
     otherwise a plain child process in a new session with the same environment, which can read what this user can
     (the level says so). `cpu_s`: a limit on its own CPU time (POSIX; RLIMIT_CPU through the rlimits launcher, which
-    also kills what it left running and dies with this process)."""
+    also kills what it left running and dies with this process). `path`: directories put first on the child's
+    sys.path before `module` is imported (isolated mode ignores PYTHONPATH), e.g. where the caller imported its own
+    package from."""
     interp = resolve_python(None)
     det = isolation.detect()
     env = {"PATH": "/usr/bin:/bin", "HOME": "/tmp" if det.bwrap else writable, "LANG": "C.UTF-8",
            "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     program = [interp.executable, *PYTHON_FLAGS, "-m", module]
+    if path:
+        boot = (f"import runpy, sys; sys.path[:0] = {[str(p) for p in path]!r}; "
+                f"runpy.run_module({module!r}, run_name='__main__', alter_sys=True)")
+        program = [interp.executable, *PYTHON_FLAGS, "-c", boot]
     if det.bwrap is not None and "bwrap" in det.available:
         dirs = outermost_dirs({*interp.roots, *(p for p in readable if os.path.isdir(p))})
         roots = (*dirs, *(p for p in readable if os.path.isfile(p) and not any(
