@@ -7,6 +7,7 @@ from evoarena.methods.autogenesis import Autogenesis
 from evoarena.methods.bootstrap_fewshot import BootstrapFewShot
 from evoarena.methods.dynamic_cheatsheet import DynamicCheatsheet
 from evoarena.methods.evoskill import EvoSkill
+from evoarena.methods.evotest import EvoTest
 from evoarena.methods.frozen import Frozen
 from evoarena.methods.gepa import Gepa
 from evoarena.methods.hgm import Hgm
@@ -25,6 +26,7 @@ __all__ = [
     "BootstrapFewShot",
     "DynamicCheatsheet",
     "EvoSkill",
+    "EvoTest",
     "Frozen",
     "Gepa",
     "Hgm",

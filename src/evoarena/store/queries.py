@@ -188,6 +188,18 @@ def practice_attempts(store: RunStore, cell: str) -> list[PracticeAttempt]:
     ]
 
 
+def submitted_practice(store: RunStore, cell: str) -> list[AttemptScore]:
+    """A cell's submitted practice attempts (phase practice, not rollouts), in the order recorded: on an interactive
+    benchmark, its practice episodes one by one (a learning curve)."""
+    rows = store.query("SELECT phase, task_id, score, passed, error FROM attempts WHERE cell=? AND phase='practice'"
+                       " ORDER BY id", [cell])
+    return [
+        AttemptScore(phase=r["phase"], task_id=r["task_id"], score=None if r["score"] is None else float(r["score"]),
+                     passed=None if r["passed"] is None else bool(r["passed"]), error=r["error"])
+        for r in rows
+    ]
+
+
 def tested_versions(store: RunStore) -> list[TestedVersion]:
     """Every test attempt's cell, unit key and graded version, in the order they were recorded."""
     rows = store.query("SELECT cell, unit_key, version_id FROM attempts WHERE phase='test' ORDER BY id")

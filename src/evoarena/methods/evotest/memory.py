@@ -1,0 +1,108 @@
+"""EvoTest's rule-based cross-episode memory (yf-he/EvoTest @f92474c, `CrossEpisodeMemory` and `OurAgent`), read from
+a finished episode: a **positive** entry (state, action, Δscore) for every step that raised the score, retrieved for
+the actor by Jaccard similarity (top 3; the harness program does that per step), and at most one **negative** entry
+per episode — the last steps when the score stayed flat for 10 steps, or when the observations alternated A↔B —
+of which the evolver reads the last 3 as failure patterns to avoid.
+
+The episode comes from the attempt: its text is the trajectory (`> action` then the observation, per step) and its
+answer the outcome with the cumulative score after each step (`curve`). The state an action was taken in is the
+observation before it; the first action's is the episode's first observation, which the trajectory does not hold
+("" here, so it is never retrieved).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+SUCCESSES = "memory/successes.jsonl"  # shown to the actor (the harness program retrieves from it)
+FAILURES = "memory/evotest/failures.jsonl"  # method state: the evolver reads it, the actor never does
+PLATEAU = 10  # steps without a score change that make a plateau (released)
+MIN_STEPS = 12  # an episode shorter than this yields no negative entry (released)
+SEGMENT = 40  # steps kept of a failing segment (released)
+_STEP = re.compile(r"(?m)^> ")
+
+
+@dataclass(frozen=True)
+class Played:
+    """A finished episode step by step: the state each action was taken in, the action, the score after it."""
+
+    states: tuple[str, ...]
+    actions: tuple[str, ...]
+    scores: tuple[float, ...]
+
+
+def played(text: str, answer: str | None) -> Played | None:
+    """The episode of an attempt, or None when its text and its outcome's curve do not line up (no episode: a
+    harness failure, a one-shot task, an observation that itself starts a line with "> ")."""
+    if not answer or not text.startswith("> "):
+        return None
+    try:
+        curve = [float(s) for s in json.loads(answer).get("curve", [])]
+    except (ValueError, TypeError, AttributeError):
+        return None
+    chunks = _STEP.split(text)[1:]
+    if len(chunks) != len(curve) or not chunks:
+        return None
+    actions, observations = [], []
+    for chunk in chunks:
+        action, _, observation = chunk.partition("\n")
+        actions.append(action.strip())
+        observations.append(observation.strip())
+    states = ["", *observations[:-1]]
+    return Played(tuple(states), tuple(actions), tuple(curve))
+
+
+def positives(ep: Played) -> list[dict[str, Any]]:
+    """One entry per step whose score rose (Δ against the step before; the first against 0), as released."""
+    out, before = [], 0.0
+    for state, action, score in zip(ep.states, ep.actions, ep.scores, strict=True):
+        if score - before > 0:
+            out.append({"state": state, "action": action, "delta_score": score - before, "score": score})
+        before = score
+    return out
+
+
+def loop_segment(ep: Played) -> tuple[str, list[str], list[str]] | None:
+    """(reason, states, actions) of the episode's last steps when they failed, else None: a plateau (the last 10
+    scores equal), else an A↔B alternation of the observations over the last steps (up to 19) — the released
+    `_detect_loop_segment`, run once at the end of the episode."""
+    states, actions, scores = list(ep.states), list(ep.actions), list(ep.scores)
+    if len(states) < MIN_STEPS:
+        return None
+    if all(scores[-i - 1] == scores[-1] for i in range(PLATEAU)):
+        return "plateau", states[-SEGMENT:], actions[-SEGMENT:]
+    a, b = states[-1], states[-2]
+    for i in range(3, min(20, len(states))):
+        if states[-i] != (b if i % 2 == 0 else a):
+            return None
+    return "alternation", states[-SEGMENT:], actions[-SEGMENT:]
+
+
+def negative(ep: Played, episode: int) -> dict[str, Any] | None:
+    found = loop_segment(ep)
+    if found is None:
+        return None
+    reason, states, actions = found
+    return {"reason": reason, "length": len(states), "states": states[-50:], "actions": actions[-50:],
+            "episode": episode, "episode_final_score": ep.scores[-1] if ep.scores else 0.0}
+
+
+def read_jsonl(tree: Mapping[str, str], path: str) -> list[dict[str, Any]]:
+    return [dict(json.loads(line)) for line in tree.get(path, "").splitlines() if line.strip()]
+
+
+def jsonl(entries: Sequence[Mapping[str, Any]]) -> str:
+    return "".join(json.dumps(e, ensure_ascii=False, sort_keys=True) + "\n" for e in entries)
+
+
+def failure_block(entries: Sequence[Mapping[str, Any]], last: int = 3) -> str:
+    """The last `last` negative entries as the released evolver prompt shows them ("" when there are none)."""
+    parts: list[str] = []
+    for entry in list(entries)[-last:] if last > 0 else []:
+        parts.append(f"Reason: {entry.get('reason', 'unknown')}, Length: {entry.get('length', 0)}")
+        parts.append("Actions to avoid (tail): " + ", ".join(str(a) for a in list(entry.get("actions", []))[-10:]))
+    return "\n".join(parts)

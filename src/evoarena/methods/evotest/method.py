@@ -1,0 +1,303 @@
+"""The `evotest` method: one practice step is one episode played by the configuration chosen last step; then the
+episode feeds the rule-based memory, the win-freeze rules decide whether to exploit the best node, and otherwise the
+node with the highest UCB is evolved by the evolver into the child that plays the next episode.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from importlib import resources
+from typing import Any
+
+import evoarena.methods.evotest.memory as mem
+from evoarena.api import Attempt, Method, PracticeContext, TaskView, method
+from evoarena.api.method_base import harness_toml
+from evoarena.harness import HarnessWorkspace, Manifest, tree_hash
+from evoarena.methods.evotest.reply import SCOPES, ReplyError, parse_reply
+from evoarena.methods.evotest.state import (
+    CONFIG,
+    DEFAULT_EXTRACTOR,
+    DEFAULT_GUIDE,
+    EXTRACTOR,
+    GUIDE,
+    INSTRUCTIONS,
+    KNOBS,
+    LESSONS,
+    PROGRAM,
+    STATE,
+    STATE_DIR,
+    archive,
+    config_of,
+    dump_state,
+    end_episode,
+    new_state,
+    next_move,
+    nodes_by_id,
+    read_state,
+    summary,
+    temperature,
+    trajectory_path,
+    with_temperature,
+)
+from evoarena.methods.prompting import render_prompt
+from evoarena.models import GenParams, Message
+from evoarena.search import EvoTestUCB, ucb_scores
+
+PART_OF = {GUIDE: "prompt", EXTRACTOR: "extract_state", KNOBS: "temperature", LESSONS: "memory"}
+
+
+def program_source() -> str:
+    """The step program every configuration runs as `harness.py` (step_program.py's text)."""
+    return resources.files("evoarena.methods.evotest").joinpath("step_program.py").read_text("utf-8")
+
+
+@method("evotest")
+class EvoTest(Method):
+    """EvoTest (He et al., arXiv 2510.13220; yf-he/EvoTest @f92474c): evolve the whole configuration between
+    episodes of the same game, choosing what to evolve by UCB over a tree of configurations. docs/methods/evotest.md."""
+
+    roles = ("solver", "evolver")
+    defaults = {"mutate": "released", "c": 1.0, "alpha": 0.8, "memory": True, "failure_loops": 3,
+                "freeze_on_win": True, "win_freeze_threshold": 0.0, "force_best_after_drop": True,
+                "drop_threshold": 0.14, "initial_guide": DEFAULT_GUIDE, "evolve_max_tokens": 3000,
+                "evolve_temperature": 0.7}
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        p = self.params
+        if p["mutate"] not in SCOPES:
+            raise ValueError(f"methods.evotest.params.mutate: {p['mutate']!r} is not one of {', '.join(SCOPES)}")
+        if int(p["evolve_max_tokens"]) < 1 or int(p["failure_loops"]) < 0:
+            raise ValueError("methods.evotest.params: evolve_max_tokens must be >= 1 and failure_loops >= 0")
+        if float(p["c"]) < 0 or not 0 < float(p["alpha"]) <= 1:
+            raise ValueError("methods.evotest.params: c must be >= 0 and alpha in (0, 1]")
+        if len(str(p["initial_guide"]).strip()) <= 10:
+            raise ValueError("methods.evotest.params.initial_guide: longer than 10 characters, please")
+
+    @property
+    def paper(self) -> bool:
+        return self.params["mutate"] == "paper"
+
+    @classmethod
+    def state_view(cls, tree: Mapping[str, str]) -> dict[str, Any]:
+        return summary(read_state(tree))
+
+    def initialize(self, ws: HarnessWorkspace, system_prompt: str, solver_params: GenParams) -> None:
+        ws.write(INSTRUCTIONS, system_prompt)
+        ws.write(GUIDE, str(self.params["initial_guide"]).strip() + "\n")
+        ws.write(KNOBS, harness_toml(solver_params))
+        ws.write(EXTRACTOR, DEFAULT_EXTRACTOR)
+        ws.write(PROGRAM, program_source())
+        if self.params["memory"]:
+            ws.write(mem.SUCCESSES, "")
+
+    def context(self, tree: Mapping[str, str], task: TaskView) -> str:
+        """The paper scope's evolved success / failure memory (the rule-based memory is retrieved per step by the
+        step program, by similarity to the observation)."""
+        return render_prompt("evotest_context.md", lessons=tree.get(LESSONS, "").strip()).strip()
+
+    def practice(self, ctx: PracticeContext, task: TaskView) -> Manifest | None:
+        state = read_state(ctx.harness.tree()) or new_state(config_of(ctx.harness.tree()),
+                                                             float(self.params["win_freeze_threshold"]))
+        nodes = nodes_by_id(state)
+        node = nodes[state["next"]]
+        attempt = self._play(ctx, task, nodes, node)
+        if attempt is None:  # a provider error (the unit is redone or recorded), or no attempt left for a replay
+            ctx.harness.write(STATE, dump_state(state))
+            return None
+        fb = ctx.feedback(task, attempt)
+        episode = len(state["episodes"]) + 1
+        score, won = float(fb.score), bool(fb.passed)
+        node["scores"].append(score)
+        node["episodes"].append(episode)
+        ctx.harness.write(trajectory_path(node["id"]), (attempt.text.strip() or f"(no step was played: "
+                                                        f"{attempt.parse_error})") + f"\n\nOutcome: {fb.message}\n")
+        added = self._remember(ctx, attempt, episode) if self.params["memory"] else {}
+        end_episode(state, node["id"], score, won, freeze_on_win=bool(self.params["freeze_on_win"]))
+        choice = self._start_episode(ctx, state, nodes)
+        self._write_live(ctx, nodes[state["best"]])
+        state["episodes"].append({"episode": episode, "node": node["id"], "score": score, "won": won,
+                                  "steps": _steps(attempt), "next": state["next"], **choice})
+        ctx.harness.write(STATE, dump_state(state))
+        view = summary(state)
+        ctx.log("evotest_episode", {**state["episodes"][-1], **added, "auc": view["auc"],
+                                    "late_mean": view["late_mean"], "nodes": len(nodes)})
+        child = nodes[state["next"]]
+        return Manifest(intent=f"EvoTest episode {episode}: {node['id']} scored {score:.3f}; next {child['id']} "
+                               f"({child['origin']} of {child['parent']})",
+                        evidence=f"{fb.message}; AUC so far {view['auc']:.3f} over {episode} episode(s)")
+
+    # -- playing a configuration -------------------------------------------------------------------------------
+    def _play(self, ctx: PracticeContext, task: TaskView, nodes: dict[str, dict[str, Any]],
+              node: dict[str, Any]) -> Attempt | None:
+        """The node's episode. Its extractor's smoke run is the episode's first step: when that fails (a harness
+        failure before any step), the extractor is not kept — the node falls back to its parent's (or the initial
+        one) — and the node plays again, when the step allows another attempt."""
+        for _ in range(2):
+            play = self._play_tree(ctx, node)
+            self._register(ctx, nodes, node, play)
+            attempt = ctx.solve(task, tree=play)
+            if attempt.error:
+                return None
+            fallback = self._fallback(nodes, node)
+            if not _smoke_failed(attempt) or fallback is None:
+                return attempt
+            ctx.reject("extract_state", node["config"][EXTRACTOR], attempt.parse_error or "")
+            node["config"][EXTRACTOR] = fallback
+            node["adopted"] = [a for a in node["adopted"] if a != "extract_state"]
+            node["refused"].append(f"extract_state: {attempt.parse_error}")
+            if ctx.attempt_limit is not None and ctx.submitted >= ctx.attempt_limit:
+                return None
+        return attempt
+
+    @staticmethod
+    def _fallback(nodes: Mapping[str, Mapping[str, Any]], node: Mapping[str, Any]) -> str | None:
+        """The extractor to keep when the node's fails: its parent's, else the initial one (None: it is the
+        initial one, so the failure is not the extractor's)."""
+        own = node["config"].get(EXTRACTOR, "")
+        parent = nodes.get(node["parent"] or "")
+        for source in ((parent or {}).get("config", {}).get(EXTRACTOR), DEFAULT_EXTRACTOR):
+            if source is not None and source != own:
+                return str(source)
+        return None
+
+    @staticmethod
+    def _play_tree(ctx: PracticeContext, node: Mapping[str, Any]) -> dict[str, str]:
+        """The node's configuration with the files every configuration shares (instructions, step program, the
+        rule-based memory as it stands), without EvoTest's own state."""
+        base = {k: v for k, v in ctx.harness.tree().items() if not k.startswith(STATE_DIR) and k not in CONFIG}
+        return {**base, **node["config"]}
+
+    @staticmethod
+    def _register(ctx: PracticeContext, nodes: Mapping[str, Mapping[str, Any]], node: dict[str, Any],
+                  play: Mapping[str, str]) -> None:
+        """The played tree as a candidate version, its parent the node's previous version or its parent's."""
+        if node["versions"] and node["versions"][-1] == tree_hash(play):
+            return
+        parent = nodes.get(node["parent"] or "")
+        parents = node["versions"][-1:] or (parent["versions"][-1:] if parent else [])
+        node["versions"].append(ctx.candidate(play, parents=parents, intent=(
+            f"EvoTest {node['id']} ({node['origin']}" + (f" of {node['parent']})" if node["parent"] else ")")),
+            evidence=", ".join(node["adopted"]) or "no evolved part"))
+
+    # -- after the episode --------------------------------------------------------------------------------------
+    @staticmethod
+    def _remember(ctx: PracticeContext, attempt: Attempt, episode: int) -> dict[str, Any]:
+        """The rule-based memory: a positive entry per score rise, a negative one for a failing last segment."""
+        ep = mem.played(attempt.text, attempt.answer)
+        if ep is None:
+            return {"positives": 0, "negative": None}
+        tree = ctx.harness.tree()
+        found = mem.positives(ep)
+        if found:
+            ctx.harness.write(mem.SUCCESSES, mem.jsonl(mem.read_jsonl(tree, mem.SUCCESSES) + found))
+        bad = mem.negative(ep, episode)
+        if bad is not None:
+            ctx.harness.write(mem.FAILURES, mem.jsonl([*mem.read_jsonl(tree, mem.FAILURES), bad]))
+        return {"positives": len(found), "negative": None if bad is None else bad["reason"]}
+
+    def _start_episode(self, ctx: PracticeContext, state: dict[str, Any],
+                       nodes: dict[str, dict[str, Any]]) -> dict[str, Any]:
+        """The released `start_episode`: exploit the best node (a copy of it plays) when frozen by a win, past the
+        win threshold or after a large drop, unless it just unfroze; else evolve the argmax-UCB node."""
+        p = self.params
+        exploit, greedy = next_move(state, freeze_on_win=bool(p["freeze_on_win"]),
+                                    force_best_after_drop=bool(p["force_best_after_drop"]),
+                                    drop_threshold=float(p["drop_threshold"]))
+        if exploit:
+            self._child(state, nodes, nodes[state["best"]], None, "exploit")
+            return {"action": "exploit", "source": state["best"]}
+        c = 0.0 if greedy else float(p["c"])  # the released UCB is the bare score once frozen
+        members = archive(state)
+        ucb = dict(zip([m.id for m in members], ucb_scores(members, c, float(p["alpha"])), strict=True))
+        parent = nodes[EvoTestUCB(c, float(p["alpha"])).select(members, ctx.rng).id]
+        evolved = self._evolve(ctx, parent)
+        child = self._child(state, nodes, parent, evolved, "evolved" if evolved else "copy")
+        return {"action": "evolve", "source": parent["id"], "ucb": ucb, "greedy": greedy,
+                "adopted": child["adopted"]}
+
+    @staticmethod
+    def _child(state: dict[str, Any], nodes: dict[str, dict[str, Any]], parent: dict[str, Any],
+               evolved: tuple[dict[str, str], list[str]] | None, origin: str) -> dict[str, Any]:
+        """A new node under `parent` (as released, every episode's configuration is a node: an exploited or
+        unevolved one is a copy of its parent), to be played next."""
+        config, adopted = evolved or (dict(parent["config"]), [])
+        child = {"id": f"n{len(nodes)}", "parent": parent["id"], "depth": parent["depth"] + 1, "origin": origin,
+                 "config": config, "scores": [], "episodes": [], "children": [], "versions": [],
+                 "adopted": adopted, "refused": []}
+        parent["children"].append(child["id"])
+        nodes[child["id"]] = child
+        state["nodes"].append(child)
+        state["next"] = child["id"]
+        return child
+
+    # -- the evolver --------------------------------------------------------------------------------------------
+    def evolve_prompt(self, ctx: PracticeContext, parent: Mapping[str, Any]) -> list[Message]:
+        """What the evolver reads: the parent's guiding prompt (and, in the paper scope, its memory and
+        temperature), its whole last episode, and the last failure patterns of the rule-based memory."""
+        tree = ctx.harness.tree()
+        failures = mem.failure_block(mem.read_jsonl(tree, mem.FAILURES), int(self.params["failure_loops"])) \
+            if self.params["memory"] else ""
+        config = parent["config"]
+        user = render_prompt("evotest_evolve.md", paper=self.paper, guide=config.get(GUIDE, "").strip(),
+                             lessons=config.get(LESSONS, "").strip(), temperature=temperature(config),
+                             history=tree.get(trajectory_path(parent["id"]), "(no episode recorded)").strip(),
+                             failures=failures)
+        return [Message("system", render_prompt("evotest_evolve_system.md", paper=self.paper).strip()),
+                Message("user", user)]
+
+    def _evolve(self, ctx: PracticeContext, parent: Mapping[str, Any]) -> tuple[dict[str, str], list[str]] | None:
+        """The child's configuration and the parts it changed, or None when nothing is kept (a provider error, a
+        cut-off or malformed reply, or one that repeats the parent: each recorded as rejected)."""
+        reply = ctx.chat_many("evolver", [self.evolve_prompt(ctx, parent)],
+                              max_tokens=int(self.params["evolve_max_tokens"]),
+                              temperature=float(self.params["evolve_temperature"]), reject_cut_off="evolver reply")[0]
+        if reply is None:
+            return None
+        try:
+            evolved = parse_reply(reply.text, str(self.params["mutate"]))
+        except ReplyError as err:
+            ctx.reject("evolver reply", reply.text, str(err))
+            return None
+        for part, why in evolved.refused:
+            ctx.reject(part, reply.text, why)
+        config = dict(parent["config"])
+        if evolved.prompt is not None:
+            config[GUIDE] = evolved.prompt + "\n"
+        if evolved.extractor is not None:
+            config[EXTRACTOR] = evolved.extractor
+        if evolved.lessons is not None:
+            config[LESSONS] = evolved.lessons + "\n"
+        if evolved.temperature is not None:
+            config[KNOBS] = with_temperature(config.get(KNOBS, ""), evolved.temperature)
+        changed = [PART_OF[p] for p in CONFIG if config.get(p) != parent["config"].get(p)]
+        if not changed:
+            ctx.reject("evolver reply", reply.text, "the reply keeps the parent's configuration as it is")
+            return None
+        return config, changed
+
+    # -- the live harness -----------------------------------------------------------------------------------------
+    @staticmethod
+    def _write_live(ctx: PracticeContext, best: Mapping[str, Any]) -> None:
+        """The harness the protocol deploys: the best node's configuration (the highest episode score, the earliest
+        among ties, as the released `best_node_idx`), with the memory as it stands."""
+        live = ctx.harness.tree()
+        for path in CONFIG:
+            if path in best["config"]:
+                if live.get(path) != best["config"][path]:
+                    ctx.harness.write(path, best["config"][path])
+            elif path in live:
+                ctx.harness.delete(path)
+
+
+def _smoke_failed(attempt: Attempt) -> bool:
+    """The step program failed before the first step was played (the extractor's smoke run)."""
+    return bool(attempt.parse_error and attempt.parse_error.startswith("harness program") and not attempt.text)
+
+
+def _steps(attempt: Attempt) -> int:
+    try:
+        return int(json.loads(attempt.answer or "{}").get("steps", 0))
+    except (ValueError, TypeError):
+        return 0

@@ -1,0 +1,133 @@
+"""EvoTest's state in the harness: the tree of configurations (one node per episode, as released), the win-freeze
+bookkeeping, the per-episode scores, and which harness files make a configuration.
+
+Files. A configuration is `system.md` (the guiding prompt), `extract_state.py` (the state extractor), `harness.toml`
+(the actor's temperature) and, in the `paper` scope, `memory/lessons.md` (the evolved success / failure memory). The
+files every configuration shares are `instructions.md` (the task's instructions, never evolved), `harness.py` (the
+step program) and the rule-based memory (`memory/successes.jsonl` for the actor, `memory/evotest/failures.jsonl` for
+the evolver). `memory/evotest/` is the method's own: `state.json` and each node's last trajectory.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from collections.abc import Mapping
+from typing import Any
+
+from evoarena.envs.metrics import auc, late_mean
+from evoarena.search import Scored
+
+STATE_DIR = "memory/evotest/"
+STATE = STATE_DIR + "state.json"
+GUIDE, EXTRACTOR, KNOBS, LESSONS = "system.md", "extract_state.py", "harness.toml", "memory/lessons.md"
+INSTRUCTIONS, PROGRAM = "instructions.md", "harness.py"
+CONFIG = (GUIDE, EXTRACTOR, KNOBS, LESSONS)
+DEFAULT_GUIDE = "Explore systematically and examine objects to make progress."  # the released initial prompt
+DEFAULT_EXTRACTOR = 'def extract_state(game_history):\n    return "Game in progress."\n'  # the released initial code
+
+
+def trajectory_path(node_id: str) -> str:
+    return f"{STATE_DIR}trajectories/{node_id}.txt"
+
+
+def read_state(tree: Mapping[str, str]) -> dict[str, Any] | None:
+    text = tree.get(STATE)
+    return None if text is None else dict(json.loads(text))
+
+
+def dump_state(state: Mapping[str, Any]) -> str:
+    return json.dumps(state, indent=1, ensure_ascii=False, sort_keys=True) + "\n"
+
+
+def config_of(tree: Mapping[str, str]) -> dict[str, str]:
+    """The configuration files a harness tree holds."""
+    return {p: tree[p] for p in CONFIG if p in tree}
+
+
+def new_state(root_config: Mapping[str, str], threshold: float = 0.0) -> dict[str, Any]:
+    """The tree before the first episode: the root configuration, to be played first; `threshold`: the win-freeze
+    threshold set in the spec (0: none until a win sets it)."""
+    root: dict[str, Any] = {"id": "n0", "parent": None, "depth": 0, "origin": "root", "config": dict(root_config),
+                            "scores": [], "episodes": [], "children": [], "versions": [], "adopted": [], "refused": []}
+    return {"nodes": [root], "next": "n0", "episodes": [], "best": None, "best_score": None, "last_score": None,
+            "frozen": False, "threshold": threshold, "auto_threshold": False, "just_unfroze": False}
+
+
+def nodes_by_id(state: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    return {n["id"]: n for n in state["nodes"]}
+
+
+def node_score(node: Mapping[str, Any]) -> float:
+    """A node's score: the mean of its episodes' scores (one per node as released; 0 before it has played)."""
+    scores = node["scores"]
+    return sum(scores) / len(scores) if scores else 0.0
+
+
+def archive(state: Mapping[str, Any]) -> list[Scored]:
+    """The scored nodes, in creation order, as the search policies read them."""
+    return [Scored(n["id"], tuple(n["scores"]), n["parent"]) for n in state["nodes"] if n["scores"]]
+
+
+def end_episode(state: dict[str, Any], node_id: str, score: float, won: bool, *, freeze_on_win: bool) -> None:
+    """The released `end_episode`: the best node (a strictly higher score; the earliest among ties), and the freeze
+    latch — a win freezes the tree (the winning score becomes the threshold when none was set), a miss while frozen
+    unfreezes it (an automatic threshold is dropped) and makes the next episode evolve. (Released, the latch is always
+    on; `freeze_on_win: false` turns it off here too.)"""
+    state["last_score"] = score
+    if state["best_score"] is None or score > state["best_score"]:
+        state["best"], state["best_score"] = node_id, score
+    if won and freeze_on_win:
+        state["frozen"] = True
+        if not state["threshold"]:
+            state["threshold"], state["auto_threshold"] = score, True
+    elif state["frozen"] and not won:
+        state["frozen"] = False
+        if state["auto_threshold"]:
+            state["threshold"], state["auto_threshold"] = 0.0, False
+        state["just_unfroze"] = True
+
+
+def next_move(state: dict[str, Any], *, freeze_on_win: bool, force_best_after_drop: bool,
+              drop_threshold: float) -> tuple[bool, bool]:
+    """The released `start_episode` rule as (exploit, greedy): exploit the best node when a win froze the tree, when
+    the best score is past the win threshold, or when the last episode fell `drop_threshold` below the best — but not
+    right after an unfreeze (that episode evolves, and clears the flag); greedy: UCB without exploration (frozen, or
+    past the threshold)."""
+    threshold = float(state["threshold"])
+    past = freeze_on_win and threshold > 0 and state["best_score"] >= threshold
+    drop = force_best_after_drop and state["last_score"] is not None and \
+        state["best_score"] - state["last_score"] >= drop_threshold
+    exploit = bool(past or state["frozen"] or drop) and not state["just_unfroze"]
+    state["just_unfroze"] = False
+    return exploit, bool(state["frozen"] or past)
+
+
+def temperature(config: Mapping[str, str]) -> float | None:
+    """The `[solver]` temperature a configuration's harness.toml sets (None when it sets none)."""
+    try:
+        value = tomllib.loads(config.get(KNOBS, "")).get("solver", {}).get("temperature")
+    except tomllib.TOMLDecodeError:
+        return None
+    return float(value) if isinstance(value, int | float) else None
+
+
+def with_temperature(knobs: str, value: float) -> str:
+    """harness.toml with its `[solver]` temperature set to `value` (the other knobs kept)."""
+    data = tomllib.loads(knobs) if knobs.strip() else {}
+    solver = {**data.get("solver", {}), "temperature": value}
+    lines = ["# Harness knobs. [solver] overrides the benchmark's generation defaults.", "[solver]"]
+    lines += [f"{k} = {json.dumps(v)}" for k, v in solver.items()]
+    return "\n".join(lines) + "\n"
+
+
+def summary(state: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The learning curve of the practice episodes: each episode's score (normalised to [0, 1]), the seeds' AUC (Σ
+    scores / K, max score 1) and the late mean (last 30 %), and the tree's size."""
+    if state is None:
+        return {}
+    scores = [float(e["score"]) for e in state["episodes"]]
+    return {"episodes": len(scores), "scores": scores, "won": [bool(e["won"]) for e in state["episodes"]],
+            "auc": auc(scores, 1.0), "late_mean": late_mean(scores), "nodes": len(state["nodes"]),
+            "depth": max((n["depth"] for n in state["nodes"]), default=0), "best": state.get("best"),
+            "frozen": bool(state.get("frozen"))}

@@ -1,0 +1,303 @@
+"""EvoTest on the maze with scripted roles (evidence: mechanism): one episode and one child per practice step, the
+parent chosen by UCB as `ucb_scores` computes it, the evolver shown the whole trajectory and the last failure loops,
+rule-based memory on score rises and plateaus, malformed replies and failing extractors not kept, the freeze on a
+win, both mutation scopes, the step program's prompt, and the same run under process isolation."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evoarena.api import policy
+from evoarena.benchmarks.maze.scripted import maze_explorer
+from evoarena.harness import load_tree
+from evoarena.methods.evotest import memory as mem
+from evoarena.methods.evotest.reply import ReplyError, parse_reply
+from evoarena.methods.evotest.state import (
+    DEFAULT_EXTRACTOR,
+    EXTRACTOR,
+    GUIDE,
+    KNOBS,
+    LESSONS,
+    end_episode,
+    new_state,
+    next_move,
+    read_state,
+    temperature,
+)
+from evoarena.methods.evotest.step_program import SMOKE_FAILED, build_messages, game_history, similar
+from evoarena.models import GenParams, Message
+from evoarena.protocol.runner import run_experiment
+from evoarena.scripted.evotest_maze import HISTORY_END, HISTORY_START, evolve
+from evoarena.search import Scored, ucb_scores
+from evoarena.store import RunStore
+
+BAD_START = "Explore the maze. Prefer: north, west, south, east"  # the explorer fails this maze until evolved
+EVOLVER_PROMPTS: list[str] = []
+
+
+def _evolver(text: str) -> bool:
+    return HISTORY_START in text
+
+
+@policy("test-evotest-recording")
+def recording(messages: Sequence[Message], params: GenParams) -> str:
+    """The scripted evolver (evotest-maze), keeping every prompt it is shown."""
+    if _evolver(messages[-1].content):
+        EVOLVER_PROMPTS.append(messages[-1].content)
+        return evolve(messages[-1].content)
+    return maze_explorer(messages, params)
+
+
+@policy("test-evotest-malformed")
+def malformed(messages: Sequence[Message], params: GenParams) -> str:
+    if _evolver(messages[-1].content):
+        return "ok\n<code>def extract_state(:\n    return 1</code>"  # a short prompt and code that does not compile
+    return maze_explorer(messages, params)
+
+
+@policy("test-evotest-raising")
+def raising(messages: Sequence[Message], params: GenParams) -> str:
+    """A new guiding prompt and an extractor that compiles but raises on its first call."""
+    if _evolver(messages[-1].content):
+        return ("Explore the maze carefully. Prefer: south, east\n"
+                "<code>\ndef extract_state(game_history):\n    return game_history.split()[99]\n</code>")
+    return maze_explorer(messages, params)
+
+
+@policy("test-evotest-everything")
+def everything(messages: Sequence[Message], params: GenParams) -> str:
+    """Every part of a configuration, whatever the scope asks for."""
+    if _evolver(messages[-1].content):
+        return ("Head for the exit. Prefer: south, east, north, west\n<memory>\nDead end in the north-east.\n"
+                "</memory>\n<temperature>0.2</temperature>\n<code>\ndef extract_state(game_history):\n"
+                "    return 'moves: ' + str(game_history.count('ACTION TAKEN'))\n</code>")
+    return maze_explorer(messages, params)
+
+
+def run(tmp_path: Path, make_spec: Any, *, episodes: int = 6, seed: int = 1, model: str = "evotest-maze",
+        protocol: dict[str, Any] | None = None, methods: list[dict[str, Any]] | None = None,
+        **params: Any) -> RunStore:
+    spec = make_spec(
+        name="evotest",
+        benchmark={"name": "maze", "params": {"seed": seed, "n_train": 1, "n_val": 0, "n_test": 1, "size": 6,
+                                              "max_steps": 30}},
+        methods=methods or [{"name": "evotest", "params": {"initial_guide": BAD_START, **params}}],
+        models={"s": {"backend": "scripted", "model": model}}, roles={"solver": "s", "evolver": "s"},
+        protocol={"epochs": episodes, "select": "last", **(protocol or {})})
+    run_experiment(spec, tmp_path / "run", probe=False)
+    return RunStore(tmp_path / "run")
+
+
+def final_state(store: RunStore, cell: str | None = None) -> tuple[dict[str, Any], dict[str, str]]:
+    row = next(c for c in store.cells() if cell is None or c["cell"] == cell)
+    tree = load_tree(store, row["current_version"])
+    state = read_state(tree)
+    assert state is not None
+    return state, tree
+
+
+def episodes(store: RunStore) -> list[dict[str, Any]]:
+    return [json.loads(r["payload"]) for r in store.query(
+        "SELECT payload FROM events WHERE kind='evotest_episode' ORDER BY id")]
+
+
+def rejected(store: RunStore) -> list[dict[str, Any]]:
+    return [json.loads(r["payload"]) for r in store.query(
+        "SELECT payload FROM events WHERE kind='rejected_output' ORDER BY id")]
+
+
+def trajectories(store: RunStore) -> list[str]:
+    rows = store.query("SELECT output_blob FROM attempts WHERE phase='practice' ORDER BY id")
+    return [store.blobs.get_text(r["output_blob"]) if r["output_blob"] else "" for r in rows]
+
+
+# -- the search ------------------------------------------------------------------------------------------------------
+def test_ucb_picks_the_parent_by_the_formula_and_every_episode_makes_one_child(tmp_path: Path,
+                                                                              make_spec: Any) -> None:
+    store = run(tmp_path, make_spec, episodes=6, seed=1)
+    state, _ = final_state(store)
+    nodes = {n["id"]: n for n in state["nodes"]}
+    eps = episodes(store)
+    assert [e["node"] for e in eps] == [f"n{k}" for k in range(6)] and len(nodes) == 7  # a node per episode + next
+    assert all(e["action"] == "evolve" and e["score"] == 0.0 for e in eps)  # this maze is never won here
+    for k, e in enumerate(eps):
+        played = [nodes[f"n{i}"] for i in range(k + 1)]  # the tree when the parent was chosen
+        archive = [Scored(n["id"], tuple(n["scores"]), n["parent"]) for n in played]
+        ucb = ucb_scores(archive, 1.0, 0.8)
+        assert e["source"] == archive[ucb.index(max(ucb))].id  # argmax, the earliest among ties
+        assert e["ucb"] == pytest.approx(dict(zip([m.id for m in archive], ucb, strict=True)))
+        child = nodes[f"n{k + 1}"]
+        assert child["parent"] == e["source"] and child["depth"] == nodes[e["source"]]["depth"] + 1
+        assert child["origin"] == "evolved" and "prompt" in child["adopted"]
+    assert {n["id"]: len(n["children"]) for n in nodes.values()} == {
+        i: sum(c["parent"] == i for c in nodes.values()) for i in nodes}
+    assert len({e["source"] for e in eps}) > 1  # the exploration bonus moved the search between nodes
+    assert all(n["versions"] for n in nodes.values() if n["scores"]) and not nodes["n6"]["versions"]
+    init = store.query("SELECT id FROM harness_versions WHERE step='init'")[0]["id"]
+    assert nodes["n0"]["versions"] == [init]  # the root is the initial harness
+
+
+def test_the_evolver_reads_the_whole_trajectory_and_the_last_three_failure_loops(tmp_path: Path,
+                                                                                make_spec: Any) -> None:
+    EVOLVER_PROMPTS.clear()
+    store = run(tmp_path, make_spec, episodes=5, seed=1, model="test-evotest-recording")
+    texts, eps = trajectories(store), episodes(store)
+    assert len(EVOLVER_PROMPTS) == len(eps) == 5
+    for k, (prompt, e) in enumerate(zip(EVOLVER_PROMPTS, eps, strict=True)):
+        shown = prompt.split(HISTORY_START, 1)[1].split(HISTORY_END, 1)[0]
+        parent_episode = int(e["source"][1:])  # node n<i> played episode i + 1
+        assert texts[parent_episode].strip() in shown  # the parent's whole episode, every step
+        assert len(re.findall(r"(?m)^> ", shown)) == 30
+        tails = [", ".join(mem.played(t, json.dumps({"curve": [0.0] * 30})).actions[-10:])  # type: ignore[union-attr]
+                 for t in texts[: k + 1]][-3:]
+        assert prompt.count("Reason: plateau, Length: 30") == len(tails)
+        assert all(f"Actions to avoid (tail): {tail}" in prompt for tail in tails)
+
+
+def test_a_win_freezes_the_tree_on_the_best_node_and_memory_follows_the_score(tmp_path: Path,
+                                                                             make_spec: Any) -> None:
+    store = run(tmp_path, make_spec, episodes=6, seed=3)
+    state, tree = final_state(store)
+    eps = episodes(store)
+    scores = [e["score"] for e in eps]
+    assert scores[:2] == [0.0, 0.0] and scores[2:] == [1.0] * 4  # evolved into a win, then kept winning
+    first_win = eps[2]["node"]
+    assert [e["action"] for e in eps] == ["evolve", "evolve"] + ["exploit"] * 4
+    assert all(e["source"] == first_win for e in eps[2:])  # exploit = a copy of the best node plays
+    assert state["frozen"] and state["best"] == first_win and state["threshold"] == 1.0
+    nodes = {n["id"]: n for n in state["nodes"]}
+    assert all(nodes[f"n{k}"]["config"] == nodes[first_win]["config"] for k in range(3, 7))
+    assert tree[GUIDE] == nodes[first_win]["config"][GUIDE]  # the live harness is the best node
+    successes = mem.read_jsonl(tree, mem.SUCCESSES)
+    assert len(successes) == 4 and all(s["delta_score"] == 1.0 and "You see the goal" in s["state"]
+                                       for s in successes)  # one per won episode: the step that reached the exit
+    failures = mem.read_jsonl(tree, mem.FAILURES)
+    assert [f["episode"] for f in failures] == [1, 2] and {f["reason"] for f in failures} == {"plateau"}
+    assert [e["positives"] for e in eps] == [0, 0, 1, 1, 1, 1]
+    results = json.loads((tmp_path / "run" / "results.json").read_text())
+    cell = results["views"]["evotest"]["cells"][0]
+    assert cell["scores"] == scores and cell["auc"] == pytest.approx(4 / 6) and cell["late_mean"] == 1.0
+
+
+# -- what is not kept ------------------------------------------------------------------------------------------------
+def test_a_malformed_reply_is_rejected_and_changes_nothing(tmp_path: Path, make_spec: Any) -> None:
+    store = run(tmp_path, make_spec, episodes=3, model="test-evotest-malformed")
+    state, tree = final_state(store)
+    refused = [r for r in rejected(store) if r.get("what") == "evolver reply"]
+    assert len(refused) == 3 and all("nothing a configuration can keep" in r["reason"] for r in refused)
+    nodes = {n["id"]: n for n in state["nodes"]}
+    assert all(n["config"] == nodes["n0"]["config"] for n in nodes.values())
+    assert [n["origin"] for n in state["nodes"]] == ["root", "copy", "copy", "copy"]
+    assert tree[GUIDE].strip() == BAD_START and tree[EXTRACTOR] == DEFAULT_EXTRACTOR
+
+
+def test_an_extractor_that_raises_fails_its_smoke_run_and_is_not_kept(tmp_path: Path, make_spec: Any) -> None:
+    store = run(tmp_path, make_spec, episodes=2, model="test-evotest-raising")
+    state, _ = final_state(store)
+    child = next(n for n in state["nodes"] if n["id"] == "n1")
+    assert child["adopted"] == ["prompt"] and child["config"][EXTRACTOR] == DEFAULT_EXTRACTOR
+    assert "Prefer: south, east" in child["config"][GUIDE]  # the rest of the reply is kept
+    refused = [r for r in rejected(store) if r.get("what") == "extract_state"]
+    assert len(refused) == 1 and SMOKE_FAILED in refused[0]["reason"]
+    rows = store.query("SELECT unit_key, parse_error, score FROM attempts WHERE phase='practice' ORDER BY id")
+    assert [r["unit_key"].split("/")[1] for r in rows] == ["e0", "e1", "e1"]  # the smoke failure, then the episode
+    assert rows[1]["parse_error"].startswith("harness program") and rows[2]["parse_error"] is None
+    assert episodes(store)[1]["steps"] > 0 and child["scores"] == [episodes(store)[1]["score"]]
+    calls = store.query("SELECT COUNT(*) AS n FROM calls WHERE role='solver' AND unit LIKE 'practice/e1/%'")
+    assert calls[0]["n"] == episodes(store)[1]["steps"]  # the failed smoke run made no model call
+
+
+# -- scopes ----------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("scope", ["released", "paper"])
+def test_the_scopes_mutate_what_they_name(tmp_path: Path, make_spec: Any, scope: str) -> None:
+    store = run(tmp_path, make_spec, episodes=3, model="test-evotest-everything", mutate=scope)
+    state, _ = final_state(store)
+    child = next(n for n in state["nodes"] if n["id"] == "n1")
+    if scope == "released":
+        assert sorted(child["adopted"]) == ["extract_state", "prompt"]
+        assert LESSONS not in child["config"] and temperature(child["config"]) == 0.0
+    else:
+        assert sorted(child["adopted"]) == ["extract_state", "memory", "prompt", "temperature"]
+        assert child["config"][LESSONS].strip() == "Dead end in the north-east."
+        assert temperature(child["config"]) == 0.2 and "max_tokens = 16" in child["config"][KNOBS]
+        params = store.query("SELECT params FROM calls WHERE role='solver' AND unit LIKE 'practice/e1/%' LIMIT 1")
+        assert json.loads(params[0]["params"])["temperature"] == 0.2
+
+
+def test_the_method_runs_alike_under_process_isolation(tmp_path: Path, make_spec: Any) -> None:
+    here = run(tmp_path / "in", make_spec, episodes=4, seed=3, mutate="paper")
+    apart = run(tmp_path / "out", make_spec, episodes=4, seed=3, mutate="paper", protocol={"isolation": "process"})
+    assert episodes(here) == episodes(apart) and [e["score"] for e in episodes(here)] == [0.0, 0.0, 1.0, 1.0]
+    assert final_state(here)[0] == final_state(apart)[0]
+
+
+# -- the parts, on their own -----------------------------------------------------------------------------------------
+def test_the_reply_is_read_part_by_part() -> None:
+    code = "<code>\n```python\ndef extract_state(h):\n    return 'x'\n```\n</code>"
+    got = parse_reply(f"Go south first, always.\n{code}\n<memory>m</memory><temperature>9</temperature>", "paper")
+    assert got.prompt == "Go south first, always." and got.extractor == "def extract_state(h):\n    return 'x'\n"
+    assert got.lessons == "m" and got.temperature is None and got.refused[0][0] == "temperature"
+    assert parse_reply(f"Go south first, always.\n{code}<memory>m</memory>", "released").lessons is None
+    two_args = parse_reply("Go south first, always.\n<code>def extract_state(a, b):\n    return a</code>", "released")
+    assert two_args.extractor is None and "one argument" in two_args.refused[0][1]
+    for bad in ("", "short", "<code>print(1)</code>", "tiny <code>def extract_state(:</code>"):
+        with pytest.raises(ReplyError):
+            parse_reply(bad, "released")
+
+
+def test_memory_rules_match_the_released_ones() -> None:
+    steps = [f"> east\nroom {i % 2}" for i in range(14)]
+    answer = json.dumps({"curve": [0.0] * 3 + [1.0] + [1.0] * 8 + [2.0, 2.0]})
+    ep = mem.played("\n".join(steps), answer)
+    assert ep is not None and ep.states[0] == "" and ep.states[1] == "room 0"
+    assert [(p["state"], p["delta_score"]) for p in mem.positives(ep)] == [("room 0", 1.0), ("room 1", 1.0)]
+    reason, states, _ = mem.loop_segment(ep) or ("", [], [])
+    assert reason == "alternation" and len(states) == 14  # no plateau (the score rose 2 steps ago), but A↔B
+    flat = mem.played("\n".join(f"> west\nroom {i}" for i in range(12)), json.dumps({"curve": [0.0] * 12}))
+    assert flat is not None and (mem.loop_segment(flat) or ("",))[0] == "plateau"
+    short = mem.played("\n".join(steps[:11]), json.dumps({"curve": [0.0] * 11}))
+    assert short is not None and mem.loop_segment(short) is None
+    assert mem.played("\n".join(steps), json.dumps({"curve": [0.0]})) is None  # text and curve disagree
+
+
+def test_the_freeze_rules_are_the_released_ones() -> None:
+    state = new_state({})
+    rule = {"freeze_on_win": True, "force_best_after_drop": True, "drop_threshold": 0.14}
+    end_episode(state, "n0", 0.5, False, freeze_on_win=True)
+    assert next_move(state, **rule) == (False, False)
+    end_episode(state, "n1", 1.0, True, freeze_on_win=True)
+    assert state["frozen"] and state["threshold"] == 1.0 and next_move(state, **rule) == (True, True)
+    end_episode(state, "n2", 0.0, False, freeze_on_win=True)  # a miss while frozen: unfreeze, evolve next
+    assert not state["frozen"] and state["threshold"] == 0.0 and next_move(state, **rule) == (False, False)
+    assert next_move(state, **rule) == (True, False)  # then the drop from the best (1.0 -> 0.0) exploits
+    end_episode(state, "n3", 0.9, False, freeze_on_win=True)
+    assert next_move(state, **rule) == (False, False) and state["best"] == "n1"
+
+
+def test_the_step_program_builds_the_released_prompt() -> None:
+    files = {"instructions.md": "Play.", "system.md": "Go east.", "extract_state.py":
+             "def extract_state(h):\n    return 'steps=' + str(h.count('ACTION TAKEN'))\n",
+             "memory/successes.jsonl": "".join(json.dumps({"state": s, "action": a, "delta_score": 1.0}) + "\n"
+                                               for s, a in [("a red door", "open"), ("a blue box", "take"),
+                                                            ("a red box", "push"), ("a red red door", "kick")])}
+    episode = {"start": "a hall", "history": [{"action": "north", "observation": "a red door"}],
+               "observation": "a red door", "steps_left": 3}
+    system, user = build_messages({"task": "TASK", "context": "CTX", "files": files, "episode": episode})
+    assert system == {"role": "system", "content": "Play.\n\nFollow this guide: Go east."}
+    text = user["content"]
+    assert text.startswith("GAME STATE SUMMARY: steps=1\n\nCTX\n\n") and text.endswith("\n\nTASK")
+    assert [e["action"] for e in similar([json.loads(x) for x in files["memory/successes.jsonl"].splitlines()],
+                                         "a red door")] == ["open", "kick", "push"]
+    assert "ACTION: open" in text and "ACTION: take" not in text
+    assert game_history(episode) == "GAME HISTORY:\nStep 1:\nSTATE: a hall\nACTION TAKEN: north\n------------\n"
+    broken = {**files, "extract_state.py": "def extract_state(h):\n    return h.split()[99]\n"}
+    later = build_messages({"task": "T", "context": "", "files": broken, "episode": episode})
+    assert "GAME STATE SUMMARY" not in later[1]["content"]  # a failure after the first step shows no summary
+    with pytest.raises(RuntimeError, match=SMOKE_FAILED):  # at the first step it fails the smoke run
+        build_messages({"task": "T", "context": "", "files": broken, "episode": {**episode, "history": []}})
