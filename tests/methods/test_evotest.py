@@ -148,14 +148,14 @@ def test_the_evolver_reads_the_whole_trajectory_and_the_last_three_failure_loops
     EVOLVER_PROMPTS.clear()
     store = run(tmp_path, make_spec, episodes=5, seed=1, model="test-evotest-recording")
     texts, eps = trajectories(store), episodes(store)
+    answers = [r["answer"] for r in store.query("SELECT answer FROM attempts WHERE phase='practice' ORDER BY id")]
     assert len(EVOLVER_PROMPTS) == len(eps) == 5
     for k, (prompt, e) in enumerate(zip(EVOLVER_PROMPTS, eps, strict=True)):
         shown = prompt.split(HISTORY_START, 1)[1].split(HISTORY_END, 1)[0]
         parent_episode = int(e["source"][1:])  # node n<i> played episode i + 1
         assert texts[parent_episode].strip() in shown  # the parent's whole episode, every step
         assert len(re.findall(r"(?m)^> ", shown)) == 30
-        tails = [", ".join(mem.played(t, json.dumps({"curve": [0.0] * 30})).actions[-10:])  # type: ignore[union-attr]
-                 for t in texts[: k + 1]][-3:]
+        tails = [", ".join(t["action"] for t in json.loads(a)["trace"][-10:]) for a in answers[: k + 1]][-3:]
         assert prompt.count("Reason: plateau, Length: 30") == len(tails)
         assert all(f"Actions to avoid (tail): {tail}" in prompt for tail in tails)
 
@@ -226,8 +226,11 @@ def test_the_scopes_mutate_what_they_name(tmp_path: Path, make_spec: Any, scope:
         assert sorted(child["adopted"]) == ["extract_state", "memory", "prompt", "temperature"]
         assert child["config"][LESSONS].strip() == "Dead end in the north-east."
         assert temperature(child["config"]) == 0.2 and "max_tokens = 16" in child["config"][KNOBS]
-        params = store.query("SELECT params FROM calls WHERE role='solver' AND unit LIKE 'practice/e1/%' LIMIT 1")
-        assert json.loads(params[0]["params"])["temperature"] == 0.2
+        call = store.query("SELECT params, request_blob FROM calls WHERE role='solver' AND unit LIKE 'practice/e1/%'"
+                           " LIMIT 1")[0]
+        assert json.loads(call["params"])["temperature"] == 0.2
+        user = store.get_request(call["request_blob"])[-1].content
+        assert "MEMORY (success and failure lessons from earlier episodes):\nDead end in the north-east." in user
 
 
 def test_the_method_runs_alike_under_process_isolation(tmp_path: Path, make_spec: Any) -> None:
@@ -246,24 +249,34 @@ def test_the_reply_is_read_part_by_part() -> None:
     assert parse_reply(f"Go south first, always.\n{code}<memory>m</memory>", "released").lessons is None
     two_args = parse_reply("Go south first, always.\n<code>def extract_state(a, b):\n    return a</code>", "released")
     assert two_args.extractor is None and "one argument" in two_args.refused[0][1]
-    for bad in ("", "short", "<code>print(1)</code>", "tiny <code>def extract_state(:</code>"):
+    placeholder = parse_reply("[Your generated prompt here]\n<memory>\n[Your memory here]\n</memory>\n" + code, "paper")
+    assert placeholder.prompt is None and placeholder.lessons is None and placeholder.extractor is not None
+    for bad in ("", "short", "<code>print(1)</code>", "tiny <code>def extract_state(:</code>",
+                "[Your generated prompt here]\n<code>\ndef extract_state(game_history):\n    # [Return]\n</code>"):
         with pytest.raises(ReplyError):
             parse_reply(bad, "released")
 
 
+def outcome(steps: Sequence[tuple[str, str, float]]) -> str:
+    """An episode's answer with its trace: (action, observation, score after it) per step."""
+    return json.dumps({"trace": [{"step": i, "kind": "env", "action": a, "observation": o, "score": s}
+                                 for i, (a, o, s) in enumerate(steps)]})
+
+
 def test_memory_rules_match_the_released_ones() -> None:
-    steps = [f"> east\nroom {i % 2}" for i in range(14)]
-    answer = json.dumps({"curve": [0.0] * 3 + [1.0] + [1.0] * 8 + [2.0, 2.0]})
-    ep = mem.played("\n".join(steps), answer)
+    scores = [0.0] * 3 + [1.0] + [1.0] * 8 + [2.0, 2.0]
+    ep = mem.played(outcome([("east", f"room {i % 2}", s) for i, s in enumerate(scores)]))
     assert ep is not None and ep.states[0] == "" and ep.states[1] == "room 0"
     assert [(p["state"], p["delta_score"]) for p in mem.positives(ep)] == [("room 0", 1.0), ("room 1", 1.0)]
     reason, states, _ = mem.loop_segment(ep) or ("", [], [])
     assert reason == "alternation" and len(states) == 14  # no plateau (the score rose 2 steps ago), but A↔B
-    flat = mem.played("\n".join(f"> west\nroom {i}" for i in range(12)), json.dumps({"curve": [0.0] * 12}))
+    flat = mem.played(outcome([("west", f"room {i}", 0.0) for i in range(12)]))
     assert flat is not None and (mem.loop_segment(flat) or ("",))[0] == "plateau"
-    short = mem.played("\n".join(steps[:11]), json.dumps({"curve": [0.0] * 11}))
+    wandering = mem.played(outcome([("west", f"room {i}", 0.0 if i < 5 else 1.0) for i in range(12)]))
+    assert wandering is not None and mem.loop_segment(wandering) is None  # a recent rise, no A↔B
+    short = mem.played(outcome([("east", f"room {i % 2}", 0.0) for i in range(11)]))
     assert short is not None and mem.loop_segment(short) is None
-    assert mem.played("\n".join(steps), json.dumps({"curve": [0.0]})) is None  # text and curve disagree
+    assert mem.played(None) is None and mem.played(json.dumps({"score": 0})) is None
 
 
 def test_the_freeze_rules_are_the_released_ones() -> None:
@@ -301,3 +314,22 @@ def test_the_step_program_builds_the_released_prompt() -> None:
     assert "GAME STATE SUMMARY" not in later[1]["content"]  # a failure after the first step shows no summary
     with pytest.raises(RuntimeError, match=SMOKE_FAILED):  # at the first step it fails the smoke run
         build_messages({"task": "T", "context": "", "files": broken, "episode": {**episode, "history": []}})
+
+
+def test_the_recipe_runs_its_three_arms_and_reports_their_curves(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from evoarena.cli import app
+
+    recipe = Path(__file__).resolve().parents[2] / "recipes" / "evotest-maze.yaml"
+    result = CliRunner().invoke(app, ["run", str(recipe), "--model", "scripted", "--seeds", "0", "--run-dir",
+                                      str(tmp_path / "run"), "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads((tmp_path / "run" / "results.json").read_text())
+    assert data["evidence"] == "mechanism"
+    view = {c["condition"]: c for c in data["views"]["evotest"]["cells"]}
+    assert set(view) == {"static", "evotest-released", "evotest-paper"}
+    assert all(len(c["scores"]) == 10 for c in view.values())  # 10 episodes of the one maze (epochs)
+    assert view["static"]["auc"] == 0.0 and view["static"]["source"] == "practice attempts"
+    for arm in ("evotest-released", "evotest-paper"):
+        assert view[arm]["source"] == "episodes" and view[arm]["auc"] > 0.5 and view[arm]["late_mean"] == 1.0

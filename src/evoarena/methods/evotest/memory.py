@@ -4,16 +4,14 @@ the actor by Jaccard similarity (top 3; the harness program does that per step),
 per episode — the last steps when the score stayed flat for 10 steps, or when the observations alternated A↔B —
 of which the evolver reads the last 3 as failure patterns to avoid.
 
-The episode comes from the attempt: its text is the trajectory (`> action` then the observation, per step) and its
-answer the outcome with the cumulative score after each step (`curve`). The state an action was taken in is the
-observation before it; the first action's is the episode's first observation, which the trajectory does not hold
-("" here, so it is never retrieved).
+The episode comes from the attempt's answer: the outcome's step-by-step `trace` (action, observation, cumulative
+score per step, as the protocol records it). The state an action was taken in is the observation before it; the first
+action's is the episode's first observation, which the trace does not hold ("" here, so it is never retrieved).
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -23,7 +21,6 @@ FAILURES = "memory/evotest/failures.jsonl"  # method state: the evolver reads it
 PLATEAU = 10  # steps without a score change that make a plateau (released)
 MIN_STEPS = 12  # an episode shorter than this yields no negative entry (released)
 SEGMENT = 40  # steps kept of a failing segment (released)
-_STEP = re.compile(r"(?m)^> ")
 
 
 @dataclass(frozen=True)
@@ -35,25 +32,18 @@ class Played:
     scores: tuple[float, ...]
 
 
-def played(text: str, answer: str | None) -> Played | None:
-    """The episode of an attempt, or None when its text and its outcome's curve do not line up (no episode: a
-    harness failure, a one-shot task, an observation that itself starts a line with "> ")."""
-    if not answer or not text.startswith("> "):
-        return None
+def played(answer: str | None) -> Played | None:
+    """The episode of an attempt's answer, or None when it has no step-by-step trace (no episode: a harness failure
+    before the first step, a provider error, a one-shot task)."""
     try:
-        curve = [float(s) for s in json.loads(answer).get("curve", [])]
-    except (ValueError, TypeError, AttributeError):
+        trace = json.loads(answer or "").get("trace") or []
+        steps = [(str(t["observation"]), str(t["action"]), float(t["score"])) for t in trace]
+    except (ValueError, TypeError, AttributeError, KeyError):
         return None
-    chunks = _STEP.split(text)[1:]
-    if len(chunks) != len(curve) or not chunks:
+    if not steps:
         return None
-    actions, observations = [], []
-    for chunk in chunks:
-        action, _, observation = chunk.partition("\n")
-        actions.append(action.strip())
-        observations.append(observation.strip())
-    states = ["", *observations[:-1]]
-    return Played(tuple(states), tuple(actions), tuple(curve))
+    observations, actions, scores = zip(*steps, strict=True)
+    return Played(("", *observations[:-1]), tuple(actions), tuple(scores))
 
 
 def positives(ep: Played) -> list[dict[str, Any]]:

@@ -185,7 +185,7 @@ class EvoTest(Method):
     @staticmethod
     def _remember(ctx: PracticeContext, attempt: Attempt, episode: int) -> dict[str, Any]:
         """The rule-based memory: a positive entry per score rise, a negative one for a failing last segment."""
-        ep = mem.played(attempt.text, attempt.answer)
+        ep = mem.played(attempt.answer)
         if ep is None:
             return {"positives": 0, "negative": None}
         tree = ctx.harness.tree()
@@ -252,7 +252,8 @@ class EvoTest(Method):
         cut-off or malformed reply, or one that repeats the parent: each recorded as rejected)."""
         reply = ctx.chat_many("evolver", [self.evolve_prompt(ctx, parent)],
                               max_tokens=int(self.params["evolve_max_tokens"]),
-                              temperature=float(self.params["evolve_temperature"]), reject_cut_off="evolver reply")[0]
+                              temperature=float(self.params["evolve_temperature"]), reject_cut_off="evolver reply",
+                              sample_indices=[len(parent["children"])])[0]  # evolving a node again: a fresh sample
         if reply is None:
             return None
         try:

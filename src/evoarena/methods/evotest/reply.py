@@ -7,7 +7,9 @@ failure lessons shown to the actor) and a `<temperature>...</temperature>` block
 Each part is kept or refused on its own, as released: a guiding prompt of 10 characters or fewer is not kept; an
 extractor is kept only if it passes the interface check — it compiles and defines a top-level
 `extract_state(game_history)` — here, without running it (it runs only in the sandbox: its smoke run is the first step
-of the child's episode). A reply with nothing that can be kept is malformed as a whole (`ReplyError`).
+of the child's episode). Not released: a prompt or memory that is only a bracketed placeholder ("[Your generated
+prompt here]", copied from the format by a small model) is refused too. A reply with nothing that can be kept is
+malformed as a whole (`ReplyError`).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ TEMPERATURE_RANGE = (0.0, 2.0)
 SCOPES = ("released", "paper")
 _FENCE = re.compile(r"^```[a-zA-Z]*\n?|\n?```$")
 _TAGS = ("code", "memory", "temperature", "prompt")
+_PLACEHOLDER = re.compile(r"^\[[^\[\]\n]*\]$")  # "[Your generated prompt here]": the format, not an answer
 
 
 class ReplyError(ValueError):
@@ -88,8 +91,11 @@ def parse_reply(raw: str, scope: str) -> Evolved:
         raise ValueError(f"unknown scope {scope!r} (one of {', '.join(SCOPES)})")
     refused: list[tuple[str, str]] = []
     prompt: str | None = _prompt(raw)
-    if prompt is not None and len(prompt) <= 10:
+    if len(prompt or "") <= 10:
         refused.append(("guiding prompt", "no guiding prompt (10 characters or fewer)"))
+        prompt = None
+    elif _PLACEHOLDER.match(prompt or ""):
+        refused.append(("guiding prompt", f"the guiding prompt is the format's placeholder {prompt!r}"))
         prompt = None
     code = _block(raw, "code")
     extractor: str | None = None
@@ -111,8 +117,8 @@ def parse_reply(raw: str, scope: str) -> Evolved:
 
 def _paper_parts(raw: str, refused: list[tuple[str, str]]) -> tuple[str | None, float | None]:
     lessons = _block(raw, "memory")
-    if lessons is not None and (not lessons or len(lessons) > MAX_LESSONS_CHARS):
-        refused.append(("memory", f"the memory is empty or longer than {MAX_LESSONS_CHARS} characters"))
+    if lessons is not None and (not lessons or len(lessons) > MAX_LESSONS_CHARS or _PLACEHOLDER.match(lessons)):
+        refused.append(("memory", f"the memory is empty, a placeholder or longer than {MAX_LESSONS_CHARS} characters"))
         lessons = None
     text = _block(raw, "temperature")
     temperature: float | None = None
