@@ -75,9 +75,13 @@ class InteractiveBenchmark(Benchmark):
         """A fresh environment for `task` and the seed its episode starts from."""
 
     def format_step(self, task: TaskView, observation: str, history: Sequence[Turn],
-                    admissible: Sequence[str] | None, steps_left: int) -> str:
-        """The user message of one step: the goal, the last turns, the observation, the actions, the budget."""
+                    admissible: Sequence[str] | None, steps_left: int, start: str = "") -> str:
+        """The user message of one step: the goal, the episode's first observation from the second step on (a text
+        game states its quest there, and the turns shown hold only what came after actions), the last turns, the
+        observation, the actions, the budget."""
         lines = [task.prompt.strip(), ""]
+        if start and history:
+            lines += [f"At the start: {start.strip()}", ""]
         if history:
             lines.append("Recent steps:")
             lines += [f"> {t.action}\n{t.observation.strip()}" for t in history[-self.history_window:]]

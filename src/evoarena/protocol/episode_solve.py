@@ -39,9 +39,9 @@ class _SolverActor:
     def decide(self, observation: str, history: Sequence[StepRecord], admissible: Sequence[str] | None) -> Decision:
         turns = [Turn(s.action, s.observation) for s in history]
         steps_left = self.benchmark.max_steps - len(history)
-        text = self.benchmark.format_step(self.task, observation, turns, admissible, steps_left)
         if not history:
             self.start = observation
+        text = self.benchmark.format_step(self.task, observation, turns, admissible, steps_left, start=self.start)
         episode = {"start": self.start, "history": [{"action": t.action, "observation": t.observation} for t in turns],
                    "observation": observation, "steps_left": steps_left}
         try:

@@ -130,3 +130,14 @@ def test_a_harness_program_is_given_the_whole_episode() -> None:
     assert "LEFT 1 " in solver.calls[-1][-1].content
     outcome = json.loads(attempt.answer or "")
     assert outcome["steps"] == 12 and [s["action"] for s in outcome["trace"]] == ["north"] * 12
+
+
+def test_the_first_observation_stays_in_view_after_the_first_step() -> None:
+    from evoarena.api import Turn
+
+    bench, tasks = built()
+    view = tasks["maze-test-000"].view()
+    first = bench.format_step(view, "THE QUEST", [], None, 10, start="THE QUEST")
+    later = bench.format_step(view, "now", [Turn("east", "o")] * 20, None, 10, start="THE QUEST")
+    assert first.count("THE QUEST") == 1  # at step 0 it is the observation itself
+    assert "At the start: THE QUEST" in later and later.count("> east") == bench.history_window
