@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from evoarena.api.benchmark_base import Benchmark
-from evoarena.api.task import Feedback, Parsed, Task, TaskView
+from evoarena.api.task import Feedback, Parsed, Split, Task, TaskView
 
 
 @dataclass(frozen=True)
@@ -73,6 +73,29 @@ class InteractiveBenchmark(Benchmark):
     @abstractmethod
     def episode(self, task: TaskView) -> tuple[Env, int]:
         """A fresh environment for `task` and the seed its episode starts from."""
+
+    def seeded_tasks(self, splits: Sequence[tuple[Split, int]], seeds: Sequence[int], prompt: str, *, prefix: str,
+                     source: str, reference: str, meta: Mapping[str, Any] | None = None) -> list[Task]:
+        """One task per game seed, `seeds` taken in order across `splits` ((split, count) pairs): ids
+        `{prefix}-{split}-{i:03d}`, source ids `{source}-{seed}`, meta `game_seed` (+ `meta`); remembered for
+        `game_seed`."""
+        tasks, k = [], 0
+        self._game_seeds: dict[str, int] = {}
+        for split, n in splits:
+            for i in range(n):
+                tid = f"{prefix}-{split}-{i:03d}"
+                self._game_seeds[tid] = seeds[k]
+                tasks.append(Task(tid, split, f"{source}-{seeds[k]}", prompt,
+                                  reference=reference, meta={"game_seed": seeds[k], **(meta or {})}))
+                k += 1
+        return tasks
+
+    def game_seed(self, task: TaskView) -> int:
+        """The game seed `seeded_tasks` gave `task`; KeyError for a task it did not make."""
+        seeds: dict[str, int] = getattr(self, "_game_seeds", {})
+        if task.id not in seeds:
+            raise KeyError(f"{self.name}: unknown task {task.id!r}")
+        return seeds[task.id]
 
     def format_step(self, task: TaskView, observation: str, history: Sequence[Turn],
                     admissible: Sequence[str] | None, steps_left: int, start: str = "") -> str:

@@ -41,27 +41,16 @@ class MazeBenchmark(InteractiveBenchmark):
         super().__init__(**params)
         self.p = self.check_params(params)
         self.max_steps = int(self.p["max_steps"])
-        self._seeds: dict[str, int] = {}
 
     def generate(self) -> list[Task]:
         rng = random.Random(f"maze-tasks:{self.p['seed']}")
         counts = [int(self.p[f"n_{s}"]) for s in SPLITS]
         seeds = rng.sample(range(1_000_000), sum(counts))
-        tasks, k = [], 0
-        prompt = PROMPT.format(size=self.p["size"])
-        for split, n in zip(SPLITS, counts, strict=True):
-            for i in range(n):
-                tid = f"maze-{split}-{i:03d}"
-                self._seeds[tid] = seeds[k]
-                tasks.append(Task(tid, split, f"maze-{seeds[k]}", prompt, reference="exit reached",
-                                  meta={"game_seed": seeds[k]}))
-                k += 1
-        return tasks
+        return self.seeded_tasks(list(zip(SPLITS, counts, strict=True)), seeds, PROMPT.format(size=self.p["size"]),
+                                 prefix="maze", source="maze", reference="exit reached")
 
     def episode(self, task: TaskView) -> tuple[Env, int]:
-        if task.id not in self._seeds:
-            raise KeyError(f"maze: unknown task {task.id!r}")
-        return Maze(int(self.p["size"]), int(self.p["loops"]), int(self.p["view"])), self._seeds[task.id]
+        return Maze(int(self.p["size"]), int(self.p["loops"]), int(self.p["view"])), self.game_seed(task)
 
     def parse(self, text: str) -> Parsed:
         """The first direction word in the reply (north, south, east or west)."""

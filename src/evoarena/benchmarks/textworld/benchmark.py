@@ -46,7 +46,6 @@ class TextWorldBenchmark(InteractiveBenchmark):
         self.p = self.check_params(params)
         self.max_steps = int(self.p["max_steps"])
         self.history_window = int(self.p["history_window"])
-        self._seeds: dict[str, int] = {}
 
     def generate(self) -> list[Task]:
         """Draw a game seed per task and make sure its game exists: TextWorld's generator fails for some seeds of
@@ -57,15 +56,9 @@ class TextWorldBenchmark(InteractiveBenchmark):
         counts = [int(self.p[f"n_{s}"]) for s in SPLITS]
         used: set[int] = set()
         seeds = [self._playable(s, used) for s in rng.sample(range(1_000_000), sum(counts))]
-        tasks, k = [], 0
-        for split, n in zip(SPLITS, counts, strict=True):
-            for i in range(n):
-                tid = f"tw-{split}-{i:03d}"
-                self._seeds[tid] = seeds[k]
-                tasks.append(Task(tid, split, f"{self.p['family']}-{seeds[k]}", PROMPT, reference="game won",
-                                  meta={"game_seed": seeds[k], "family": self.p["family"]}))
-                k += 1
-        return tasks
+        return self.seeded_tasks(list(zip(SPLITS, counts, strict=True)), seeds, PROMPT, prefix="tw",
+                                 source=str(self.p["family"]), reference="game won",
+                                 meta={"family": self.p["family"]})
 
     def _playable(self, seed: int, used: set[int], tries: int = 20) -> int:
         family, settings = str(self.p["family"]), dict(self.p["settings"])
@@ -83,9 +76,7 @@ class TextWorldBenchmark(InteractiveBenchmark):
         raise GameError(f"textworld: no game of {tries} seeds from {seed} generates ({last})")
 
     def episode(self, task: TaskView) -> tuple[Env, int]:
-        if task.id not in self._seeds:
-            raise KeyError(f"textworld: unknown task {task.id!r}")
-        return TextWorldEnv(str(self.p["family"]), dict(self.p["settings"])), self._seeds[task.id]
+        return TextWorldEnv(str(self.p["family"]), dict(self.p["settings"])), self.game_seed(task)
 
     def system_prompt(self) -> str:
         return "You play text adventure games. Reply with exactly one game command and nothing else."
