@@ -7,6 +7,7 @@ from evoarena.api.attempt import Attempt
 from evoarena.api.benchmark_base import Benchmark
 from evoarena.api.context import PracticeContext, Reply, RoleHandle, Rollout
 from evoarena.api.environment import Env, InteractiveBenchmark, Step, Turn, episode_answer
+from evoarena.api.episode_agent import AgentAction, EpisodeAgent, EpisodeContext, EpisodeEnd, EpisodeView
 from evoarena.api.grading import GRADING_PHASE, GradingModel
 from evoarena.api.method_base import Method, harness_toml
 from evoarena.api.params import ParamError, check_params, closest
@@ -30,6 +31,11 @@ from evoarena.api.views import ReportContext, ReportView, RunInfo, TemplateView,
 from evoarena.harness import HarnessWorkspace, Manifest
 
 __all__ = [
+    "AgentAction",
+    "EpisodeAgent",
+    "EpisodeContext",
+    "EpisodeEnd",
+    "EpisodeView",
     "KINDS",
     "REGISTRY",
     "Attempt",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from evoarena.models import Message
@@ -20,3 +21,4 @@ class Attempt:
     messages: tuple[Message, ...] = ()
     number: int = 1  # attempt number within the stage (curriculum practice); 1 elsewhere
     call_id: int | None = None
+    tree_after: Mapping[str, str] | None = None  # an episode agent's edited harness (None: no in-episode edit)

@@ -56,10 +56,12 @@ class Env(Protocol):
 
 @dataclass(frozen=True)
 class Turn:
-    """One past step as the solver is shown it: the action taken and what came back."""
+    """One past step as the solver is shown it: the action taken and what came back (`kind` "meta" for a harness
+    meta-action, whose answer came from the harness, not the environment)."""
 
     action: str
     observation: str
+    kind: str = "env"
 
 
 class InteractiveBenchmark(Benchmark):

@@ -13,6 +13,7 @@ from evoarena.models import GenParams, Message
 
 if TYPE_CHECKING:
     from evoarena.api.context import PracticeContext
+    from evoarena.api.episode_agent import EpisodeAgent
     from evoarena.api.probe import Probe, ProbeExample
 
 
@@ -70,6 +71,11 @@ class Method(ABC):
         block = self.context(tree, task).strip()
         user = f"{block}\n\n{task_text}" if block else task_text
         return [Message("system", tree.get("system.md", "").strip()), Message("user", user)]
+
+    def episode_agent(self, tree: Mapping[str, str], task: TaskView) -> EpisodeAgent | None:
+        """For interactive tasks: an agent that acts inside the episode (built per attempt, see
+        `api.episode_agent`); None (the default) lets the solver act one call per step with `build_messages`."""
+        return None
 
     def probes(self, examples: Sequence[ProbeExample]) -> tuple[Probe, ...]:
         """Canned update calls (built from this method's own templates, filled with `examples`) that show whether a

@@ -240,7 +240,7 @@ class CellRunner:
                 since = self._last_call_id()
                 rows = evaluate_tree(
                     self.method, self.benchmark, load_tree(self.store, vid), self.practice_splits.val,
-                    self._models("select", self.meter, key)["solver"], phase="select", version_id=vid,
+                    self._models("select", self.meter, key), phase="select", version_id=vid,
                     workers=self.spec.protocol.workers, scheduler=self.scheduler,
                     on_row=lambda r: self.tracker.task(r.score),
                 )
@@ -261,7 +261,7 @@ class CellRunner:
             return
         since = self._last_call_id()
         rows = self.evaluator.grade_test(
-            self.method, load_tree(self.store, selected), self._models("test", self.tally, key)["solver"],
+            self.method, load_tree(self.store, selected), self._models("test", self.tally, key),
             version_id=selected, workers=self.spec.protocol.workers, scheduler=self.test_scheduler,
             on_row=lambda r: self.tracker.task(r.score),
         )

@@ -126,7 +126,7 @@ class CurriculumCellRunner(CellRunner):
         rows = self.evaluator.grade_ids(
             self.method,
             tree,
-            self._models("test", self.tally, key)["solver"],
+            self._models("test", self.tally, key),
             [test_id],
             version_id=version,
             workers=1,

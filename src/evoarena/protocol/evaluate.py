@@ -34,7 +34,7 @@ def evaluate_tree(
     benchmark: Benchmark,
     tree: Mapping[str, str],
     tasks: Sequence[Task],
-    solver: RoleModel,
+    models: Mapping[str, RoleModel],
     *,
     phase: str,
     version_id: str,
@@ -42,11 +42,14 @@ def evaluate_tree(
     scheduler: Scheduler | None = None,
     on_row: Callable[[AttemptRow], None] | None = None,
 ) -> list[AttemptRow]:
-    """One attempt per task; rows in task order. Provider errors are rows with `error`, no score. A concurrent
-    `scheduler` runs them (the run's limit); otherwise `workers` threads do (the protocol's evaluation workers)."""
+    """One attempt per task with `models["solver"]` (an episode agent may call the other roles); rows in task order.
+    Provider errors are rows with `error`, no score. A concurrent `scheduler` runs them (the run's limit); otherwise
+    `workers` threads do (the protocol's evaluation workers)."""
+
+    solver = models["solver"]
 
     def one(task: Task) -> AttemptRow:
-        attempt = solve(method, benchmark, tree, task.view(), solver)
+        attempt = solve(method, benchmark, tree, task.view(), solver, roles=models)
         with attributed(solver.scope):  # a judge's calls belong to this cell and unit
             fb = None if attempt.error else benchmark.grade(task, attempt.answer)
         row = attempt_row(attempt, fb, phase=phase, task_id=task.id, version_id=version_id)
@@ -76,7 +79,8 @@ class Evaluator:
         self.test_hash = locked.hash
 
     def grade_ids(
-        self, method: Method, tree: Mapping[str, str], solver: RoleModel, ids: Sequence[str], *, version_id: str,
+        self, method: Method, tree: Mapping[str, str], models: Mapping[str, RoleModel], ids: Sequence[str], *,
+        version_id: str,
         workers: int, scheduler: Scheduler | None = None, on_row: Callable[[AttemptRow], None] | None = None,
     ) -> list[AttemptRow]:
         """Grade named test tasks (a curriculum grades one stage's test at a time); unknown ids are refused."""
@@ -84,7 +88,7 @@ class Evaluator:
         missing = [i for i in ids if i not in by_id]
         if missing:
             raise KeyError(f"not test tasks of this run: {missing}")
-        return evaluate_tree(method, self._benchmark, tree, [by_id[i] for i in ids], solver, phase="test",
+        return evaluate_tree(method, self._benchmark, tree, [by_id[i] for i in ids], models, phase="test",
                              version_id=version_id, workers=workers, scheduler=scheduler, on_row=on_row)
 
     def state_shown(self, method: Method, tree: Mapping[str, str], task_id: str) -> str:
@@ -98,11 +102,12 @@ class Evaluator:
         return self._benchmark.diagnose(next(t for t in self._tasks if t.id == task_id), answer, state)
 
     def grade_test(
-        self, method: Method, tree: Mapping[str, str], solver: RoleModel, *, version_id: str, workers: int,
+        self, method: Method, tree: Mapping[str, str], models: Mapping[str, RoleModel], *, version_id: str,
+        workers: int,
         scheduler: Scheduler | None = None, on_row: Callable[[AttemptRow], None] | None = None,
     ) -> list[AttemptRow]:
         return evaluate_tree(
-            method, self._benchmark, tree, self._tasks, solver, phase="test", version_id=version_id,
+            method, self._benchmark, tree, self._tasks, models, phase="test", version_id=version_id,
             workers=workers, scheduler=scheduler, on_row=on_row,
         )
 

@@ -22,9 +22,11 @@ def solve(
     solver: RoleModel,
     *,
     sample_index: int = 0,
+    roles: Mapping[str, RoleModel] | None = None,
 ) -> Attempt:
-    if isinstance(benchmark, InteractiveBenchmark):  # an episode: the solver acts step by step
-        return solve_episode(method, benchmark, tree, task, solver, sample_index=sample_index)
+    """`roles`: the cell's other role models, which a method's episode agent may call on an interactive task."""
+    if isinstance(benchmark, InteractiveBenchmark):  # an episode: the solver (or the method's agent) acts step by step
+        return solve_episode(method, benchmark, tree, task, solver, roles=roles, sample_index=sample_index)
     try:
         request = solver_request(method, benchmark, tree, task)
     except HarnessProgramError as err:  # the harness's failure on this task: no model call, scores as a parse error

@@ -142,7 +142,7 @@ class StepService:
                 live: bool) -> tuple[Attempt, AttemptRow]:
         """One solver attempt on `tree` and its grading; `live`: the tree is the step's current version."""
         attempt = solve(self._method, self._benchmark, tree, task.view(), self._models["solver"],
-                        sample_index=sample_index)
+                        sample_index=sample_index, roles=self._models)
         attempt = replace(attempt, number=number)
         fb = None if attempt.error else self._grader.grade(task.id, attempt.answer, number)
         phase = "practice" if submit else "rollout"
