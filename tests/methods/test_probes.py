@@ -12,6 +12,7 @@ from evoarena.api import GENERIC_EXAMPLES, Method, Probe, Reply, Verdict
 from evoarena.methods.ace import Ace
 from evoarena.methods.dynamic_cheatsheet import DynamicCheatsheet
 from evoarena.methods.evoskill import EvoSkill
+from evoarena.methods.evotest import EvoTest
 from evoarena.methods.gepa import PROBE_INSTRUCTION, Gepa
 from evoarena.methods.reasoning_bank import ReasoningBank
 from evoarena.methods.reflexion import Reflexion
@@ -173,7 +174,7 @@ def test_evoskill_probes() -> None:
 
 
 @pytest.mark.parametrize("cls", [Reflexion, Ace, DynamicCheatsheet, Gepa, SkillProx, ReasoningBank, TfGrpo,
-                                 EvoSkill])
+                                 EvoSkill, EvoTest])
 def test_every_probe_asks_a_role_the_method_has(cls: type[Method]) -> None:
     probes = cls().probes(GENERIC_EXAMPLES)
     assert 2 <= len(probes) <= 8
@@ -191,3 +192,20 @@ def test_reasoning_bank_probes() -> None:
     item = "# Memory Item 1\n## Title Check signs\n## Description Word problems.\n## Content Subtract gifts.\n"
     assert shares(m, "inducer", lambda p: item) == (2, 2, 2)  # generic examples show no execution output
     assert shares(m, "inducer", lambda p: "# Memory Item 1\n## Title Check\n") == (2, 0, 0)  # lacks fields
+
+
+def test_evotest_probes_of_both_scopes() -> None:
+    released, paper = EvoTest(), EvoTest(mutate="paper")
+    probes = released.probes(GENERIC_EXAMPLES)
+    assert [p.name for p in probes] == ["evolve/probe-sum", "evolve/probe-count"]
+    assert "GAME HISTORY START" in probes[0].prompt and "Incorrect: the expected answer is 10." in probes[0].prompt
+    assert "<memory>" not in probes[0].prompt and "<memory>" in paper.probes(GENERIC_EXAMPLES)[0].prompt
+    code = "<code>\ndef extract_state(game_history):\n    return 'x'\n</code>"
+    good = "Add the numbers again and check the total before answering.\n" + code
+    assert shares(released, "evolver", lambda p: good) == (2, 2, 2)
+    assert shares(released, "evolver", lambda p: "[Your generated prompt here]") == (2, 0, 0)  # the placeholder
+    assert shares(released, "evolver", lambda p: "short") == (2, 0, 0)
+    same = str(released.params["initial_guide"]) + "\n" + code  # keeps only an extractor: well formed, no new prompt
+    assert shares(released, "evolver", lambda p: same) == (2, 2, 0)
+    assert shares(paper, "evolver", lambda p: "<memory>Check sums.</memory><temperature>0.3</temperature>") == (2, 2, 0)
+    assert not probes[0].check(Reply(good, "length")).well_formed

@@ -6,14 +6,16 @@ node with the highest UCB is evolved by the evolver into the child that plays th
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from functools import partial
 from importlib import resources
 from typing import Any
 
 import evoarena.methods.evotest.memory as mem
-from evoarena.api import Attempt, Method, PracticeContext, TaskView, method
+from evoarena.api import Attempt, Method, PracticeContext, Probe, ProbeExample, TaskView, method
 from evoarena.api.method_base import harness_toml
 from evoarena.harness import HarnessWorkspace, Manifest, tree_hash
+from evoarena.methods.evotest.probes import check_evolution, probe_history
 from evoarena.methods.evotest.reply import SCOPES, ReplyError, parse_reply
 from evoarena.methods.evotest.state import (
     CONFIG,
@@ -96,6 +98,20 @@ class EvoTest(Method):
         """The paper scope's evolved success / failure memory (the rule-based memory is retrieved per step by the
         step program, by similarity to the observation)."""
         return render_prompt("evotest_context.md", lessons=tree.get(LESSONS, "").strip()).strip()
+
+    def probes(self, examples: Sequence[ProbeExample]) -> tuple[Probe, ...]:
+        """One evolution per example: the initial configuration and a one-episode history made from the example's
+        wrong output and feedback, sent as the evolver's prompt (its system text in front); the reply is read by the
+        method's own parser."""
+        guide = str(self.params["initial_guide"]).strip()
+        system = render_prompt("evotest_evolve_system.md", paper=self.paper).strip()
+        return tuple(
+            Probe(f"evolve/{ex.id}", "evolver",
+                  system + "\n\n" + render_prompt("evotest_evolve.md", paper=self.paper, guide=guide, lessons="",
+                                                  temperature=0.0, history=probe_history(ex), failures=""),
+                  partial(check_evolution, str(self.params["mutate"]), guide),
+                  max_tokens=int(self.params["evolve_max_tokens"]))
+            for ex in examples)
 
     def practice(self, ctx: PracticeContext, task: TaskView) -> Manifest | None:
         state = read_state(ctx.harness.tree()) or new_state(config_of(ctx.harness.tree()),
