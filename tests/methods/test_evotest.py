@@ -333,3 +333,8 @@ def test_the_recipe_runs_its_three_arms_and_reports_their_curves(tmp_path: Path)
     assert view["static"]["auc"] == 0.0 and view["static"]["source"] == "practice attempts"
     for arm in ("evotest-released", "evotest-paper"):
         assert view[arm]["source"] == "episodes" and view[arm]["auc"] > 0.5 and view[arm]["late_mean"] == 1.0
+    episodes = {c["condition"]: c for c in data["views"]["episodes"]["cells"]}  # the view of every arm's episodes
+    assert episodes["static"]["scores"] == view["static"]["scores"]
+    assert all(e["calls"] == {"solver": e["steps"]} and e["kinds"] == {"env": e["steps"]}
+               for e in episodes["static"]["episodes"])  # the plain actor: one solver call per step
+    assert all(e["tokens"].get("evolver", 0) > 0 for e in episodes["evotest-released"]["episodes"][:2])

@@ -1,5 +1,6 @@
 """Benchmarks: seeded task sources with hidden graders, one package each; importing this registers them all."""
 
+from evoarena.benchmarks import episodes_view  # noqa: F401  (registers the "episodes" report view)
 from evoarena.benchmarks.arith import ArithBenchmark
 from evoarena.benchmarks.clr.benchmark import ClrBenchmark
 from evoarena.benchmarks.files import FilesBenchmark

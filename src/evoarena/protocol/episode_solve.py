@@ -125,6 +125,8 @@ def _trace_step(s: StepRecord, calls: Sequence[int | None], note: Mapping[str, A
         "call_id": calls[0] if calls else None}
     if len(calls) > 1:
         step["call_ids"] = list(calls)
+    if s.calls:
+        step["calls"] = dict(s.calls)  # harness calls by type, as the agent counted them
     if note:
         step["agent"] = dict(note)
     return step

@@ -200,6 +200,37 @@ def submitted_practice(store: RunStore, cell: str) -> list[AttemptScore]:
     ]
 
 
+@dataclass(frozen=True)
+class PracticeEpisode:
+    """A submitted practice attempt with its unit and answer (on an interactive benchmark: one episode, the answer its
+    outcome JSON with the step trace)."""
+
+    unit_key: str
+    score: float | None
+    passed: bool | None
+    error: str | None
+    answer: str | None
+
+
+def practice_episodes(store: RunStore, cell: str) -> list[PracticeEpisode]:
+    """A cell's submitted practice attempts with their answers, in the order recorded."""
+    rows = store.query("SELECT unit_key, score, passed, error, answer FROM attempts WHERE cell=? AND phase='practice'"
+                       " ORDER BY id", [cell])
+    return [PracticeEpisode(unit_key=r["unit_key"], score=None if r["score"] is None else float(r["score"]),
+                            passed=None if r["passed"] is None else bool(r["passed"]), error=r["error"],
+                            answer=r["answer"]) for r in rows]
+
+
+def tokens_by_unit(store: RunStore, cell: str) -> dict[str, dict[str, int]]:
+    """A cell's ledger tokens (input + output) per unit key, then per role."""
+    rows = store.query("SELECT unit, role, SUM(input_tokens + output_tokens) AS n FROM calls WHERE cell=? AND unit IS "
+                       "NOT NULL GROUP BY unit, role", [cell])
+    out: dict[str, dict[str, int]] = {}
+    for r in rows:
+        out.setdefault(r["unit"], {})[r["role"]] = int(r["n"] or 0)
+    return out
+
+
 def tested_versions(store: RunStore) -> list[TestedVersion]:
     """Every test attempt's cell, unit key and graded version, in the order they were recorded."""
     rows = store.query("SELECT cell, unit_key, version_id FROM attempts WHERE phase='test' ORDER BY id")
