@@ -271,7 +271,7 @@ def versions(run_dir: RunDirArg, cell: Annotated[str | None, typer.Option()] = N
                   markup=False, highlight=False, soft_wrap=True)
 
 
-def _parent_policies(store: Any) -> dict[str, str]:
+def _parent_policies(store: RunStore) -> dict[str, str]:
     """{condition: parent_policy} of the run's conditions whose method takes one (hgm), from the stored spec."""
     from evoarena.store import queries
 
