@@ -1,4 +1,4 @@
-"""User-supplied game files as environments: the error the loaders raise for a file they cannot use.
+"""User-supplied game files as environments: the error both loaders raise for a file they cannot use.
 
 Neither loader ships or downloads games: the user points them at ROMs (`jericho_env.JerichoEnv`) or at ALFWorld's
 `game.tw-pddl` files (`alfworld.AlfworldEnv`). Importing this module imports neither jericho nor textworld."""
@@ -6,6 +6,8 @@ Neither loader ships or downloads games: the user points them at ROMs (`jericho_
 from __future__ import annotations
 
 from pathlib import Path
+
+PDDL_GAME = "game.tw-pddl"
 
 
 class GameFileError(ValueError):
