@@ -1,4 +1,5 @@
-"""User-supplied game files as environments: the error both loaders raise for a file they cannot use.
+"""User-supplied game files as environments: the error both loaders raise for a file they cannot use, and the
+checks they share (`library.load_games` lists a directory of games).
 
 Neither loader ships or downloads games: the user points them at ROMs (`jericho_env.JerichoEnv`) or at ALFWorld's
 `game.tw-pddl` files (`alfworld.AlfworldEnv`). Importing this module imports neither jericho nor textworld."""
