@@ -7,7 +7,9 @@ own (pure Python)."""
 from __future__ import annotations
 
 import json
+import os
 import random
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -106,6 +108,16 @@ def test_files_that_are_not_games_fail_in_one_line(trial: Path, tmp_path: Path,
         with pytest.raises(GameFileError, match=why) as err:
             AlfworldEnv(path)
         assert str(path) in str(err.value) and "\n" not in str(err.value)
+
+
+def test_closing_one_of_two_environments_leaves_the_process_sound(trial: Path) -> None:
+    """Unloading a planner library copy while another is loaded used to crash the interpreter at exit (SIGSEGV)."""
+    script = ("import sys\nfrom evoarena.envs import AlfworldEnv\nkept, closed = AlfworldEnv(sys.argv[1]), "
+              "AlfworldEnv(sys.argv[1])\nkept.reset(0)\nclosed.reset(0)\nclosed.close()\nprint('ok')\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    run = subprocess.run([sys.executable, "-c", script, str(trial)], capture_output=True, text=True, timeout=120,
+                         env=env)
+    assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr[-500:]
 
 
 def test_a_missing_planner_is_named(trial: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -211,9 +211,9 @@ class AlfworldEnv:
         return list(self._tw._pddl_state.replan(self._tw._entity_infos))
 
     def close(self) -> None:
-        """Unload this environment's copy of the planner library (each environment loads its own)."""
-        if self._tw is not None:
-            pddl_module().fast_downward.close_lib(self._tw.downward_lib)
+        """Drop the game; a later `reset` loads it again. The copy of the planner library each environment loads
+        stays mapped until the process ends (about 1 MB): unloading it (`fast_downward.close_lib`) while another
+        copy is loaded crashes the process at exit (C++ static destructors), and TextWorld never unloads it either."""
         self._tw, self._state, self._done = None, None, False
 
     def __enter__(self) -> AlfworldEnv:
