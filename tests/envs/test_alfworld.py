@@ -108,6 +108,12 @@ def test_files_that_are_not_games_fail_in_one_line(trial: Path, tmp_path: Path,
         with pytest.raises(GameFileError, match=why) as err:
             AlfworldEnv(path)
         assert str(path) in str(err.value) and "\n" not in str(err.value)
+    mute = alfworld_trial(tmp_path / "mute", grammar=game["grammar"].replace("#GotoLocation.feedback#", "#nowhere#"))
+    env = AlfworldEnv(mute)  # a grammar symbol is looked up only when the text is written
+    env.reset(0)
+    with pytest.raises(GameFileError, match="failed on 'go to countertop 1': .*nowhere") as err:
+        env.step("go to countertop 1")
+    assert "\n" not in str(err.value)
 
 
 def test_closing_one_of_two_environments_leaves_the_process_sound(trial: Path) -> None:

@@ -177,7 +177,11 @@ class AlfworldEnv:
         if self._done:
             raise RuntimeError(f"{self.name}: the episode is over; reset first")
         command = action.strip()
-        self._state, _, done = self._tw.step(command)
+        try:
+            self._state, _, done = self._tw.step(command)
+        except Exception as exc:  # the game's grammar cannot describe what happened
+            self._done = True
+            raise GameFileError(f"alfworld: {self.path} failed on {command!r}: {one_line(exc)}") from None
         valid = self._state["_last_action"] is not None
         if valid:
             self._history.append(command)
