@@ -11,12 +11,12 @@ import os
 import random
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
 
-from evoarena.envs import AlfworldEnv, Env, GameFileError
+from evoarena.envs import AlfworldEnv, Decision, Env, GameFileError, StepRecord, run_episode
 from evoarena.envs.alfworld import PddlMissing, alfworld_names
 
 WIN = ["go to countertop 1", "take mug 1 from countertop 1", "go to cabinet 2", "open cabinet 2",
@@ -53,6 +53,18 @@ def test_the_trial_is_won_by_its_actions(trial: Path) -> None:
         env.step("look")
     assert env.reset(0) == first and not env.won and env.score == 0.0
     env.close()
+
+
+def test_the_episode_runner_plays_a_trial(trial: Path) -> None:
+    env = AlfworldEnv(trial)
+
+    class Planner:
+        def decide(self, observation: str, history: Sequence[StepRecord], admissible: Sequence[str] | None) -> Decision:
+            return Decision(env.policy()[0], {"actor": 1})
+
+    episode = run_episode(env, Planner(), seed=0, max_steps=10)
+    assert episode.won and episode.stopped == "done" and episode.final_score == episode.max_score == 1.0
+    assert [s.action for s in episode.steps] == WIN and all(s.action in (s.admissible or ()) for s in episode.steps)
 
 
 def test_only_an_admissible_command_does_anything(trial: Path) -> None:
