@@ -13,7 +13,8 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 
-# envs: TextWorld (docs/envs.md); its dependency jericho is compiled from source on the first install (cc + make)
+# envs: TextWorld (docs/envs.md); its dependency jericho is compiled from source on the first install (cc + make),
+# and so is fast-downward-textworld, the planner for ALFWorld game files (cmake + g++, ~1.5 min once)
 install: $(BIN)/python
 	$(BIN)/pip install -q -e '.[dev,tasks,ray,envs]'
 
