@@ -87,6 +87,20 @@ class PracticeAttempt:
 
 
 @dataclass(frozen=True)
+class EpisodeAttempt:
+    """An attempt with its answer (an interactive task's outcome and trace) and its task's source id."""
+
+    phase: str
+    task_id: str
+    source_id: str | None
+    version_id: str
+    answer: str | None
+    score: float | None
+    passed: bool | None
+    error: str | None
+
+
+@dataclass(frozen=True)
 class TestedVersion:
     """The harness version a test attempt was graded with, and the unit it ran in."""
 
@@ -196,6 +210,22 @@ def submitted_practice(store: RunStore, cell: str) -> list[AttemptScore]:
     return [
         AttemptScore(phase=r["phase"], task_id=r["task_id"], score=None if r["score"] is None else float(r["score"]),
                      passed=None if r["passed"] is None else bool(r["passed"]), error=r["error"])
+        for r in rows
+    ]
+
+
+def episode_attempts(store: RunStore, cell: str, phase: str) -> list[EpisodeAttempt]:
+    """A cell's attempts of one phase with their answers and their tasks' source ids, in the order recorded (on an
+    interactive benchmark: its episodes with their step-by-step traces)."""
+    rows = store.query(
+        "SELECT a.phase, a.task_id, t.source_id, a.version_id, a.answer, a.score, a.passed, a.error"
+        " FROM attempts a LEFT JOIN tasks t ON t.task_id = a.task_id WHERE a.cell=? AND a.phase=? ORDER BY a.id",
+        [cell, phase],
+    )
+    return [
+        EpisodeAttempt(phase=r["phase"], task_id=r["task_id"], source_id=r["source_id"], version_id=r["version_id"],
+                       answer=r["answer"], score=None if r["score"] is None else float(r["score"]),
+                       passed=None if r["passed"] is None else bool(r["passed"]), error=r["error"])
         for r in rows
     ]
 
