@@ -107,17 +107,17 @@ class BPEAgent(EpisodeAgent):
         return AgentAction(self.read(completion.text, ctx), {"solver": 1}, info)
 
     def read(self, text: str, ctx: EpisodeContext) -> str:
-        """The action of a reply: the `<action>…</action>` content when there is one (the paper's format), else
-        the benchmark's reading; an enabled meta-action is put in its canonical form `name[argument]` (a reply cut
-        off before its closing bracket keeps what it has)."""
+        """The action of a reply: an enabled meta-action on its first line (or in `<action>…</action>`, the paper's
+        format) in its canonical form `name[argument]` — a reply cut off before its closing bracket keeps what it
+        has — else the benchmark's reading of the reply (of the tag's content when there is one)."""
         tagged = _ACTION_TAG.search(text)
-        raw = tagged.group(1) if tagged else (ctx.parse(text).answer or "")
-        m = _META.match(raw)
-        if m is None or m.group(1).lower() not in self.meta_actions:
-            return raw
-        argument = m.group(2).strip()
-        argument = argument[:-1].strip() if argument.endswith("]") else argument
-        return f"{m.group(1).lower()}[{argument}]"
+        raw = tagged.group(1) if tagged else next((x for x in text.strip().splitlines() if x.strip()), "")
+        m = _META.match(raw.strip().lstrip(">").strip())
+        if m is not None and m.group(1).lower() in self.meta_actions:
+            argument = m.group(2).strip()
+            argument = argument[:-1].strip() if argument.endswith("]") else argument
+            return f"{m.group(1).lower()}[{argument}]"
+        return ctx.parse(raw if tagged else text).answer or ""
 
     def _observe(self, view: EpisodeView) -> None:
         """Feed the belief every environment step it has not read (the first text at step 0)."""

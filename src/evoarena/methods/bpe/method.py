@@ -1,8 +1,9 @@
 """The `bpe` method: one practice step is one episode played by the BPE agent with the harness as it stands (its
 experience frozen for the episode); then the episode's trace becomes evidence about the bank (pollution), the usage
-counts its recalls raised are kept, and — in the `evolving` mode, every `consolidate_every` episodes — the bank is
-consolidated (add / update / remove) by the `consolidator` role or by rules. Nothing of this runs in val or test: the
-harness under test is the one practice left, its bank frozen."""
+counts its recalls raised are kept, and — in the `evolving` mode — the bank is consolidated (add / update / remove)
+by the `consolidator` role or by rules, at each epoch boundary (every `len(train)` episodes, the paper's schedule) by
+default or every `consolidate_every` episodes. Nothing of this runs in val or test: the harness under test is the
+one practice left, its bank frozen."""
 
 from __future__ import annotations
 
@@ -45,7 +46,7 @@ class BPE(Method):
 
     roles = ("solver", "consolidator")
     defaults = {"belief": True, "progress": True, "experience": True, "experience_mode": "evolving",
-                "consolidation": "model", "progress_cap": 8, "store_cap": 80, "recall_k": 3, "consolidate_every": 1,
+                "consolidation": "model", "progress_cap": 8, "store_cap": 80, "recall_k": 3, "consolidate_every": 0,
                 "max_ops": 8, "consolidate_max_tokens": 768, "consolidate_temperature": 0.0,
                 "initial_experience": []}
 
@@ -55,9 +56,12 @@ class BPE(Method):
         if p["experience_mode"] not in MODES or p["consolidation"] not in CONSOLIDATIONS:
             raise ValueError(f"methods.bpe.params: experience_mode must be one of {', '.join(MODES)} and "
                              f"consolidation one of {', '.join(CONSOLIDATIONS)}")
-        for key in ("progress_cap", "store_cap", "recall_k", "consolidate_every", "max_ops", "consolidate_max_tokens"):
+        for key in ("progress_cap", "store_cap", "recall_k", "max_ops", "consolidate_max_tokens"):
             if int(p[key]) < 1:
                 raise ValueError(f"methods.bpe.params.{key}: must be >= 1, got {p[key]!r}")
+        if int(p["consolidate_every"]) < 0:
+            raise ValueError("methods.bpe.params.consolidate_every: 0 (each epoch, as the paper) or a number of "
+                             f"episodes >= 1, got {p['consolidate_every']!r}")
         for item in p["initial_experience"]:
             store, text = (item.get("store"), item.get("text")) if isinstance(item, Mapping) else (None, None)
             if store not in STORES or not isinstance(text, str) or not text.strip() or (
@@ -94,8 +98,9 @@ class BPE(Method):
                 "pollution": pollution(bank.entries(), state["evidence"])}
 
     def initialize(self, ws: HarnessWorkspace, system_prompt: str, solver_params: GenParams) -> None:
-        ws.write("system.md", render_prompt("bpe_system.md", base=system_prompt.strip(),
-                                            actions=[f"{a}[...]" for a in self.config.meta_actions]).strip() + "\n")
+        actions = [f"{a}[...]" for a in self.config.meta_actions]
+        ws.write("system.md", render_prompt("bpe_system.md", base=system_prompt.strip(), actions=actions).strip()
+                 + "\n" if actions else system_prompt)  # BPE off: the benchmark's prompt, as `frozen` writes it
         ws.write("harness.toml", harness_toml(solver_params))
         if self.params["experience"]:
             bank = Bank(cap=int(self.params["store_cap"]))
@@ -136,7 +141,8 @@ class BPE(Method):
             record["checks"] = update_evidence(state["evidence"], bank.entries(), record)
             if self.evolving:
                 state["pending"].append(record)
-                if len(state["pending"]) >= int(self.params["consolidate_every"]):
+                every = int(self.params["consolidate_every"]) or max(1, len(ctx.train))  # 0: an epoch
+                if len(state["pending"]) >= every:
                     consolidation = self._consolidate(ctx, bank, state, episode)
                     state["pending"] = []
             state["counters"] = dict(bank.counters)
