@@ -378,6 +378,8 @@ def test_rules_add_update_and_remove() -> None:
     evidence["g1"] = {**evidence["g1"], "recalled_won": 0}
     assert Op("remove", "g1") in rule_ops(bank, [], evidence)
     done, refused = apply_ops(bank, ops, 3, source="rule", max_ops=8, evidence=evidence)
+    assert apply_ops(bank, [Op("add", "general", "Check <place> first")], 3, source="model", max_ops=8,
+                     evidence=evidence)[1][0][1].startswith("the text holds a placeholder")
     assert not refused and evidence["s1"]["checks"] == 0 and bank.get("s1").location == "countertop"  # type: ignore[union-attr]
 
 

@@ -5,7 +5,8 @@ The consolidator reads the bank and the episodes since the last consolidation (g
 something, where the thing was found, notes, entries recalled, search priors the episode contradicted) and answers
 one operation per line — `ADD <store>: <text>`, `UPDATE <id>: <text>`, `REMOVE <id>` — or `NONE`. Parsing is strict:
 a line that is none of these rejects the whole reply; an operation that names an unknown id, a search prior not
-worded "<object> is in/on <place>", an empty or overlong text, a duplicate, or one past `max_ops` is refused alone.
+worded "<object> is in/on <place>", an empty or overlong text, a format placeholder copied (`<place>`), a duplicate,
+or one past `max_ops` is refused alone.
 
 The rule option writes, per episode: a search prior for the goal's thing where it was first seen (or updates the one
 that said otherwise); a prior the episode contradicted is moved to where the object was seen, or removed when it was
@@ -28,6 +29,7 @@ from evoarena.models import Message
 
 MAX_TEXT = 300
 _FENCE = re.compile(r"^```\w*$")
+_PLACEHOLDER = re.compile(r"<[a-z][a-z /_-]*>", re.I)
 _LINE = re.compile(r"^(?:[-*•]\s+|\d+[.)]\s+)?(ADD|UPDATE|REMOVE)\b\s*(.*)$", re.I)
 _ADD = re.compile(r"^\[?([a-z -]+?)\]?\s*:\s*(.+)$", re.I)
 _UPDATE = re.compile(r"^\[?([gtms]\d+)\]?\s*:\s*(.+)$", re.I)
@@ -112,6 +114,8 @@ def _invalid(bank: Bank, op: Op) -> str | None:
     if op.kind in ("add", "update"):
         if not op.text.strip() or len(op.text) > MAX_TEXT:
             return f"the text must have 1 to {MAX_TEXT} characters"
+        if _PLACEHOLDER.search(op.text):
+            return "the text holds a placeholder (<…>) copied from the format"
         store = op.target if op.kind == "add" else getattr(bank.get(op.target), "store", None)
         if store is None:
             return f"no entry {op.target}"
