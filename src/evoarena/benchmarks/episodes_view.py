@@ -14,7 +14,7 @@ from evoarena.api import REGISTRY, InteractiveBenchmark, view
 from evoarena.api.views import ReportContext, RunInfo, TemplateView
 from evoarena.envs.episode import META
 from evoarena.envs.metrics import auc, late_mean
-from evoarena.store.queries import cells, practice_episodes, tokens_by_unit
+from evoarena.store.queries import cells, episode_attempts, tokens_by_unit
 
 
 def episode_row(score: float | None, passed: bool | None, error: str | None, answer: str | None,
@@ -58,7 +58,7 @@ class EpisodesView(TemplateView):
         for c in cells(ctx.store):
             tokens = tokens_by_unit(ctx.store, c.cell)
             episodes = [episode_row(e.score, e.passed, e.error, e.answer, tokens.get(e.unit_key, {}))
-                        for e in practice_episodes(ctx.store, c.cell)]
+                        for e in episode_attempts(ctx.store, c.cell, "practice")]
             scores = [float(e["score"]) for e in episodes if e["score"] is not None]
             steps = [e["steps"] for e in episodes if e["steps"] is not None]
             calls: Counter[str] = Counter()

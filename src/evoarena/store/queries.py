@@ -87,6 +87,21 @@ class PracticeAttempt:
 
 
 @dataclass(frozen=True)
+class EpisodeAttempt:
+    """An attempt with its answer (an interactive task's outcome and trace) and its task's source id."""
+
+    phase: str
+    unit_key: str
+    task_id: str
+    source_id: str | None
+    version_id: str
+    answer: str | None
+    score: float | None
+    passed: bool | None
+    error: str | None
+
+
+@dataclass(frozen=True)
 class TestedVersion:
     """The harness version a test attempt was graded with, and the unit it ran in."""
 
@@ -200,25 +215,21 @@ def submitted_practice(store: RunStore, cell: str) -> list[AttemptScore]:
     ]
 
 
-@dataclass(frozen=True)
-class PracticeEpisode:
-    """A submitted practice attempt with its unit and answer (on an interactive benchmark: one episode, the answer its
-    outcome JSON with the step trace)."""
-
-    unit_key: str
-    score: float | None
-    passed: bool | None
-    error: str | None
-    answer: str | None
-
-
-def practice_episodes(store: RunStore, cell: str) -> list[PracticeEpisode]:
-    """A cell's submitted practice attempts with their answers, in the order recorded."""
-    rows = store.query("SELECT unit_key, score, passed, error, answer FROM attempts WHERE cell=? AND phase='practice'"
-                       " ORDER BY id", [cell])
-    return [PracticeEpisode(unit_key=r["unit_key"], score=None if r["score"] is None else float(r["score"]),
-                            passed=None if r["passed"] is None else bool(r["passed"]), error=r["error"],
-                            answer=r["answer"]) for r in rows]
+def episode_attempts(store: RunStore, cell: str, phase: str) -> list[EpisodeAttempt]:
+    """A cell's attempts of one phase with their answers and their tasks' source ids, in the order recorded (on an
+    interactive benchmark: its episodes with their step-by-step traces)."""
+    rows = store.query(
+        "SELECT a.phase, a.unit_key, a.task_id, t.source_id, a.version_id, a.answer, a.score, a.passed, a.error"
+        " FROM attempts a LEFT JOIN tasks t ON t.task_id = a.task_id WHERE a.cell=? AND a.phase=? ORDER BY a.id",
+        [cell, phase],
+    )
+    return [
+        EpisodeAttempt(phase=r["phase"], unit_key=r["unit_key"], task_id=r["task_id"], source_id=r["source_id"],
+                       version_id=r["version_id"],
+                       answer=r["answer"], score=None if r["score"] is None else float(r["score"]),
+                       passed=None if r["passed"] is None else bool(r["passed"]), error=r["error"])
+        for r in rows
+    ]
 
 
 def tokens_by_unit(store: RunStore, cell: str) -> dict[str, dict[str, int]]:

@@ -40,8 +40,27 @@ def test_a_run_plays_games_step_by_step(tmp_path: Path, monkeypatch: pytest.Monk
 
 @pytest.mark.parametrize(("params", "what"), [({"family": "zork"}, "family"),
                                                ({"settings": {"rooms": 3}}, "settings"),
-                                               ({"max_steps": 0}, "max_steps")])
+                                               ({"max_steps": 0}, "max_steps"),
+                                               ({"tasks": ["heat"]}, "tasks"),
+                                               ({"family": "tw-household", "tasks": ["bake"]}, "tasks")])
 def test_bad_params_fail_in_one_line(params: dict[str, Any], what: str) -> None:
     with pytest.raises(ValueError, match=f"benchmark.params.{what}") as info:
         TextWorldBenchmark(**params)
     assert "\n" not in str(info.value)
+
+
+def test_household_tasks_cycle_through_their_types(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`tasks` (tw-household): each split's i-th game is type i mod len(tasks), its source id names the type, and its
+    episode plays a game of that type."""
+    pytest.importorskip("textworld", reason="textworld is not installed: pip install 'evoarena[envs]'")
+    monkeypatch.setenv("EVOARENA_TEXTWORLD_DIR", str(tmp_path / "games"))
+    bench = TextWorldBenchmark(family="tw-household", tasks=["heat", "look"], n_train=2, n_val=0, n_test=1,
+                               settings={"objects": 1})
+    tasks = bench.build()
+    assert [(t.split, t.meta["task_type"]) for t in tasks] == [("train", "heat"), ("train", "look"), ("test", "heat")]
+    assert [t.source_id for t in tasks] == [f"tw-household/{t.meta['task_type']}-{t.meta['game_seed']}" for t in tasks]
+    env, seed = bench.episode(tasks[1].view())
+    try:
+        assert env.reset(seed).startswith("Your task is to: look at the ")  # type: ignore[attr-defined]
+    finally:
+        env.close()  # type: ignore[attr-defined]

@@ -1,0 +1,197 @@
+"""The `bpe` method: one practice step is one episode played by the BPE agent with the harness as it stands (its
+experience frozen for the episode); then the episode's trace becomes evidence about the bank (pollution), the usage
+counts its recalls raised are kept, and — in the `evolving` mode — the bank is consolidated (add / update / remove)
+by the `consolidator` role or by rules, at each epoch boundary (every `len(train)` episodes, the paper's schedule) by
+default or every `consolidate_every` episodes. Nothing of this runs in val or test: the harness under test is the
+one practice left, its bank frozen."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from evoarena.api import Method, PracticeContext, TaskView, method
+from evoarena.api.episode_agent import EpisodeAgent
+from evoarena.api.method_base import harness_toml
+from evoarena.harness import HarnessWorkspace, Manifest
+from evoarena.methods.bpe.agent import BPEAgent, Config, usage_from
+from evoarena.methods.bpe.consolidate import ConsolidationError, apply_ops, parse_ops, prompt, rule_ops
+from evoarena.methods.bpe.evidence import episode_record, pollution, update_evidence
+from evoarena.methods.bpe.experience import STORES, Bank, location_prior
+from evoarena.methods.prompting import render_prompt
+from evoarena.models import GenParams
+
+STATE = "memory/bpe/state.json"
+MODES, CONSOLIDATIONS = ("evolving", "frozen"), ("model", "rule")
+
+
+def read_state(tree: Mapping[str, str]) -> dict[str, Any]:
+    text = tree.get(STATE)
+    state = dict(json.loads(text)) if text else {}
+    for key, empty in (("episodes", []), ("evidence", {}), ("pending", []), ("counters", {}),
+                       ("consolidations", [])):
+        state.setdefault(key, empty)
+    return state
+
+
+def dump_state(state: Mapping[str, Any]) -> str:
+    return json.dumps(state, indent=1, ensure_ascii=False, sort_keys=True) + "\n"
+
+
+@method("bpe")
+class BPE(Method):
+    """EvoHarness's prompt-time BPE harness (seed 004; no released code): Belief / Progress / Experience state and
+    the meta-actions track / commit / recall / note on the shared step budget. docs/methods/bpe.md."""
+
+    roles = ("solver", "consolidator")
+    defaults = {"belief": True, "progress": True, "experience": True, "experience_mode": "evolving",
+                "consolidation": "model", "progress_cap": 8, "store_cap": 80, "recall_k": 3, "consolidate_every": 0,
+                "max_ops": 8, "consolidate_max_tokens": 768, "consolidate_temperature": 0.0,
+                "initial_experience": []}
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        p = self.params
+        if p["experience_mode"] not in MODES or p["consolidation"] not in CONSOLIDATIONS:
+            raise ValueError(f"methods.bpe.params: experience_mode must be one of {', '.join(MODES)} and "
+                             f"consolidation one of {', '.join(CONSOLIDATIONS)}")
+        for key in ("progress_cap", "store_cap", "recall_k", "max_ops", "consolidate_max_tokens"):
+            if int(p[key]) < 1:
+                raise ValueError(f"methods.bpe.params.{key}: must be >= 1, got {p[key]!r}")
+        if int(p["consolidate_every"]) < 0:
+            raise ValueError("methods.bpe.params.consolidate_every: 0 (each epoch, as the paper) or a number of "
+                             f"episodes >= 1, got {p['consolidate_every']!r}")
+        for item in p["initial_experience"]:
+            store, text = (item.get("store"), item.get("text")) if isinstance(item, Mapping) else (None, None)
+            if store not in STORES or not isinstance(text, str) or not text.strip() or (
+                    store == "search" and location_prior(text) is None):
+                raise ValueError(f"methods.bpe.params.initial_experience: each item is {{store: one of "
+                                 f"{', '.join(STORES)}, text: ...}} (a search prior reads '<object> is in/on "
+                                 f"<place>'), got {item!r}")
+
+    @property
+    def config(self) -> Config:
+        p = self.params
+        return Config(bool(p["belief"]), bool(p["progress"]), bool(p["experience"]),
+                      p["experience_mode"] == "evolving", int(p["progress_cap"]), int(p["recall_k"]))
+
+    @property
+    def evolving(self) -> bool:
+        return bool(self.params["experience"]) and self.params["experience_mode"] == "evolving"
+
+    @classmethod
+    def state_view(cls, tree: Mapping[str, str]) -> dict[str, Any]:
+        if STATE not in tree:
+            return {}
+        state = read_state(tree)
+        bank = Bank.from_tree(tree)
+        episodes = state["episodes"]
+        meta: dict[str, int] = {}
+        for ep in episodes:
+            for k, v in ep.get("meta", {}).items():
+                meta[k] = meta.get(k, 0) + int(v)
+        return {"episodes": len(episodes), "won": [bool(e["won"]) for e in episodes],
+                "meta_per_episode": {k: v / len(episodes) for k, v in sorted(meta.items())} if episodes else {},
+                "bank": {s: len(bank.stores[s]) for s in STORES},
+                "consolidations": len(state["consolidations"]),
+                "pollution": pollution(bank.entries(), state["evidence"])}
+
+    def initialize(self, ws: HarnessWorkspace, system_prompt: str, solver_params: GenParams) -> None:
+        actions = [f"{a}[...]" for a in self.config.meta_actions]
+        ws.write("system.md", render_prompt("bpe_system.md", base=system_prompt.strip(), actions=actions).strip()
+                 + "\n" if actions else system_prompt)  # BPE off: the benchmark's prompt, as `frozen` writes it
+        ws.write("harness.toml", harness_toml(solver_params))
+        if self.params["experience"]:
+            bank = Bank(cap=int(self.params["store_cap"]))
+            for item in self.params["initial_experience"]:
+                bank.add(str(item["store"]), str(item["text"]), 0, source="initial")
+            for file, text in bank.files().items():
+                ws.write(file, text)
+            ws.write(STATE, dump_state({**read_state({}), "counters": bank.counters}))
+
+    def episode_agent(self, tree: Mapping[str, str], task: TaskView) -> EpisodeAgent | None:
+        """None with every component off: then the solver acts alone with the same prompt as `frozen` (ReAct)."""
+        config = self.config
+        if not config.meta_actions:
+            return None
+        bank = Bank.from_tree(tree, int(self.params["store_cap"])) if config.experience else None
+        return BPEAgent(config, bank)
+
+    # -- the practice step ------------------------------------------------------------------------------------------
+    def practice(self, ctx: PracticeContext, task: TaskView) -> Manifest | None:
+        tree = ctx.harness.tree()
+        state = read_state(tree)
+        attempt = ctx.solve(task)
+        if attempt.error:  # a provider error: the unit is redone or recorded; nothing learnt
+            return None
+        fb = ctx.feedback(task, attempt)
+        episode = len(state["episodes"]) + 1
+        record = episode_record(attempt.answer, won=bool(fb.passed)) or {
+            "won": bool(fb.passed), "steps": 0, "kinds": {}, "meta": {}, "notes": [], "recalled": []}
+        record.update({"episode": episode, "task_id": task.id, "score": float(fb.score)})
+        bank = Bank.from_tree(tree, int(self.params["store_cap"]), state["counters"]) \
+            if self.params["experience"] else None
+        consolidation: dict[str, Any] | None = None
+        if bank is not None:
+            before = bank.files()
+            usage = usage_from(attempt.tree_after) if self.evolving else None
+            if usage:
+                bank.set_usage(usage)  # the counts the episode's recalls raised (written back at its end)
+            record["checks"] = update_evidence(state["evidence"], bank.entries(), record)
+            if self.evolving:
+                state["pending"].append(record)
+                every = int(self.params["consolidate_every"]) or max(1, len(ctx.train))  # 0: an epoch
+                if len(state["pending"]) >= every:
+                    consolidation = self._consolidate(ctx, bank, state, episode)
+                    state["pending"] = []
+            state["counters"] = dict(bank.counters)
+            for file, text in bank.files().items():
+                if before.get(file) != text:
+                    ctx.harness.write(file, text)
+        state["episodes"].append({k: record.get(k) for k in (
+            "episode", "task_id", "task_type", "won", "score", "steps", "stopped", "kinds", "meta", "recalled",
+            "checks")} | {"notes": len(record.get("notes", []))})
+        ctx.harness.write(STATE, dump_state(state))
+        view = pollution(bank.entries(), state["evidence"]) if bank is not None else None
+        ctx.log("bpe_episode", {**state["episodes"][-1], "consolidation": consolidation,
+                                "bank": len(bank) if bank is not None else None,
+                                "pollution_rate": view["rate"] if view else None})
+        changed = "" if consolidation is None else (
+            f"; consolidation ({consolidation['mode']}): {consolidation['status']}, "
+            + ", ".join(f"{k} {v}" for k, v in consolidation["counts"].items()))
+        return Manifest(intent=f"BPE episode {episode} ({record.get('task_type') or task.id}): "
+                               f"{'won' if fb.passed else 'not won'} in {record['steps']} steps{changed}",
+                        evidence=f"{fb.message}; meta-actions {record.get('meta', {})}")
+
+    def _consolidate(self, ctx: PracticeContext, bank: Bank, state: dict[str, Any], episode: int) -> dict[str, Any]:
+        """Add / update / remove from the pending episodes (model or rules); malformed output is rejected."""
+        mode, p = str(self.params["consolidation"]), self.params
+        status, ops = "applied", []
+        if mode == "rule":
+            ops = rule_ops(bank, state["pending"], state["evidence"])
+        else:
+            messages = prompt(bank, state["pending"], cap=int(p["store_cap"]), max_ops=int(p["max_ops"]))
+            reply = ctx.chat_many("consolidator", [messages], max_tokens=int(p["consolidate_max_tokens"]),
+                                  temperature=float(p["consolidate_temperature"]),
+                                  reject_cut_off="consolidator reply")[0]
+            if reply is None:
+                status = "no reply"
+            else:
+                try:
+                    ops = parse_ops(reply.text)
+                except ConsolidationError as err:
+                    ctx.reject("consolidator reply", reply.text, str(err))
+                    status = "rejected"
+        done, refused = apply_ops(bank, ops, episode, source=mode, max_ops=int(p["max_ops"]),
+                                  evidence=state["evidence"])
+        for op, why in refused:
+            ctx.reject("consolidator operation" if mode == "model" else "rule operation", op.line(), why)
+        counts = {k: sum(d["op"] == k for d in done) for k in ("add", "update", "remove")}
+        counts["evicted"] = sum(bool(d.get("evicted")) for d in done)
+        counts["refused"] = len(refused)
+        entry = {"episode": episode, "mode": mode, "status": status, "counts": counts, "changes": done,
+                 "refused": [{"op": op.line(), "why": why} for op, why in refused]}
+        state["consolidations"].append(entry)
+        ctx.log("bpe_consolidation", entry)
+        return entry
