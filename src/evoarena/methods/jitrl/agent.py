@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import evoarena.methods.jitrl.replies as replies
 from evoarena.api import AgentAction, EpisodeAgent, EpisodeContext, EpisodeEnd, EpisodeView, TaskView
-from evoarena.methods.jitrl import replies
 from evoarena.methods.jitrl.memory import StepRecord, episode_rows, with_episode
 from evoarena.methods.prompting import render_prompt
 from evoarena.models import GenParams, Message
@@ -180,7 +180,7 @@ class JitRLAgent(EpisodeAgent):
         except replies.ReplyError as err:
             self.fallbacks["prior"] += 1
             info.update({"prior_source": "uniform (fallback)", "prior_error": str(err), "prior_reply": text})
-            return prior_from_probs(dict.fromkeys(options, 1.0)), None, 1
+            return prior_from_probs(dict.fromkeys(options, 1.0 / len(options))), None, 1
 
     # -- the episode's end -----------------------------------------------------------------------------------------
     def end(self, outcome: EpisodeEnd, ctx: EpisodeContext) -> None:

@@ -10,10 +10,10 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+import evoarena.methods.jitrl.replies as replies
 from evoarena.api import Attempt, EpisodeAgent, Method, PracticeContext, TaskView, method
 from evoarena.envs.metrics import auc, late_mean
 from evoarena.harness import HarnessWorkspace, Manifest
-from evoarena.methods.jitrl import replies
 from evoarena.methods.jitrl.agent import JitRLAgent, Settings
 from evoarena.methods.jitrl.memory import (
     EPISODES,
