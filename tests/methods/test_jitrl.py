@@ -225,7 +225,12 @@ def test_proposals_keep_distinct_admissible_actions() -> None:
                                                 ["open door", "go north", "take key"])
     assert options == ["open door", "go north"] and dropped == ["dance", "open door"]
     assert replies.proposed_options("1. jump\n2. sing", 3, None) == (["jump", "sing"], [])
-    for bad, why in (("open the door", "no numbered"), ("1. dance", "none of the proposed")):
+    # lines without numbers count against the admissible actions; without those, numbered lines win over prose
+    assert replies.proposed_options("Go east\n- Inspect phone\n> take key", 3, ["go east", "take key"]) == (
+        ["go east", "take key"], ["Inspect phone"])
+    assert replies.proposed_options("Here are my ideas:\n1. jump\n2) sing", 3, None) == (["jump", "sing"], [])
+    for bad, why in (("\n  \n", "no action line"), ("1. dance", "none of the proposed"),
+                     ("open the door", "none of the proposed")):
         with pytest.raises(replies.ReplyError, match=why):
             replies.proposed_options(bad, 3, ["open door"])
 

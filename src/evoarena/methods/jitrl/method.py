@@ -44,7 +44,7 @@ class JitRLMethod(Method):
     roles = ("solver", "evaluator")
     defaults = {"variant": "paper", "prior": "logprobs", "candidates": "propose", "options": 3, "rewards": "paper",
                 "step_scores": "none", "history_window": None, "temperature": 0.8, "propose_max_tokens": 96,
-                "evaluate_max_tokens": 1024, "seed": 0, "config": {}, "retrieval": {}}
+                "evaluate_max_tokens": None, "seed": 0, "config": {}, "retrieval": {}}
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
@@ -57,7 +57,8 @@ class JitRLMethod(Method):
         window = p["history_window"]
         if window is not None and (not isinstance(window, int) or isinstance(window, bool) or window < 1):
             raise ValueError("methods.jitrl.params.history_window: a number of actions >= 1, or null for all")
-        if int(p["propose_max_tokens"]) < 1 or int(p["evaluate_max_tokens"]) < 1:
+        if int(p["propose_max_tokens"]) < 1 or (p["evaluate_max_tokens"] is not None and
+                                                 int(p["evaluate_max_tokens"]) < 1):
             raise ValueError("methods.jitrl.params: propose_max_tokens and evaluate_max_tokens >= 1")
         for name, known in (("config", CONFIG_KEYS), ("retrieval", RETRIEVAL_KEYS)):
             unknown = sorted(set(p[name]) - known)
@@ -85,7 +86,9 @@ class JitRLMethod(Method):
         return summary(tree)
 
     def initialize(self, ws: HarnessWorkspace, system_prompt: str, solver_params: GenParams) -> None:
-        super().initialize(ws, system_prompt, solver_params)
+        """JitRL's own system prompt (the released agent's, in short: every call asks for options, a number or
+        confidences, which a benchmark's "reply with one command" would contradict), and the empty memory files."""
+        super().initialize(ws, render_prompt("jitrl_system.md").strip() + "\n", solver_params)
         ws.write(ROWS, "")
         ws.write(EPISODES, "")
 
@@ -133,7 +136,8 @@ class JitRLMethod(Method):
                  for s, r in zip([line.get("start", ""), *observations], rows, strict=False)]
         prompt = render_prompt("jitrl_evaluate.md", won=bool(line["won"]), score=line["final_score"], steps=steps,
                                final=observations[-1] if observations else "")
-        reply = ctx.ask("evaluator", prompt, max_tokens=int(self.params["evaluate_max_tokens"]),
+        cap = self.params["evaluate_max_tokens"]
+        reply = ctx.ask("evaluator", prompt, max_tokens=int(cap) if cap is not None else 8 * len(rows) + 32,
                         temperature=float(self.params["temperature"]), reject_cut_off="evaluator reply")
         if reply is None:  # a provider error (the runner decides the step's fate) or a cut-off reply (recorded)
             return self._marked(files, rows, line, "none")

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from evoarena.models import TokenLogprob
 
 _NUMBERED = re.compile(r"^\s*(\d+)\s*[.):]\s*(.+?)\s*$")
+_BULLET = re.compile(r"^\s*(?:[-*•>]\s*)+")
 _CONFIDENCE = re.compile(r"^\s*(\d+)\s*[:.)=-]\s*(-?\d+(?:\.\d+)?)\s*%?\s*$")
 _SCORE = re.compile(r"^\s*(?:step\s*)?(\d+)\s*[:.)=]\s*([-+]?\d+(?:\.\d+)?)\s*$", re.IGNORECASE)
 
@@ -27,11 +28,18 @@ def normalise(action: str) -> str:
 
 
 def proposed_options(text: str, k: int, admissible: Sequence[str] | None) -> tuple[list[str], list[str]]:
-    """The distinct actions of a proposal's numbered lines (at most k, in order) and the ones dropped (not among
-    the admissible actions, when those are known; repeats). ReplyError when no line is a numbered action."""
-    found = [m.group(2) for line in text.splitlines() if (m := _NUMBERED.match(line))]
+    """The distinct actions of a proposal (at most k, in order) and the lines dropped (not among the admissible
+    actions, when those are known; repeats; past k). A line is an action with or without a leading number, bullet
+    or `>`; without admissible actions to check against, only numbered lines count when there are any (the rest is
+    taken for prose). ReplyError when no line gives an action."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    numbered = [m.group(2) for line in lines if (m := _NUMBERED.match(line))]
+    if admissible is None and numbered:
+        found = numbered
+    else:
+        found = [m.group(2) if (m := _NUMBERED.match(line)) else _BULLET.sub("", line) for line in lines]
     if not found:
-        raise ReplyError("no numbered action line")
+        raise ReplyError("no action line")
     known = {normalise(a): a for a in admissible} if admissible is not None else None
     options: list[str] = []
     dropped: list[str] = []
@@ -42,12 +50,12 @@ def proposed_options(text: str, k: int, admissible: Sequence[str] | None) -> tup
                 dropped.append(raw)
                 continue
             action = known[action]
-        if action in options or len(options) >= k:
+        if not action or action in options or len(options) >= k:
             dropped.append(raw)
             continue
         options.append(action)
     if not options:
-        raise ReplyError(f"none of the proposed actions is admissible: {', '.join(found)}")
+        raise ReplyError(f"none of the proposed actions is admissible: {', '.join(found)[:200]}")
     return options, dropped
 
 
