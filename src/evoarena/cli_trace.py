@@ -153,7 +153,8 @@ def trace(
 
 
 def _episode(store: RunStore, attempt_id: int, as_json: bool) -> None:
-    """An episode attempt's trace: per step the action, the score after it, what came back and the solver's reply."""
+    """An episode attempt's trace: per step the action, the score after it, what came back, the solver's reply and
+    an episode agent's note (JitRL: each option's prior > final score, the pick, the neighbours retrieved)."""
     try:
         answer = attempt_answer(store, attempt_id)
     except KeyError:
@@ -170,14 +171,17 @@ def _episode(store: RunStore, attempt_id: int, as_json: bool) -> None:
         emit_json([{**s, "call": convs[s["call_id"]].to_json() if s.get("call_id") in convs else None}
                    for s in steps])
         return
+    noted = any(s.get("agent") for s in steps)  # an episode agent's notes: its `summary`, else the note itself
     t = Table(title=f"episode of attempt {attempt_id}: {len(steps)} steps")
-    for col in ("step", "kind", "reply", "action", "score", "observation"):
+    for col in ("step", "kind", "reply", "action", "score", "observation", *(("agent",) if noted else ())):
         t.add_column(col, overflow="fold")
     for s in steps:
         conv = convs.get(s.get("call_id"))
         reply = conv.response.text.strip() if conv is not None and conv.response is not None else ""
+        note = s.get("agent") or {}
+        shown = str(note.get("summary") or (json.dumps(note, ensure_ascii=False) if note else ""))[:160]
         t.add_row(str(s["step"]), s["kind"], reply[:60], s["action"], f"{s['score']:g}",
-                  " ".join(str(s["observation"]).split())[:120])
+                  " ".join(str(s["observation"]).split())[:120], *((shown,) if noted else ()))
     out.print(t)
 
 

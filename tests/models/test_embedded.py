@@ -302,3 +302,18 @@ def test_openai_backend_against_evoarena_serve(llama_server: tuple[str, str]) ->
     assert out.usage.output_tokens > 0
     assert out.extra == {}
     assert b.model_id == f"openai:{model_name}"
+
+
+@embedded
+def test_top_logprobs_are_the_positions_most_likely_tokens(backend: EmbeddedBackend) -> None:
+    msgs = [Message("user", "Which option is best? 1: open door 2: eat rock 3: sleep. Answer with the number only.")]
+    plain = backend.complete(msgs, GenParams(max_tokens=3, logprobs=True))
+    out = backend.complete(msgs, GenParams(max_tokens=3, logprobs=True, top_logprobs=5))
+    assert out.text == plain.text and out.logprobs is not None and plain.logprobs is not None
+    for lp, bare in zip(out.logprobs, plain.logprobs, strict=True):
+        # the same token; its logprob up to llama.cpp's run-to-run float noise
+        assert lp.token == bare.token and lp.logprob == pytest.approx(bare.logprob, abs=0.02) and bare.top is None
+        assert lp.top is not None and len(lp.top) == 5
+        values = [v for _, v in lp.top]
+        assert values == sorted(values, reverse=True) and all(v <= 0 for v in values)
+        assert lp.top[0] == (lp.token, lp.logprob)  # greedy: the generated token is the most likely one

@@ -348,3 +348,19 @@ def test_tools_are_refused_where_the_spec_does_not_say_the_server_offers_them(st
     with pytest.raises(ValueError, match="does not offer function calling"):
         _backend(stub.url).complete(MSGS, GenParams(tools=(READ,)))
     assert stub.requests == []
+
+
+def test_top_logprobs_are_asked_for_and_read(stub: Stub) -> None:
+    body = _ok_body(logprobs=True)
+    body["choices"][0]["logprobs"]["content"][0]["top_logprobs"] = [
+        {"token": "Hi", "logprob": -0.25, "bytes": None}, {"token": "Hello", "logprob": -1.75, "bytes": None}]
+    stub.reply = Reply(body=body)
+    out = _backend(stub.url).complete(MSGS, GenParams(logprobs=True, top_logprobs=2))
+    assert stub.requests[0]["json"]["top_logprobs"] == 2 and stub.requests[0]["json"]["logprobs"] is True
+    assert out.logprobs is not None
+    assert out.logprobs[0] == TokenLogprob("Hi", -0.25, (("Hi", -0.25), ("Hello", -1.75)))
+    assert out.logprobs[1] == TokenLogprob(" there", -1.5, ())  # the server sent no alternatives for it
+    # without top_logprobs the alternatives are neither asked for nor kept
+    out = _backend(stub.url).complete(MSGS, GenParams(logprobs=True))
+    assert "top_logprobs" not in stub.requests[1]["json"]
+    assert out.logprobs is not None and all(t.top is None for t in out.logprobs)

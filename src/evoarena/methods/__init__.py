@@ -13,6 +13,7 @@ from evoarena.methods.frozen import Frozen
 from evoarena.methods.gepa import Gepa
 from evoarena.methods.hgm import Hgm
 from evoarena.methods.history import History
+from evoarena.methods.jitrl import JitRLMethod
 from evoarena.methods.meta_harness import MetaHarness
 from evoarena.methods.prompting import generator_output, render_prompt
 from evoarena.methods.reasoning_bank import ReasoningBank
@@ -33,6 +34,7 @@ __all__ = [
     "Gepa",
     "Hgm",
     "History",
+    "JitRLMethod",
     "MetaHarness",
     "ReasoningBank",
     "Reflexion",

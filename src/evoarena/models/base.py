@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from evoarena.models.tooling import Tool, ToolCall, tool_calls_from_json, tools_from_json
@@ -44,11 +44,15 @@ class Message:
         return cls(role, content, tool_calls_from_json(extra.get("tool_calls") or []), call_id)
 
 
+MAX_TOP_LOGPROBS = 20  # the OpenAI API's limit
+
+
 @dataclass(frozen=True)
 class GenParams:
     """Generation parameters; part of the cache key, so keep them plain values. `tools` (function calling) and
     `tool_choice` (None: the server's default; "auto", "none", "required", or the name of a tool to force) join the
-    key only when tools are given."""
+    key only when tools are given. `top_logprobs` (with `logprobs`): the n most likely tokens at every generated
+    position, each with its logprob (`TokenLogprob.top`); it joins the key only when > 0."""
 
     temperature: float = 0.0
     max_tokens: int = 256
@@ -57,8 +61,13 @@ class GenParams:
     logprobs: bool = False
     tools: tuple[Tool, ...] = ()
     tool_choice: str | None = None
+    top_logprobs: int = 0
 
     def __post_init__(self) -> None:
+        if self.top_logprobs < 0 or self.top_logprobs > MAX_TOP_LOGPROBS:
+            raise ValueError(f"top_logprobs must be in [0, {MAX_TOP_LOGPROBS}], got {self.top_logprobs}")
+        if self.top_logprobs and not self.logprobs:
+            raise ValueError("top_logprobs needs logprobs=True")
         if self.tool_choice is not None and not self.tools:
             raise ValueError("tool_choice without tools")
         names = [t.name for t in self.tools]
@@ -70,6 +79,8 @@ class GenParams:
     def as_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"temperature": self.temperature, "max_tokens": self.max_tokens, "stop": list(self.stop),
                              "seed": self.seed, "logprobs": self.logprobs}
+        if self.top_logprobs:
+            d["top_logprobs"] = self.top_logprobs
         if self.tools:
             d["tools"] = [t.as_dict() for t in self.tools]
             if self.tool_choice is not None:
@@ -90,8 +101,25 @@ class Usage:
 
 @dataclass(frozen=True)
 class TokenLogprob:
+    """One generated token and its logprob; `top` (when `GenParams.top_logprobs` asked for it): the most likely
+    tokens at that position, most likely first, as (token, logprob) pairs (the generated one among them or not)."""
+
     token: str
     logprob: float
+    top: tuple[tuple[str, float], ...] | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """Its JSON form: `top` only when present (so a completion without alternatives is stored as before)."""
+        d: dict[str, Any] = {"token": self.token, "logprob": self.logprob}
+        if self.top is not None:
+            d["top"] = [[t, lp] for t, lp in self.top]
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> TokenLogprob:
+        top = d.get("top")
+        return cls(str(d["token"]), float(d["logprob"]),
+                   None if top is None else tuple((str(t), float(lp)) for t, lp in top))
 
 
 @dataclass(frozen=True)
@@ -113,7 +141,7 @@ class Completion:
         d: dict[str, Any] = {
             "text": self.text,
             "usage": {"input_tokens": self.usage.input_tokens, "output_tokens": self.usage.output_tokens},
-            "logprobs": None if self.logprobs is None else [asdict(t) for t in self.logprobs],
+            "logprobs": None if self.logprobs is None else [t.as_dict() for t in self.logprobs],
             "finish_reason": self.finish_reason,
         }
         if self.tool_calls:
@@ -126,7 +154,7 @@ class Completion:
         return cls(
             text=d["text"],
             usage=Usage(**d["usage"]),
-            logprobs=None if lps is None else tuple(TokenLogprob(**t) for t in lps),
+            logprobs=None if lps is None else tuple(TokenLogprob.from_dict(t) for t in lps),
             finish_reason=d.get("finish_reason"),
             tool_calls=tool_calls_from_json(d.get("tool_calls") or []),
         )

@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential
@@ -296,7 +296,7 @@ class RoleModel:
             response = TextResponse(
                 text=completion.text,
                 finish_reason=completion.finish_reason,
-                logprobs=None if completion.logprobs is None else [asdict(t) for t in completion.logprobs],
+                logprobs=None if completion.logprobs is None else [t.as_dict() for t in completion.logprobs],
                 tool_calls=[c.as_dict() for c in completion.tool_calls] or None,
             )
         where = self.scope

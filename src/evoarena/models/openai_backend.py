@@ -92,6 +92,8 @@ class OpenAIBackend:
             kwargs["seed"] = params.seed
         if params.logprobs:
             kwargs["logprobs"] = True
+        if params.top_logprobs:
+            kwargs["top_logprobs"] = params.top_logprobs
         try:
             resp = self._client.chat.completions.create(**kwargs)
         except openai.APITimeoutError:
@@ -125,7 +127,8 @@ class OpenAIBackend:
         if params.logprobs:
             content = getattr(getattr(choice, "logprobs", None), "content", None)
             if content is not None:
-                logprobs = tuple(TokenLogprob(token=t.token, logprob=float(t.logprob)) for t in content)
+                logprobs = tuple(TokenLogprob(token=t.token, logprob=float(t.logprob),
+                                              top=_top(t) if params.top_logprobs else None) for t in content)
 
         extra: dict[str, Any] = {}
         usage = getattr(resp, "usage", None)
@@ -192,3 +195,8 @@ def _detail(text: str) -> str:
 def _cause(err: BaseException) -> str:
     cause = err.__cause__ or err.__context__
     return _detail(f"{type(cause).__name__}: {cause}") if cause is not None else _detail(str(err))
+
+
+def _top(token: Any) -> tuple[tuple[str, float], ...]:
+    """A token's `top_logprobs` alternatives as (token, logprob) pairs (none when the server sent none)."""
+    return tuple((str(t.token), float(t.logprob)) for t in (getattr(token, "top_logprobs", None) or ()))

@@ -6,16 +6,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from evoarena.models.base import Completion, GenParams, Message, Usage, refuse_tools
+from evoarena.models.base import Completion, GenParams, Message, TokenLogprob, Usage, refuse_tools
 from evoarena.models.tooling import ToolCall
 
 
 @dataclass(frozen=True)
 class PolicyReply:
-    """What a tool-calling policy (`calls_tools`) may return instead of text: text and the tool calls it makes."""
+    """What a policy may return instead of text: text and the tool calls it makes (a `calls_tools` policy), and the
+    token logprobs it reports (given back only when the call asked for logprobs)."""
 
     text: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
+    logprobs: tuple[TokenLogprob, ...] | None = None
 
 
 Policy = Callable[[Sequence[Message], GenParams], "str | PolicyReply"]
@@ -52,6 +54,7 @@ class ScriptedBackend:
         refuse_tools(self, params)
         reply = self.policy(messages, params)
         text, calls = (reply, ()) if isinstance(reply, str) else (reply.text, reply.tool_calls)
+        logprobs = reply.logprobs if isinstance(reply, PolicyReply) and params.logprobs else None
         if calls and not params.tools:
             raise ValueError(f"{self.model_id}: the policy called a tool, but the call offered none")
         for stop in params.stop:
@@ -68,4 +71,5 @@ class ScriptedBackend:
             text, finish = " ".join(kept), "length"
         n_in = sum(count_tokens(m.content) for m in messages)
         n_out = count_tokens(text) + sum(count_tokens(f"{c.name} {c.arguments}") for c in calls)
-        return Completion(text=text, usage=Usage(n_in, n_out), finish_reason=finish, tool_calls=tuple(calls))
+        return Completion(text=text, usage=Usage(n_in, n_out), logprobs=logprobs, finish_reason=finish,
+                          tool_calls=tuple(calls))
