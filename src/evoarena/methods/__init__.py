@@ -5,6 +5,7 @@ from evoarena.methods.ace import Ace
 from evoarena.methods.ahe import Ahe
 from evoarena.methods.autogenesis import Autogenesis
 from evoarena.methods.bootstrap_fewshot import BootstrapFewShot
+from evoarena.methods.continual_harness import ContinualHarness
 from evoarena.methods.dynamic_cheatsheet import DynamicCheatsheet
 from evoarena.methods.evoskill import EvoSkill
 from evoarena.methods.evotest import EvoTest
@@ -24,6 +25,7 @@ __all__ = [
     "Ahe",
     "Autogenesis",
     "BootstrapFewShot",
+    "ContinualHarness",
     "DynamicCheatsheet",
     "EvoSkill",
     "EvoTest",

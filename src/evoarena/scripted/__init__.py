@@ -2,8 +2,8 @@
 (evidence: mechanism). They sit above methods and benchmarks, so they may read both; importing this package
 registers them all."""
 
-from evoarena.scripted import arith, echo, evotest_maze, tool_proposer
+from evoarena.scripted import arith, continual_maze, echo, evotest_maze, tool_proposer
 from evoarena.scripted.clr import student as clr_student
 from evoarena.scripted.sheets import student as sheets_student
 
-__all__ = ["arith", "clr_student", "echo", "evotest_maze", "sheets_student", "tool_proposer"]
+__all__ = ["arith", "clr_student", "continual_maze", "echo", "evotest_maze", "sheets_student", "tool_proposer"]

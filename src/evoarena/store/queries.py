@@ -200,6 +200,13 @@ def submitted_practice(store: RunStore, cell: str) -> list[AttemptScore]:
     ]
 
 
+def phase_answers(store: RunStore, cell: str, phase: str) -> list[tuple[str, str | None]]:
+    """(task id, answer) of a cell's attempts in one phase, in the order recorded: on an interactive benchmark the
+    answer is the episode's outcome with its step-by-step trace (what an episode agent noted per step)."""
+    rows = store.query("SELECT task_id, answer FROM attempts WHERE cell=? AND phase=? ORDER BY id", [cell, phase])
+    return [(str(r["task_id"]), None if r["answer"] is None else str(r["answer"])) for r in rows]
+
+
 def tested_versions(store: RunStore) -> list[TestedVersion]:
     """Every test attempt's cell, unit key and graded version, in the order they were recorded."""
     rows = store.query("SELECT cell, unit_key, version_id FROM attempts WHERE phase='test' ORDER BY id")
