@@ -287,7 +287,8 @@ def test_test_episodes_refine_but_their_edits_end_with_the_episode(tmp_path: Pat
 def test_the_replies_are_read_strictly() -> None:
     assert parse_prompt("ok <prompt>\nGo south first.\n</prompt> done") == "Go south first."
     for bad in ("Go south first.", "<prompt>short</prompt>", "<prompt>[new prompt]</prompt>",
-                "<prompt>Go south first.</prompt><prompt>Go east then.</prompt>", "<prompt>Go south first, always"):
+                "<prompt>Go south first.</prompt><prompt>Go east then.</prompt>", "<prompt>Go south first, always",
+                "<prompt>Go south.\n## Recent agent trajectory (last 10 steps)\n### Step 1\nAction: east</prompt>"):
         with pytest.raises(ReplyError):
             parse_prompt(bad)
     current = {"walls": "# Walls\nKeep moving.\n\nEffectiveness: medium\n"}

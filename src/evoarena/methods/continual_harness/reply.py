@@ -13,6 +13,9 @@ from typing import Any
 from evoarena.methods.jsonparse import first_json, leading_object, whole_and_fenced
 
 EFFECTIVENESS = ("low", "medium", "high")
+# headings of the prompt pass's own template (continual_refine_prompt.md) and of the trajectory window
+ECHO_MARKS = ("## The agent's system prompt", "## Current strategic guidance", "## Recent agent trajectory",
+              "## Your task", "## Output format", "### Step ")
 _PROMPT = re.compile(r"<prompt>(.*?)</prompt>", re.S | re.I)
 _NAME = re.compile(r"\A# (.+)\n")
 _TAIL = re.compile(r"\n\n(Effectiveness|Importance): (\S+)\n*\Z")
@@ -42,13 +45,17 @@ def slug(raw: str) -> str:
 
 
 def parse_prompt(text: str) -> str:
-    """The new strategic guidance: the one `<prompt>…</prompt>` block, at least 10 characters."""
+    """The new strategic guidance: the one `<prompt>…</prompt>` block, at least 10 characters, not a copy of the
+    refiner's own prompt (a small model echoes its input: the trajectory would become the solver's guidance)."""
     blocks = _PROMPT.findall(text)
     if len(blocks) != 1:
         raise ReplyError(f"expected one <prompt>…</prompt> block, found {len(blocks)}")
     prompt = blocks[0].strip()
     if len(prompt) < 10 or (prompt.startswith("[") and prompt.endswith("]")):
         raise ReplyError("the <prompt> block is empty, a placeholder or shorter than 10 characters")
+    echoed = next((m for m in ECHO_MARKS if m in prompt), None)
+    if echoed is not None:
+        raise ReplyError(f"the <prompt> block copies the refiner's prompt ({echoed.strip()!r})")
     return prompt
 
 
