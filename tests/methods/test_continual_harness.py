@@ -250,6 +250,8 @@ def test_practice_saves_each_refined_harness_as_a_version_and_the_next_episode_c
     assert clocks[1] and all(c % 10 == 0 and ages[1] < c <= ages[2] for c in clocks[1])  # the run's clock goes on
     first_of_second = solver_prompts(store, "practice/e1")[0]
     assert "Prefer: south, east" in first_of_second and "[progress]" in first_of_second  # from step 0 on
+    view = ContinualHarness.state_view(trees[-1])
+    assert view["episodes"] == 3 and view["age"] == ages[-1] and view["skills"] == ["junction_rule"]
     log = read_log(trees[-1])
     assert [e["episode"] for e in log] == [1, 2, 3] and log[0]["changed"] == [
         "memory/progress.md", "prompt.md", "skills/junction_rule.md"]
