@@ -6,6 +6,7 @@ from evoarena.methods.ahe import Ahe
 from evoarena.methods.autogenesis import Autogenesis
 from evoarena.methods.bootstrap_fewshot import BootstrapFewShot
 from evoarena.methods.bpe import BPE
+from evoarena.methods.continual_harness import ContinualHarness
 from evoarena.methods.dynamic_cheatsheet import DynamicCheatsheet
 from evoarena.methods.evoskill import EvoSkill
 from evoarena.methods.evotest import EvoTest
@@ -27,6 +28,7 @@ __all__ = [
     "Autogenesis",
     "BPE",
     "BootstrapFewShot",
+    "ContinualHarness",
     "DynamicCheatsheet",
     "EvoSkill",
     "EvoTest",

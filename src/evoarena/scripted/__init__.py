@@ -2,9 +2,18 @@
 (evidence: mechanism). They sit above methods and benchmarks, so they may read both; importing this package
 registers them all."""
 
-from evoarena.scripted import arith, bpe_household, echo, evotest_maze, jitrl_maze, jitrl_textworld, tool_proposer
+from evoarena.scripted import (
+    arith,
+    bpe_household,
+    continual_maze,
+    echo,
+    evotest_maze,
+    jitrl_maze,
+    jitrl_textworld,
+    tool_proposer,
+)
 from evoarena.scripted.clr import student as clr_student
 from evoarena.scripted.sheets import student as sheets_student
 
-__all__ = ["arith", "bpe_household", "clr_student", "echo", "evotest_maze", "jitrl_maze", "jitrl_textworld",
-           "sheets_student", "tool_proposer"]
+__all__ = ["arith", "bpe_household", "clr_student", "continual_maze", "echo", "evotest_maze", "jitrl_maze",
+           "jitrl_textworld", "sheets_student", "tool_proposer"]

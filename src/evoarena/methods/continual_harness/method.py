@@ -1,0 +1,179 @@
+"""The `continual_harness` method: one practice step is one episode on the train game, played by the episode agent
+(the solver acts; at the cadence's steps the refiner edits prompt, skills and memory in place); the harness the
+episode ends with — refinements, reverts and the carry-over — is written back, so every practice step saves the
+refined harness as a version and the next episode continues from it."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from evoarena.api import Method, PracticeContext, TaskView, method
+from evoarena.api.episode_agent import EpisodeAgent
+from evoarena.api.method_base import harness_toml
+from evoarena.envs.metrics import auc, late_mean
+from evoarena.harness import HarnessWorkspace, Manifest
+from evoarena.methods.continual_harness.agent import ContinualAgent
+from evoarena.methods.continual_harness.cadence import Cadence
+from evoarena.methods.continual_harness.refiner import PASSES, Config
+from evoarena.methods.continual_harness.state import (
+    DEFAULT_PROMPT,
+    LOG,
+    PROMPT,
+    dump_log,
+    entries,
+    read_carry,
+    read_log,
+)
+from evoarena.methods.continual_harness.stuck import RULES, StepRec, stuck_flags, window_stats
+from evoarena.methods.prompting import render_prompt
+from evoarena.models import GenParams
+
+CLOCKS = ("run", "episode")
+
+
+@method("continual_harness")
+class ContinualHarness(Method):
+    """Continual Harness (Karten et al., arXiv 2605.09998; sethkarten/pokeagent-speedrun): reset-free in-episode
+    refinement of prompt, skills and memory at the released cadence, with auto-revert of skills whose stuck rate
+    rose. docs/methods/continual_harness.md."""
+
+    roles = ("solver", "refiner")
+    defaults = {"clock": "run", "warmup": 10, "early_every": 10, "early_until": 200, "late_every": 25,
+                "every": None, "window": None, "memory_window": 20, "passes": list(PASSES), "stuck": "no_effect",
+                "revert_threshold": 15, "revert_min_steps": 3, "flag_threshold": 50, "refine_in_test": True,
+                "refine_max_tokens": 2048, "refine_temperature": None, "summaries": 3,
+                "initial_prompt": DEFAULT_PROMPT}
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        p = self.params
+        where = "methods.continual_harness.params"
+        if p["clock"] not in CLOCKS:
+            raise ValueError(f"{where}.clock: {p['clock']!r} is not one of {', '.join(CLOCKS)}")
+        if p["stuck"] not in RULES:
+            raise ValueError(f"{where}.stuck: {p['stuck']!r} is not one of {', '.join(RULES)}")
+        passes = [str(x) for x in p["passes"]]
+        if "subagents" in passes:
+            raise ValueError(f"{where}.passes: 'subagents' needs an environment that offers tools (the released "
+                             "sub-agents call game tools); ours offer none, so the pass is not built")
+        unknown = [x for x in passes if x not in PASSES]
+        if unknown or not passes:
+            raise ValueError(f"{where}.passes: one or more of {', '.join(PASSES)}, got {passes}")
+        for name in ("every", "window"):
+            if p[name] is not None and (isinstance(p[name], bool) or not isinstance(p[name], int) or p[name] < 1):
+                raise ValueError(f"{where}.{name}: a positive integer or null, got {p[name]!r}")
+        for name in ("memory_window", "revert_min_steps", "refine_max_tokens"):
+            if int(p[name]) < 1:
+                raise ValueError(f"{where}.{name}: must be >= 1, got {p[name]}")
+        if int(p["summaries"]) < 0:
+            raise ValueError(f"{where}.summaries: must be >= 0")
+        every = p["every"]
+        self.config = Config(
+            cadence=Cadence(int(p["warmup"]), int(p["early_every"]), int(p["early_until"]), int(p["late_every"]),
+                            every),
+            clock=str(p["clock"]), window=int(p["window"] or every or 10), memory_window=int(p["memory_window"]),
+            passes=tuple(passes), stuck=str(p["stuck"]), revert_threshold=int(p["revert_threshold"]),
+            revert_min_steps=int(p["revert_min_steps"]), flag_threshold=int(p["flag_threshold"]),
+            max_tokens=int(p["refine_max_tokens"]),
+            temperature=None if p["refine_temperature"] is None else float(p["refine_temperature"]),
+            summaries=int(p["summaries"]))
+
+    @classmethod
+    def state_view(cls, tree: Mapping[str, str]) -> dict[str, Any]:
+        log = read_log(tree)
+        scores = [float(e["score"]) for e in log]
+        return {"episodes": len(log), "age": read_carry(tree).age, "scores": scores,
+                "auc": auc(scores, 1.0), "late_mean": late_mean(scores),
+                "refinements": sum(int(e["refinements"]) for e in log),
+                "reverted": sum(len(e["reverted"]) for e in log),
+                "skills": sorted(entries(tree, "skills")), "memory": sorted(entries(tree, "memory"))}
+
+    def initialize(self, ws: HarnessWorkspace, system_prompt: str, solver_params: GenParams) -> None:
+        ws.write("system.md", system_prompt)
+        ws.write(PROMPT, str(self.params["initial_prompt"]).strip() + "\n")
+        ws.write("harness.toml", harness_toml(solver_params))
+
+    def context(self, tree: Mapping[str, str], task: TaskView) -> str:
+        """The strategic guidance, the skill library and the memory, in front of every step's text."""
+        return render_prompt("continual_context.md", prompt=tree.get(PROMPT, "").strip(),
+                             skills=list(entries(tree, "skills").items()),
+                             memory=list(entries(tree, "memory").items())).strip()
+
+    def episode_agent(self, tree: Mapping[str, str], task: TaskView) -> EpisodeAgent | None:
+        train = task.split == "train"
+        return ContinualAgent(self.config, tree, task, refine=train or bool(self.params["refine_in_test"]),
+                              persist=train)
+
+    def practice(self, ctx: PracticeContext, task: TaskView) -> Manifest | None:
+        before = ctx.harness.tree()
+        log = read_log(before)
+        attempt = ctx.solve(task)
+        if attempt.error:  # a provider error: the unit is redone or recorded, nothing is kept
+            return None
+        fb = ctx.feedback(task, attempt)
+        after = attempt.tree_after or {}
+        changed = sorted(p for p, text in after.items() if before.get(p) != text)
+        for path in changed:
+            ctx.harness.write(path, after[path])
+        trace = _trace(attempt.answer)
+        refinements = [s["agent"]["refinement"] for s in trace if "refinement" in (s.get("agent") or {})]
+        at_end = read_carry(after).at_end if after else None
+        if at_end:
+            refinements.append(at_end)
+        rejected = _record_rejections(ctx, refinements)
+        flags = stuck_flags(_records(trace), self.config.stuck)
+        entry = {"episode": len(log) + 1, "score": float(fb.score), "won": bool(fb.passed), "steps": len(trace),
+                 "age": read_carry(after).age if after else read_carry(before).age,
+                 "refinements": len(refinements), "at": [int(r["clock"]) for r in refinements],
+                 "reverted": [s for r in refinements for s in r["reverted"]], "rejected": rejected,
+                 "prompt_rewrites": sum(r["passes"].get("prompt", {}).get("status") == "rewritten"
+                                        for r in refinements),
+                 "stuck": window_stats(flags), "windows": [{"clock": int(r["clock"]), **r["window"]}
+                                                           for r in refinements],
+                 "changed": [p for p in changed if not p.startswith("continual/")]}
+        log.append(entry)
+        ctx.harness.write(LOG, dump_log(log))
+        scores = [float(e["score"]) for e in log]
+        ctx.log("continual_episode", {**entry, "auc": auc(scores, 1.0), "late_mean": late_mean(scores)})
+        edited = ", ".join(entry["changed"]) or "no refinable file"
+        return Manifest(intent=f"Continual Harness episode {entry['episode']}: {len(refinements)} refinement(s), "
+                               f"{len(entry['reverted'])} skill revert(s); changed {edited}",
+                        evidence=f"{fb.message}; stuck {entry['stuck']['pct']}% of {entry['stuck']['steps']} steps")
+
+
+def _trace(answer: str | None) -> list[dict[str, Any]]:
+    try:
+        return list(json.loads(answer or "{}").get("trace", []))
+    except (ValueError, TypeError, AttributeError):
+        return []
+
+
+def _records(trace: list[dict[str, Any]]) -> list[StepRec]:
+    """The episode's environment steps as `StepRec`s (the first step's observation before is not in the trace)."""
+    out: list[StepRec] = []
+    before: str | None = None
+    score = 0.0
+    for s in trace:
+        if s.get("kind", "env") != "env":
+            continue
+        offered = s.get("admissible")
+        out.append(StepRec(len(out), str(s["action"]), before, str(s["observation"]), float(s["score"]) - score,
+                           tuple(offered) if offered is not None else None))
+        before, score = str(s["observation"]), float(s["score"])
+    return out
+
+
+def _record_rejections(ctx: PracticeContext, refinements: list[dict[str, Any]]) -> int:
+    """Every malformed refiner reply and every refused entry of the episode as a rejected output; their count."""
+    n = 0
+    for r in refinements:
+        for name, result in r["passes"].items():
+            if result.get("status") == "rejected":
+                ctx.reject(f"refiner {name} reply", str(result.get("raw", "")), str(result.get("reason", "")))
+                n += 1
+            for refused in result.get("refused", []):
+                ctx.reject(f"refiner {name} entry", str(refused["entry"]), str(refused["reason"]))
+                n += 1
+    return n
