@@ -321,10 +321,10 @@ def test_the_textworld_recipe_is_the_issues_study() -> None:
     from evoarena.protocol.validate import validate_spec
     from evoarena.spec import load_spec
 
-    spec = load_spec(RECIPES / "jitrl-textworld.yaml")
+    spec = load_spec(RECIPES / "textworld-learning.yaml")
     validate_spec(spec)
     assert [m.label for m in spec.methods] == ["static", "evotest", "jitrl-paper", "jitrl-released"]
     params = spec.benchmark.params
-    assert params["settings"] == {"world_size": 3, "nb_objects": 5, "quest_length": 2} and params["n_train"] == 1
-    assert params["max_steps"] == 30 and spec.protocol.epochs == 10
+    assert params["settings"] == {"world_size": 3, "nb_objects": 4, "quest_length": 2} and params["n_train"] == 1
+    assert params["max_steps"] == 20 and spec.protocol.epochs == 10
     assert spec.models["embedded"].model == "qwen2.5-coder-1.5b-instruct" and spec.roles["solver"] == "embedded"
