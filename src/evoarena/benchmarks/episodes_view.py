@@ -12,6 +12,7 @@ from typing import Any
 
 from evoarena.api import REGISTRY, InteractiveBenchmark, view
 from evoarena.api.views import ReportContext, RunInfo, TemplateView
+from evoarena.envs.curves import condition_means
 from evoarena.envs.episode import META
 from evoarena.envs.metrics import auc, late_mean
 from evoarena.store.queries import cells, episode_attempts, tokens_by_unit
@@ -72,10 +73,4 @@ class EpisodesView(TemplateView):
                          if episodes else {}})
         if not any(r["episodes"] for r in rows):
             return None
-        by_condition: dict[str, list[dict[str, Any]]] = {}
-        for r in rows:
-            if r["auc"] is not None:
-                by_condition.setdefault(r["condition"], []).append(r)
-        conditions = [{"condition": k, "cells": len(v), "auc": sum(r["auc"] for r in v) / len(v),
-                       "late_mean": sum(r["late_mean"] for r in v) / len(v)} for k, v in by_condition.items()]
-        return {"cells": rows, "conditions": conditions}
+        return {"cells": rows, "conditions": condition_means(rows)}

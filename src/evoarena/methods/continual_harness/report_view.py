@@ -11,8 +11,8 @@ from typing import Any
 
 from evoarena.api import view
 from evoarena.api.views import ReportContext, TemplateView
-from evoarena.envs.metrics import auc, late_mean
-from evoarena.store.queries import cells, episode_attempts, events, submitted_practice
+from evoarena.envs.curves import condition_means, curve, episode_events, practice_curve
+from evoarena.store.queries import cells, episode_attempts
 
 
 def _test_refinements(answers: list[str | None]) -> dict[str, Any]:
@@ -40,10 +40,7 @@ class ContinualHarnessView(TemplateView):
     template = ("evoarena.methods.continual_harness", "report_view.html.j2")
 
     def build(self, ctx: ReportContext) -> dict[str, Any] | None:
-        logged: dict[str, list[dict[str, Any]]] = {}
-        for e in events(ctx.store, ["continual_episode"]):
-            if e.cell is not None:
-                logged.setdefault(e.cell, []).append(e.payload)
+        logged = episode_events(ctx.store, "continual_episode")
         if not logged:
             return None
         rows: list[dict[str, Any]] = []
@@ -62,16 +59,9 @@ class ContinualHarnessView(TemplateView):
                     reverted=sum(len(p["reverted"]) for p in eps),
                     test=_test_refinements([a.answer for a in episode_attempts(ctx.store, c.cell, "test")]))
             else:
-                attempts = [a for a in submitted_practice(ctx.store, c.cell) if a.score is not None]
-                scores = [float(a.score or 0.0) for a in attempts]
+                scores, _ = practice_curve(ctx.store, c.cell)
                 row.update(source="practice attempts", episodes=[], windows=[], refinements=None, reverted=None,
                            test=None)
-            row.update(scores=scores, auc=auc(scores, 1.0), late_mean=late_mean(scores),
-                       won=sum(s >= 1.0 for s in scores))
+            row.update(**curve(scores), won=sum(s >= 1.0 for s in scores))
             rows.append(row)
-        by_condition: dict[str, list[dict[str, Any]]] = {}
-        for r in rows:
-            by_condition.setdefault(r["condition"], []).append(r)
-        conditions = [{"condition": k, "cells": len(v), "auc": sum(r["auc"] for r in v) / len(v),
-                       "late_mean": sum(r["late_mean"] for r in v) / len(v)} for k, v in by_condition.items()]
-        return {"cells": rows, "conditions": conditions}
+        return {"cells": rows, "conditions": condition_means(rows)}

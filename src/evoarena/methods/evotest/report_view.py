@@ -10,8 +10,8 @@ from typing import Any
 
 from evoarena.api import view
 from evoarena.api.views import ReportContext, TemplateView
-from evoarena.envs.metrics import auc, late_mean
-from evoarena.store.queries import cells, events, submitted_practice
+from evoarena.envs.curves import condition_means, curve, episode_events, practice_curve
+from evoarena.store.queries import cells
 
 
 @view("evotest")
@@ -22,10 +22,7 @@ class EvoTestView(TemplateView):
     template = ("evoarena.methods.evotest", "report_view.html.j2")
 
     def build(self, ctx: ReportContext) -> dict[str, Any] | None:
-        episodes: dict[str, list[dict[str, Any]]] = {}
-        for e in events(ctx.store, ["evotest_episode"]):
-            if e.cell is not None:
-                episodes.setdefault(e.cell, []).append(e.payload)
+        episodes = episode_events(ctx.store, "evotest_episode")
         rows: list[dict[str, Any]] = []
         for c in cells(ctx.store):
             if c.cell in episodes:
@@ -35,18 +32,11 @@ class EvoTestView(TemplateView):
                          "nodes": max(int(p.get("nodes", 0)) for p in eps),
                          "exploited": sum(p.get("action") == "exploit" for p in eps)}
             else:
-                attempts = [a for a in submitted_practice(ctx.store, c.cell) if a.score is not None]
-                scores = [float(a.score or 0.0) for a in attempts]
-                extra = {"source": "practice attempts", "won": sum(bool(a.passed) for a in attempts), "nodes": None,
-                         "exploited": None}
+                scores, won = practice_curve(ctx.store, c.cell)
+                extra = {"source": "practice attempts", "won": won, "nodes": None, "exploited": None}
             rows.append({"cell": c.cell, "condition": c.condition, "seed": c.seed, "method": c.method,
-                         "scores": scores, "auc": auc(scores, 1.0), "late_mean": late_mean(scores), **extra})
+                         **curve(scores), **extra})
         if not episodes:
             return None
-        by_condition: dict[str, list[dict[str, Any]]] = {}
-        for r in rows:
-            by_condition.setdefault(r["condition"], []).append(r)
-        conditions = [{"condition": k, "cells": len(v), "auc": sum(r["auc"] for r in v) / len(v),
-                       "late_mean": sum(r["late_mean"] for r in v) / len(v)} for k, v in by_condition.items()]
-        return {"cells": rows, "conditions": conditions}
+        return {"cells": rows, "conditions": condition_means(rows)}
 

@@ -10,8 +10,8 @@ from typing import Any
 
 from evoarena.api import view
 from evoarena.api.views import ReportContext, TemplateView
-from evoarena.envs.metrics import auc, late_mean
-from evoarena.store.queries import cells, events, submitted_practice
+from evoarena.envs.curves import condition_means, curve, episode_events, practice_curve
+from evoarena.store.queries import cells
 
 
 @view("jitrl")
@@ -22,10 +22,7 @@ class JitRLView(TemplateView):
     template = ("evoarena.methods.jitrl", "report_view.html.j2")
 
     def build(self, ctx: ReportContext) -> dict[str, Any] | None:
-        episodes: dict[str, list[dict[str, Any]]] = {}
-        for e in events(ctx.store, ["jitrl_episode"]):  # in the order logged
-            if e.cell is not None:
-                episodes.setdefault(e.cell, []).append(e.payload)
+        episodes = episode_events(ctx.store, "jitrl_episode")
         if not episodes:
             return None
         rows: list[dict[str, Any]] = []
@@ -39,15 +36,9 @@ class JitRLView(TemplateView):
                     "prior_fallbacks": sum(int(p.get("prior_fallbacks", 0)) for p in eps),
                     "proposal_fallbacks": sum(int(p.get("proposal_fallbacks", 0)) for p in eps)}
             else:
-                attempts = [a for a in submitted_practice(ctx.store, c.cell) if a.score is not None]
-                scores = [float(a.score or 0.0) for a in attempts]
-                extra = {"source": "practice attempts", "won": sum(bool(a.passed) for a in attempts), "memory": None,
-                         "prior_fallbacks": None, "proposal_fallbacks": None}
+                scores, won = practice_curve(ctx.store, c.cell)
+                extra = {"source": "practice attempts", "won": won, "memory": None, "prior_fallbacks": None,
+                         "proposal_fallbacks": None}
             rows.append({"cell": c.cell, "condition": c.condition, "seed": c.seed, "method": c.method,
-                         "scores": scores, "auc": auc(scores, 1.0), "late_mean": late_mean(scores), **extra})
-        by_condition: dict[str, list[dict[str, Any]]] = {}
-        for r in rows:
-            by_condition.setdefault(r["condition"], []).append(r)
-        conditions = [{"condition": k, "cells": len(v), "auc": sum(r["auc"] for r in v) / len(v),
-                       "late_mean": sum(r["late_mean"] for r in v) / len(v)} for k, v in by_condition.items()]
-        return {"cells": rows, "conditions": conditions}
+                         **curve(scores), **extra})
+        return {"cells": rows, "conditions": condition_means(rows)}
