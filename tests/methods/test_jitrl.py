@@ -323,7 +323,8 @@ def test_the_textworld_recipe_is_the_issues_study() -> None:
 
     spec = load_spec(RECIPES / "textworld-learning.yaml")
     validate_spec(spec)
-    assert [m.label for m in spec.methods] == ["static", "evotest", "jitrl-paper", "jitrl-released"]
+    assert [m.label for m in spec.methods] == ["static", "evotest", "jitrl-paper", "jitrl-paper-beta0",
+                                                 "jitrl-released"]
     params = spec.benchmark.params
     assert params["settings"] == {"world_size": 3, "nb_objects": 4, "quest_length": 2} and params["n_train"] == 1
     assert params["max_steps"] == 20 and spec.protocol.epochs == 10
