@@ -32,6 +32,7 @@ ARMS = [{"name": "frozen", "label": "static"},
         {"name": "jitrl", "label": "released", "params": {"variant": "released"}},
         {"name": "jitrl", "label": "paper", "params": {"variant": "paper"}},
         {"name": "jitrl", "label": "paper-beta0", "params": {"variant": "paper", "config": {"beta": 0.0}}},
+        {"name": "jitrl", "label": "released-blind", "params": {"variant": "released", "read_memory": False}},
         {"name": "jitrl", "label": "released-evaluated",
          "params": {"variant": "released", "prior": "confidence", "rewards": "released", "step_scores": "evaluator"}}]
 
@@ -114,6 +115,15 @@ def test_beta_zero_stays_with_the_prior(arms: tuple[dict[str, Any], RunStore]) -
     # the paper variant samples from π′: with β = 1 the same memory moves π′ away from π₀
     moved = [s["agent"] for a in attempts(store, "paper") for s in trace(a)]
     assert any(a["scores"] != pytest.approx(a["prior"]) for a in moved if a["neighbours"])
+
+
+def test_a_blind_arm_writes_memory_but_never_reads_it(arms: tuple[dict[str, Any], RunStore]) -> None:
+    results, store = arms
+    steps = [s["agent"] for a in attempts(store, "released-blind") for s in trace(a)]
+    assert steps and not any(a["neighbours"] for a in steps)  # no decision saw a neighbour …
+    assert curve(store, "released-blind") == [0.0] * 10  # … so the bad prior keeps looping, where `released` learns
+    view = {c["condition"]: c for c in results["views"]["jitrl"]["cells"]}
+    assert view["released-blind"]["memory"] > 0  # the episodes were still written
 
 
 def test_logprob_priors_are_the_option_index_tokens(arms: tuple[dict[str, Any], RunStore]) -> None:
@@ -324,7 +334,7 @@ def test_the_textworld_recipe_is_the_issues_study() -> None:
     spec = load_spec(RECIPES / "textworld-learning.yaml")
     validate_spec(spec)
     assert [m.label for m in spec.methods] == ["static", "evotest", "jitrl-paper", "jitrl-paper-beta0",
-                                                 "jitrl-released"]
+                                                 "jitrl-released", "jitrl-released-blind"]
     params = spec.benchmark.params
     assert params["settings"] == {"world_size": 3, "nb_objects": 4, "quest_length": 2} and params["n_train"] == 1
     assert params["max_steps"] == 20 and spec.protocol.epochs == 10

@@ -48,6 +48,7 @@ class Settings:
     history_window: int | None
     rewards: Literal["paper", "released"]
     seed: int
+    read_memory: bool = True  # False: decide as if memory were empty (the same actor and draws, no learning)
 
 
 def spaced(text: str) -> str:
@@ -100,7 +101,8 @@ class JitRLAgent(EpisodeAgent):
             self.start = view.start or view.observation
             run_seed = ctx.model("solver").default_params.seed
             self.seed = decision_seed(run_seed, self.s.seed, self.task.id, self.memory.episodes, ctx.sample_index)
-            self.jitrl = JitRL(self.s.config, self.seed, self.memory)
+            consulted = self.memory if self.s.read_memory else StepMemory(self.memory.gamma)
+            self.jitrl = JitRL(self.s.config, self.seed, consulted)
         if view.score > self.last_score and self.actions:
             self.progress.append(self.actions[-1])
         self.last_score = view.score

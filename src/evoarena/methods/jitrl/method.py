@@ -44,7 +44,7 @@ class JitRLMethod(Method):
     roles = ("solver", "evaluator")
     defaults = {"variant": "paper", "prior": "logprobs", "candidates": "propose", "options": 3, "rewards": "paper",
                 "step_scores": "none", "history_window": None, "temperature": 0.8, "propose_max_tokens": 96,
-                "evaluate_max_tokens": None, "seed": 0, "config": {}, "retrieval": {}}
+                "evaluate_max_tokens": None, "seed": 0, "config": {}, "retrieval": {}, "read_memory": True}
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
@@ -79,7 +79,8 @@ class JitRLMethod(Method):
     def settings(self) -> Settings:
         p = self.params
         return Settings(self.config, p["prior"], p["candidates"], int(p["options"]), float(p["temperature"]),
-                        int(p["propose_max_tokens"]), p["history_window"], p["rewards"], int(p["seed"]))
+                        int(p["propose_max_tokens"]), p["history_window"], p["rewards"], int(p["seed"]),
+                        bool(p["read_memory"]))
 
     @classmethod
     def state_view(cls, tree: Mapping[str, str]) -> dict[str, Any]:
