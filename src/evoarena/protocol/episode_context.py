@@ -8,7 +8,16 @@ import types
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from evoarena.api import AgentAction, EpisodeAgent, EpisodeView, InteractiveBenchmark, Method, Parsed, TaskView
+from evoarena.api import (
+    AgentAction,
+    EpisodeAgent,
+    EpisodeContext,
+    EpisodeView,
+    InteractiveBenchmark,
+    Method,
+    Parsed,
+    TaskView,
+)
 from evoarena.harness.paths import check_relpath
 from evoarena.models import Completion, GenParams, Message, RoleModel
 from evoarena.protocol.solver_prompt import harness_messages, solver_params
@@ -106,7 +115,7 @@ class EpisodeSession:
 class SolverAgent(EpisodeAgent):
     """The plain actor: the harness's step prompt, one solver call, the action parsed from the reply."""
 
-    def act(self, view: EpisodeView, ctx: Any) -> AgentAction:
+    def act(self, view: EpisodeView, ctx: EpisodeContext) -> AgentAction:
         completion = ctx.model("solver").complete(ctx.step_messages(view), ctx.solver_params,
                                                   sample_index=ctx.sample_index)
         parsed = ctx.parse(completion.text)

@@ -7,8 +7,8 @@ calls behind it, what the agent noted), and an agent's harness edits come back a
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from evoarena.api import (
     AgentAction,
@@ -76,7 +76,10 @@ class _AgentActor:
         return {name: handler(name) for name in self.agent.meta_actions}
 
 
-def _guarded(run: Any) -> Any:
+T = TypeVar("T")
+
+
+def _guarded(run: Callable[[], T]) -> T:
     """Run an agent hook, turning what ends the episode into `_Halted`."""
     try:
         return run()
