@@ -1,6 +1,7 @@
 """In-episode hooks: a method's episode agent acts through an `EpisodeContext` — meta-actions share the step budget,
 its calls to other roles are made and traced, its harness edits stay inside the harness root and come back with the
-attempt, a provider error ends the episode as an error, and isolation: process refuses such a method up front."""
+attempt, and a provider error ends the episode as an error (in a method's own process:
+test_isolated_episode_agents.py)."""
 
 from __future__ import annotations
 
@@ -8,15 +9,11 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import pytest
-
 from evoarena.api import AgentAction, EpisodeAgent, EpisodeContext, EpisodeEnd, EpisodeView, Manifest, TaskView
 from evoarena.benchmarks.maze import MazeBenchmark
 from evoarena.methods.frozen import Frozen
 from evoarena.models import Completion, GenParams, Message, ModelCallError, Usage
 from evoarena.protocol.solve import solve
-from evoarena.protocol.validate import validate_spec
-from evoarena.spec import ExperimentSpec, SpecError
 
 
 class Model:
@@ -134,15 +131,3 @@ def test_the_handle_has_no_store_and_an_unmapped_role_is_refused() -> None:
 
     _episode(Peek(), Model("north"), Model("fine"), max_steps=1)
     assert seen["store"] is False and "judge" in seen["refused"]
-
-
-def test_isolation_process_refuses_a_method_with_an_episode_agent() -> None:
-    from evoarena.api import REGISTRY
-
-    REGISTRY.add("method", "with-agent", WithAgent)
-    spec = ExperimentSpec.model_validate({
-        "name": "x", "benchmark": {"name": "maze"}, "methods": [{"name": "with-agent"}],
-        "models": {"m": {"backend": "scripted", "model": "maze-explorer"}}, "roles": {"solver": "m"},
-        "protocol": {"isolation": "process"}})
-    with pytest.raises(SpecError, match="episode agent"):
-        validate_spec(spec)

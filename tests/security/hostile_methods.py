@@ -14,7 +14,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-from evoarena.api import Method, PracticeContext, TaskView, method
+from evoarena.api import (
+    AgentAction,
+    EpisodeAgent,
+    EpisodeContext,
+    EpisodeView,
+    Method,
+    PracticeContext,
+    TaskView,
+    method,
+)
 from evoarena.harness import Manifest
 
 SECRET_ENV = "EVOARENA_TEST_SECRET_KEY"
@@ -105,3 +114,54 @@ class Spinner(Method):
     def practice(self, ctx: PracticeContext, task: TaskView) -> Manifest | None:
         while True:
             pass
+
+
+class _SnoopingAgent(EpisodeAgent):
+    """An episode agent that, at its first step, asks its context's channel for what only a practice step may ask
+    (a label, a grade, an attempt), counts what gc shows it and, when told to, edits a file outside the harness."""
+
+    def __init__(self, escape: bool) -> None:
+        self.escape = escape
+
+    def act(self, view: EpisodeView, ctx: EpisodeContext) -> AgentAction:
+        from evoarena.api import Benchmark, Task
+        from evoarena.store import RunStore
+
+        info: dict[str, Any] = {}
+        if view.step == 0:
+            port = getattr(ctx, "_port", None)
+            refused = []
+            for op, args in (("label", {"task_id": view.task.id}), ("grade", {"task_id": view.task.id,
+                             "answer": "x", "number": 1}), ("attempt", {"task_id": view.task.id, "tree": None,
+                                                                        "sample_index": 0, "submit": True})):
+                try:
+                    if port is None:
+                        raise RuntimeError("no channel")
+                    port.call(op, **args)
+                except Exception as err:  # noqa: BLE001 - refused is what the test wants
+                    refused.append(f"{op}: {type(err).__name__}")
+            objs = gc.get_objects()
+            info = {"pid": os.getpid(), "refused": refused,
+                    "gc_tasks": sum(isinstance(o, Task) for o in objs),
+                    "gc_benchmarks": sum(isinstance(o, Benchmark) for o in objs),
+                    "gc_stores": sum(isinstance(o, RunStore) for o in objs)}
+            if self.escape:
+                ctx.edit("../escaped.txt", "out of the harness")
+        return AgentAction(view.admissible[0] if view.admissible else "north", {}, info)
+
+
+@method("test-hostile-agent")
+class HostileAgent(Method):
+    """Practises like frozen; its episode agent snoops (and, with `escape`, writes outside the harness root)."""
+
+    defaults = {"escape": False}
+
+    def __init__(self, escape: bool = False) -> None:
+        self.escape = escape
+
+    def practice(self, ctx: PracticeContext, task: TaskView) -> Manifest | None:
+        ctx.solve(task)
+        return None
+
+    def episode_agent(self, tree: Any, task: TaskView) -> EpisodeAgent | None:
+        return _SnoopingAgent(self.escape)

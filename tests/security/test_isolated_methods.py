@@ -91,3 +91,43 @@ def test_a_spinning_method_is_stopped_by_its_cpu_limit(tmp_path: Path, make_spec
     assert {p.pid for p in psutil.Process().children(recursive=True)} - before == set()
     assert spec.spec_hash() != make_spec(methods=[{"name": "test-hostile-spinner"}],
                                          protocol={"isolation": "process"}).spec_hash()
+
+
+MAZE = {"name": "maze", "params": {"seed": 0, "n_train": 1, "n_val": 0, "n_test": 1, "size": 5, "max_steps": 3}}
+MAZE_MODELS = {"models": {"m": {"backend": "scripted", "model": "maze-explorer"}}, "roles": {"solver": "m"}}
+
+
+def _agent_notes(run_dir: Path) -> list[dict[str, Any]]:
+    rows = RunStore(run_dir).query("SELECT answer FROM attempts WHERE answer IS NOT NULL ORDER BY id")
+    return [s["agent"] for r in rows for s in json.loads(r["answer"])["trace"] if s.get("agent")]
+
+
+@pytest.mark.skipif(not BWRAP, reason="bubblewrap does not work here: a method's process can read this user's files")
+def test_an_episode_agent_in_its_own_process_reaches_nothing_of_the_cell(tmp_path: Path, make_spec: Any) -> None:
+    """The agent acts in the method's process; through its context it gets the episode's prompt, parse and models,
+    never a label, a grade or an attempt (not even in a practice episode, where the step's channel is one frame
+    up), and gc there shows it no task, benchmark or store."""
+    spec = make_spec(name="hostile-agent", benchmark=MAZE, methods=[{"name": "test-hostile-agent"}],
+                     protocol={"isolation": "process", "epochs": 1}, **MAZE_MODELS)
+    run_experiment(spec, tmp_path / "run", probe=False)
+    notes = _agent_notes(tmp_path / "run")
+    assert len(notes) == 2  # the practice episode and the test episode
+    for note in notes:
+        assert note["pid"] != os.getpid()
+        assert note["refused"] == ["label: ValueError", "grade: ValueError", "attempt: ValueError"]
+        assert note["gc_tasks"] == 0 and note["gc_benchmarks"] == 0 and note["gc_stores"] == 0
+
+
+@pytest.mark.parametrize("isolation", ["in-process", "process"])
+def test_an_episode_agents_edit_outside_the_harness_ends_its_episode(tmp_path: Path, make_spec: Any,
+                                                                    isolation: str) -> None:
+    spec = make_spec(name="hostile-agent", benchmark=MAZE, methods=[{"name": "test-hostile-agent",
+                                                                       "params": {"escape": True}}],
+                     protocol={"isolation": isolation, "epochs": 1}, **MAZE_MODELS)
+    run_experiment(spec, tmp_path / "run", probe=False)
+    rows = RunStore(tmp_path / "run").query("SELECT phase, answer, parse_error, score FROM attempts ORDER BY id")
+    assert [r["phase"] for r in rows] == ["practice", "test"]
+    for r in rows:
+        assert r["answer"] is None and r["score"] == 0.0
+        assert r["parse_error"].startswith("harness edit refused")
+    assert not list(tmp_path.rglob("escaped.txt"))

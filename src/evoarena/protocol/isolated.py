@@ -1,11 +1,11 @@
 """`protocol.isolation: process`: a method that runs in a child process of its own (`method_child`), inside
 bubblewrap where it works. The cell keeps this stand-in, which forwards `initialize`, `practice`, `build_messages`
-and `context` to the child and relays the child's requests to the step's channel. What the child sends is JSON,
-checked here; it never holds the test split, the grader's data or the run database."""
+`context` and the method's episode agents (`isolated_episode`) to the child and relays the child's requests to the
+step's channel or the episode's context. What the child sends is JSON, checked here; it never holds the test split,
+the grader's data or the run database."""
 
 from __future__ import annotations
 
-import contextlib
 import subprocess
 import sys
 import threading
@@ -13,18 +13,21 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from evoarena.api import Method, TaskView
-from evoarena.harness import HarnessWorkspace, Manifest
-from evoarena.models import GenParams, Message, RunHalted
+from evoarena.api import EpisodeAgent, Method, TaskView
+from evoarena.harness import HarnessPathError, HarnessWorkspace, Manifest
+from evoarena.models import GenParams, Message, ModelCallError, RunHalted
 from evoarena.protocol.budget import BudgetExhausted
 from evoarena.protocol.channel import bare
 from evoarena.protocol.context import StepContext, relay, step_args
+from evoarena.protocol.harness_program import HarnessProgramError
+from evoarena.protocol.isolated_episode import Relay, RemoteAgent
 from evoarena.protocol.wire import ChannelClosed, recv_json, send_pickle
 from evoarena.sandbox.spawn import SpawnedChild, spawn_python
 
 CHILD = "evoarena.protocol.method_child"
 SOURCE_ROOT = Path(__file__).resolve().parents[2]  # the directory evoarena is imported from
-_FATAL = (BudgetExhausted, RunHalted)  # raised by the cell while relaying; the child only passes them on
+# raised by the cell while relaying, the child only passes them on: they end the run, the step or the episode
+_PASSED_ON = (BudgetExhausted, RunHalted, ModelCallError, HarnessPathError, HarnessProgramError)
 
 
 def _exit_code(proc: subprocess.Popen[bytes]) -> int | None:
@@ -55,8 +58,12 @@ class IsolatedMethod(Method):
     def __init__(self, method_cls: type[Method], params: dict[str, Any], harness: Path, masked: Sequence[Path],
                  readable: Sequence[str], cpu_s: int | None = None) -> None:
         self.params = method_cls.check_params(params)
-        self._lock = threading.Lock()
-        self._relaying = threading.Event()
+        self._lock = threading.Lock()  # one exchange at a time…
+        self._nested = threading.RLock()  # …and one nested in it (re-entered by its own relays)
+        self._practice_relays = 0  # a practice step's requests under way (served on the channel's thread)
+        self._count = threading.Lock()
+        self._local = threading.local()  # this thread's relays under way (an episode's, served here)
+        self._agents = method_cls.episode_agent is not Method.episode_agent
         harness.mkdir(parents=True, exist_ok=True)
         code, path = _code_of(method_cls)
         self._child: SpawnedChild = spawn_python(
@@ -74,7 +81,8 @@ class IsolatedMethod(Method):
 
     def practice(self, ctx: Any, task: TaskView) -> Manifest | None:
         assert isinstance(ctx, StepContext)
-        value = self._exchange(("practice", step_args(ctx), task), ctx)
+        value = self._exchange(("practice", step_args(ctx), task), lambda op, args: relay(ctx, op, args),
+                               practice=True)
         return None if value is None else _manifest(value)
 
     def build_messages(self, tree: Mapping[str, str], task_text: str, task: TaskView) -> list[Message]:
@@ -90,6 +98,17 @@ class IsolatedMethod(Method):
             raise MethodProcessError(f"{self.name}: context returned {type(value).__name__}, not text")
         return value
 
+    def episode_agent(self, tree: Mapping[str, str], task: TaskView) -> EpisodeAgent | None:
+        if not self._agents:
+            return None
+        value = self._exchange(("episode_agent", dict(tree), task), None)
+        if value is None:
+            return None
+        if not (isinstance(value, dict) and isinstance(value.get("id"), int) and isinstance(value.get("meta"), list)
+                and all(isinstance(m, str) for m in value["meta"])):
+            raise MethodProcessError(f"{self.name}: episode_agent returned something other than an agent")
+        return RemoteAgent(self._exchange, value["id"], value["meta"], self.name)
+
     def close(self) -> None:
         with self._lock:
             try:
@@ -100,16 +119,17 @@ class IsolatedMethod(Method):
             self._child.close()
 
     # -- the pipe -----------------------------------------------------------------------------------
-    def _exchange(self, command: tuple[Any, ...], ctx: StepContext | None) -> Any:
-        """Send `command`, relay the child's requests to `ctx`'s channel until it answers, and return the answer.
-        One exchange at a time (val and test evaluations may ask from several threads)."""
+    def _exchange(self, command: tuple[Any, ...], relay_to: Relay | None, *, practice: bool = False) -> Any:
+        """Send `command`, relay the child's requests to `relay_to` (a step's channel, an episode's context) until
+        it answers, and return the answer. One exchange at a time (val and test evaluations may ask from several
+        threads), except a command sent while a relay is under way — by a practice step's channel or by this thread:
+        the child waits for that request's reply and answers the command first (the attempt's solver prompt, an
+        episode agent's step inside a practice attempt, the harness's prompt an agent asked for)."""
         proc = self._child.proc
         assert proc.stdin is not None and proc.stdout is not None
-        fatal: BaseException | None = None
-        # a command sent while the practice exchange relays a request (the attempt's solver prompt) runs nested:
-        # the child is waiting for that request's reply and answers the command first
-        nested = self._relaying.is_set() and ctx is None
-        with contextlib.nullcontext() if nested else self._lock:
+        passed: BaseException | None = None
+        nested = self._practice_relays > 0 or getattr(self._local, "relays", 0) > 0
+        with self._nested if nested else self._lock:
             try:
                 send_pickle(proc.stdin, command)
                 while True:
@@ -118,19 +138,15 @@ class IsolatedMethod(Method):
                         raise MethodProcessError(f"{self.name}: unreadable message from the method's process")
                     if "request" not in msg:
                         break
-                    if ctx is None:
+                    if relay_to is None:
                         send_pickle(proc.stdin, ("reply", False, RuntimeError("no step is running")))
                         continue
                     try:
-                        self._relaying.set()
-                        try:
-                            value = relay(ctx, str(msg["request"]), dict(msg.get("args") or {}))
-                        finally:
-                            self._relaying.clear()
+                        value = self._relay(relay_to, str(msg["request"]), dict(msg.get("args") or {}), practice)
                         send_pickle(proc.stdin, ("reply", True, value))
                     except Exception as err:  # noqa: BLE001 - the method sees it, as in-process
-                        if isinstance(err, _FATAL):
-                            fatal = err
+                        if isinstance(err, _PASSED_ON):
+                            passed = err
                         send_pickle(proc.stdin, ("reply", False, bare(err)))
             except (ChannelClosed, OSError, ValueError) as err:
                 code = _exit_code(proc)
@@ -140,10 +156,23 @@ class IsolatedMethod(Method):
                 raise MethodProcessError(f"{self.name}: the method's process went away ({err}; exit code {code})"
                                          ) from None
         if "error" in msg:
-            if fatal is not None and msg.get("error") == type(fatal).__name__:
-                raise fatal
+            if passed is not None and msg.get("error") == type(passed).__name__:
+                raise passed
             raise MethodProcessError(f"{self.name} failed in its process: {msg.get('error')}: {msg.get('message')}")
         return msg.get("done")
+
+    def _relay(self, relay_to: Relay, op: str, args: dict[str, Any], practice: bool) -> Any:
+        self._local.relays = getattr(self._local, "relays", 0) + 1
+        if practice:
+            with self._count:
+                self._practice_relays += 1
+        try:
+            return relay_to(op, args)
+        finally:
+            self._local.relays -= 1
+            if practice:
+                with self._count:
+                    self._practice_relays -= 1
 
 
 def _code_of(method_cls: type[Method]) -> tuple[list[str], list[str]]:

@@ -1,7 +1,7 @@
 """The method's process under `protocol.isolation: process` (`python -m evoarena.protocol.method_child`). It gets
 the method's class name, its params and its harness directory, then runs `initialize`, `practice`,
-`build_messages` and `context` on the cell's command; every request of its context goes back over the pipe. It is
-never given the test split, the grader's data, the run database or an API key."""
+`build_messages`, `context` and its episode agents' hooks on the cell's command; every request of its context goes
+back over the pipe. It is never given the test split, the grader's data, the run database or an API key."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from evoarena.api import Method
 from evoarena.harness import HarnessWorkspace
 from evoarena.protocol.channel import bare
 from evoarena.protocol.context import StepContext
+from evoarena.protocol.isolated_episode import ChildAgents
 from evoarena.protocol.wire import ChannelClosed, recv_pickle, send_json
 
 
@@ -65,9 +66,13 @@ def serve(down: IO[bytes], up: IO[bytes]) -> None:
     method = _load(hello["method"])(**hello["params"])
     ws = HarnessWorkspace(hello["harness"])
     port = PipePort(up, down)
+    agents = ChildAgents(method, port)
 
     def answer(command: str, args: list[Any]) -> None:
         try:
+            if command in ChildAgents.COMMANDS:
+                send_json(up, {"done": agents.run(command, args)})
+                return
             send_json(up, {"done": _run(method, ws, port, command, args)})
         except BaseException as err:  # noqa: BLE001 - reported to the cell, which decides
             clean = bare(err)

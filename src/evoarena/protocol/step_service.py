@@ -11,8 +11,9 @@ from typing import Any
 
 from evoarena.api import Attempt, Benchmark, Feedback, Method, Task, TestSplitLocked
 from evoarena.harness import tree_hash
-from evoarena.models import Completion, GenParams, Message, ModelCallError, RoleModel
+from evoarena.models import Completion, Message, ModelCallError, RoleModel
 from evoarena.protocol.budget import BudgetExhausted, BudgetMeter
+from evoarena.protocol.checked import as_int, as_list, as_text, gen_params
 from evoarena.protocol.evaluate import attempt_row
 from evoarena.protocol.scheduler import SERIAL, Scheduler
 from evoarena.protocol.solve import solve
@@ -85,7 +86,7 @@ class StepService:
                      sample_index: int) -> Completion:
         model = self._role_model(role)
         msgs = [Message.from_wire(m) for m in messages]
-        return model.complete(msgs, None if params is None else _gen(params), sample_index=_int(sample_index))
+        return model.complete(msgs, None if params is None else gen_params(params), sample_index=as_int(sample_index))
 
     def _role_model(self, role: str) -> RoleModel:
         if role not in self._models:
@@ -103,7 +104,7 @@ class StepService:
             raise RuntimeError(f"this practice step allows {self._attempt_limit} attempt(s); check ctx.attempt_limit")
         self._submitted[task.id] = done + 1
         self._meter.before_attempt()
-        attempt, row = self._graded(task, self._tree(tree), _int(sample_index), self._first_attempt + done, True,
+        attempt, row = self._graded(task, self._tree(tree), as_int(sample_index), self._first_attempt + done, True,
                                     tree is None)
         self.attempt_rows.append(row)
         return attempt
@@ -119,7 +120,7 @@ class StepService:
             task = self._grader.task(item["task_id"])
             tree = item["tree"]
             number = self._first_attempt + max(self._submitted.get(task.id, 0) - 1, 0)
-            plan.append((task, self._tree(tree), _int(item["sample_index"]), number, tree is None))
+            plan.append((task, self._tree(tree), as_int(item["sample_index"]), number, tree is None))
         refused: BudgetExhausted | None = None
         allowed = 0
         for _ in plan:
@@ -136,7 +137,7 @@ class StepService:
         return [attempt for attempt, _ in done]
 
     def _tree(self, tree: dict[str, str] | None) -> dict[str, str]:
-        return dict(self._current_tree()) if tree is None else {_text(k): _text(v) for k, v in tree.items()}
+        return dict(self._current_tree()) if tree is None else {as_text(k): as_text(v) for k, v in tree.items()}
 
     def _graded(self, task: Task, tree: dict[str, str], sample_index: int, number: int, submit: bool,
                 live: bool) -> tuple[Attempt, AttemptRow]:
@@ -155,7 +156,7 @@ class StepService:
         model = self._role_model(role)
         if not isinstance(prompts, list) or not isinstance(sample_indices, list) or len(prompts) != len(sample_indices):
             raise TypeError("complete_many: expected prompts and sample indices of one length")
-        gen = _gen(params)
+        gen = gen_params(params)
 
         def one(pair: tuple[str, int]) -> Completion | None:
             try:
@@ -163,7 +164,7 @@ class StepService:
             except ModelCallError:
                 return None
 
-        return self._scheduler.map(one, [(_text(p), _int(i)) for p, i in zip(prompts, sample_indices, strict=True)])
+        return self._scheduler.map(one, [(as_text(p), as_int(i)) for p, i in zip(prompts, sample_indices, strict=True)])
 
     def _op_chat_many(self, role: str, conversations: list[list[Any]], params: dict[str, Any],
                       sample_indices: list[int]) -> list[Completion | None]:
@@ -173,8 +174,8 @@ class StepService:
         if not isinstance(conversations, list) or not isinstance(sample_indices, list) or \
                 len(conversations) != len(sample_indices):
             raise TypeError("chat_many: expected conversations and sample indices of one length")
-        gen = _gen(params)
-        chats = [[Message.from_wire(m) for m in _list(c)] for c in conversations]
+        gen = gen_params(params)
+        chats = [[Message.from_wire(m) for m in as_list(c)] for c in conversations]
 
         def one(pair: tuple[list[Message], int]) -> Completion | None:
             try:
@@ -182,13 +183,13 @@ class StepService:
             except ModelCallError:
                 return None
 
-        return self._scheduler.map(one, [(c, _int(i)) for c, i in zip(chats, sample_indices, strict=True)])
+        return self._scheduler.map(one, [(c, as_int(i)) for c, i in zip(chats, sample_indices, strict=True)])
 
     def _op_grade(self, task_id: str, answer: str | None, number: int) -> Feedback:
-        return self._grader.grade(task_id, _answer(answer), _int(number))
+        return self._grader.grade(task_id, _answer(answer), as_int(number))
 
     def _op_observation(self, task_id: str, answer: str | None, number: int) -> str | None:
-        return self._benchmark.observation(self._grader.grade(task_id, _answer(answer), _int(number)))
+        return self._benchmark.observation(self._grader.grade(task_id, _answer(answer), as_int(number)))
 
     def _op_label(self, task_id: str) -> str:
         t = self._grader.task(task_id)
@@ -199,14 +200,14 @@ class StepService:
     def _op_candidate(self, tree: dict[str, str], parents: list[str], intent: str, evidence: str) -> str:
         if not isinstance(tree, dict) or not isinstance(parents, list):
             raise TypeError("candidate: expected a tree (mapping) and a list of parent ids")
-        kept = Candidate(self._tree(tree), tuple(_text(p) for p in parents), _text(intent), _text(evidence))
+        kept = Candidate(self._tree(tree), tuple(as_text(p) for p in parents), as_text(intent), as_text(evidence))
         self.candidates.append(kept)
         return tree_hash(kept.tree)
 
     def _op_event(self, kind: str, payload: dict[str, Any]) -> None:
         if kind == "rejected_output":
             self.rejections += 1
-        self._on_event(_text(kind), dict(payload))
+        self._on_event(as_text(kind), dict(payload))
 
 
 @dataclass(frozen=True)
@@ -219,30 +220,5 @@ class Candidate:
     evidence: str
 
 
-def _gen(params: dict[str, Any]) -> GenParams:
-    """Generation parameters from their JSON form (`stop` and `tools` arrive as lists)."""
-    if not isinstance(params, dict):
-        raise TypeError("expected generation parameters (a mapping)")
-    return GenParams.from_dict(params)
-
-
-def _list(value: object) -> list[Any]:
-    if not isinstance(value, list):
-        raise TypeError(f"expected a list, got {type(value).__name__}")
-    return value
-
-
-def _text(value: object) -> str:
-    if not isinstance(value, str):
-        raise TypeError(f"expected a string, got {type(value).__name__}")
-    return value
-
-
 def _answer(value: object) -> str | None:
-    return None if value is None else _text(value)
-
-
-def _int(value: object) -> int:
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise TypeError(f"expected an integer, got {type(value).__name__}")
-    return value
+    return None if value is None else as_text(value)

@@ -47,9 +47,6 @@ def validate_spec(spec: ExperimentSpec, search: Iterable[Path] = ()) -> Resolved
             cls.check_params(m.params)
         except ParamError as err:
             raise SpecError(f"methods.{i}: {err}") from None
-        if spec.protocol.isolation == "process" and cls.episode_agent is not Method.episode_agent:
-            raise SpecError(f"methods.{i}: {m.name} acts inside episodes (an episode agent), which runs in the cell; "
-                            "protocol.isolation: process does not carry it yet — use isolation: in-process")
         methods[m.condition] = cls
     for key, model in spec.models.items():
         if model.backend == "scripted":
