@@ -28,6 +28,7 @@ from evoarena.cli_serve import register as register_serve
 from evoarena.cli_study import register as register_study
 from evoarena.cli_trace import calls_command
 from evoarena.cli_trace import register as register_trace
+from evoarena.cli_view import register as register_view
 from evoarena.harness import diff_trees, lineage, load_tree, resolve_version, rollback
 from evoarena.spec import ExecutorSpec, ExperimentSpec, SpecError, load_spec
 from evoarena.store import DB_NAME, RunStore
@@ -370,6 +371,7 @@ register_probe(app)
 register_study(app)
 register_trace(app)
 register_serve(app)
+register_view(app)
 register_export(app)
 app.command(name="calls")(calls_command)
 

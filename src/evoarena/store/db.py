@@ -37,14 +37,23 @@ def now_iso() -> str:
 class RunStore:
     """Thread-safe access to one run directory's database and blobs."""
 
-    def __init__(self, run_dir: Path) -> None:
+    def __init__(self, run_dir: Path, *, read_only: bool = False) -> None:
         self.run_dir = Path(run_dir)
-        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self.read_only = read_only
+        if not read_only:
+            self.run_dir.mkdir(parents=True, exist_ok=True)
         self.blobs = BlobStore(self.run_dir / "blobs")
         self._lock = threading.RLock()
         self._next_call: int | None = None  # ledger row ids are handed out here: a deferred row has one before it is
         # written (one process writes a run directory at a time)
         self._deferred: dict[tuple[str | None, str | None], list[tuple[Any, Any, dict[str, Any]]]] = {}
+        if read_only:  # a reader beside the run's writer (`evoarena view`): sees each commit, can write nothing
+            db = (self.run_dir / DB_NAME).resolve()
+            self._conn = sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True, check_same_thread=False,
+                                         isolation_level=None)
+            self._conn.row_factory = sqlite3.Row
+            self._conn.execute("PRAGMA busy_timeout=10000")
+            return
         self._conn = sqlite3.connect(self.run_dir / DB_NAME, check_same_thread=False, isolation_level=None)
         self._conn.row_factory = sqlite3.Row
         self._conn.execute("PRAGMA journal_mode=WAL")
@@ -59,10 +68,10 @@ class RunStore:
                     self._conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
 
     @classmethod
-    def open_existing(cls, run_dir: Path) -> RunStore:
+    def open_existing(cls, run_dir: Path, *, read_only: bool = False) -> RunStore:
         if not (Path(run_dir) / DB_NAME).is_file():
             raise FileNotFoundError(f"{run_dir}: not a run directory (no {DB_NAME})")
-        return cls(run_dir)
+        return cls(run_dir, read_only=read_only)
 
     def close(self) -> None:
         with self._lock:

@@ -1,0 +1,1 @@
+"""One module per page of `evoarena view`; each gives its `ROUTES`."""

@@ -1,0 +1,58 @@
+"""The runs page (every run being viewed, refreshed live) and a run's overview (spec, cells, cost per role)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import HTMLResponse
+from starlette.routing import Route
+
+from evoarena.store import RunStore, queries
+from evoarena.store.calls import totals_by_role
+from evoarena.store.view_queries import run_totals
+from evoarena.view.pages.common import catalog, header, run_store, wall_time
+from evoarena.view.render import page
+
+
+def _summary(run_id: str, store: RunStore) -> dict[str, Any]:
+    head, totals = header(run_id, store), run_totals(store)
+    row = head.row
+    return {"id": run_id, "name": head.name, "evidence": row.evidence if row else "-",
+            "status": row.status if row else "empty", "started": row.started_at if row else None,
+            "wall": wall_time(row.started_at if row else None, row.finished_at if row else None, totals.last_write),
+            "benchmark": head.spec.get("benchmark", {}).get("name", "-"), "totals": totals,
+            "code": row.code_version if row else "-"}
+
+
+def _summaries(request: Request) -> list[dict[str, Any]]:
+    cat = catalog(request)
+    return [_summary(e.id, cat.store(e.id)) for e in cat.entries()]
+
+
+async def runs(request: Request) -> HTMLResponse:
+    return page(request, "runs.html.j2", runs=_summaries(request))
+
+
+async def runs_rows(request: Request) -> HTMLResponse:
+    return page(request, "runs_rows.html.j2", runs=_summaries(request))
+
+
+async def run(request: Request) -> HTMLResponse:
+    run_id, store = run_store(request)
+    return page(request, "run.html.j2", run=header(run_id, store), summary=_summary(run_id, store),
+                cells=queries.cells(store), roles=totals_by_role(store))
+
+
+async def run_cells(request: Request) -> HTMLResponse:
+    run_id, store = run_store(request)
+    return page(request, "run_cells.html.j2", run=header(run_id, store), summary=_summary(run_id, store),
+                cells=queries.cells(store), roles=totals_by_role(store))
+
+
+ROUTES = [
+    Route("/", runs, name="runs"),
+    Route("/fragments/runs", runs_rows, name="runs_rows"),
+    Route("/run/{run}", run, name="run"),
+    Route("/run/{run}/fragments/cells", run_cells, name="run_cells"),
+]
