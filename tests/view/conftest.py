@@ -61,3 +61,20 @@ def page(browser: Any) -> Iterator[Any]:
     yield pg
     context.close()
     assert errors == [], f"JavaScript errors on the page: {errors}"
+
+
+@pytest.fixture
+def shoot(tmp_path: Path) -> Any:
+    """`shoot(page, name)`: a full-page screenshot, into docs/viewer/NAME.png when EVOARENA_SCREENSHOTS=1 (how the
+    pictures in docs/viewer.md are made), else into the test's tmp directory (so every run still takes it)."""
+    docs = Path(__file__).resolve().parents[2] / "docs" / "viewer"
+
+    def take(pg: Any, name: str) -> Path:
+        folder = docs if os.environ.get("EVOARENA_SCREENSHOTS") else tmp_path
+        folder.mkdir(parents=True, exist_ok=True)
+        out = folder / f"{name}.png"
+        pg.screenshot(path=str(out), full_page=True)
+        assert out.stat().st_size > 1000
+        return out
+
+    return take

@@ -11,8 +11,9 @@ from view_server import Server
 from evoarena.store import AttemptRow, RunStore
 
 
-def test_the_runs_page_lists_the_run(viewer: Server, page: Any) -> None:
+def test_the_runs_page_lists_the_run(viewer: Server, page: Any, shoot: Any) -> None:
     page.goto(viewer.url + "/")
+    shoot(page, "runs")
     row = page.locator("#runs tr[data-run='quickstart']")
     assert row.count() == 1
     assert "mechanism" in row.inner_text() and "finished" in row.inner_text()
@@ -21,6 +22,7 @@ def test_the_runs_page_lists_the_run(viewer: Server, page: Any) -> None:
     assert page.locator("#cells tbody tr").count() == len(RunStore(viewer.app.state.catalog.entry("quickstart").path,
                                                                    read_only=True).cells())
     assert "solver" in page.locator("#roles").inner_text()
+    shoot(page, "run")
 
 
 def test_an_unknown_run_is_a_404_page(viewer: Server, page: Any) -> None:
