@@ -1,0 +1,51 @@
+"""The trace pages: an attempt (its grader feedback, answer, execution output, the harness version it ran with,
+the exact conversation of its call, an episode step by step, the other calls of its unit) and one ledger call (its
+exact messages and response: the page a method step's calls link to)."""
+
+from __future__ import annotations
+
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import HTMLResponse
+from starlette.routing import Route
+
+from evoarena.store.calls import conversation
+from evoarena.store.view_trace import attempt, call_attempts, episode, neighbours, output_text, unit_calls
+from evoarena.view.pages.common import header, run_store
+from evoarena.view.pages.paging import version_url
+from evoarena.view.render import page
+
+
+def _id(request: Request) -> int:
+    try:
+        return int(request.path_params["id"])
+    except ValueError:
+        raise HTTPException(404, f"no such id {request.path_params['id']!r}") from None
+
+
+async def attempt_page(request: Request) -> HTMLResponse:
+    run_id, store = run_store(request)
+    a = attempt(store, _id(request))
+    if a is None:
+        raise HTTPException(404, f"no attempt {request.path_params['id']} in run {run_id!r}")
+    conv = conversation(store, a.call_id) if a.call_id is not None else None
+    output, cut = output_text(store, a.output_blob)
+    return page(request, "trace.html.j2", run=header(run_id, store), a=a, conv=conv, output=output, output_cut=cut,
+                episode=episode(store, a.answer), unit_calls=unit_calls(store, a.cell, a.unit_key),
+                version_url=version_url(run_id, a.cell, a.version_id))
+
+
+async def call_page(request: Request) -> HTMLResponse:
+    run_id, store = run_store(request)
+    conv = conversation(store, _id(request))
+    if conv is None:
+        raise HTTPException(404, f"no call {request.path_params['id']} in run {run_id!r}")
+    c = conv.call
+    prev, nxt = neighbours(store, c.id)
+    return page(request, "trace_call.html.j2", run=header(run_id, store), conv=conv, c=c, prev=prev, next=nxt,
+                attempts=call_attempts(store, c.cell, c.id),
+                unit_calls=unit_calls(store, c.cell, c.unit) if c.cell and c.unit else [])
+
+
+ROUTES = [Route("/run/{run}/attempt/{id}", attempt_page, name="trace_attempt"),
+          Route("/run/{run}/call/{id}", call_page, name="trace_call")]
