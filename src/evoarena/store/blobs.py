@@ -10,9 +10,10 @@ from pathlib import Path
 
 
 class BlobStore:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, create: bool = True) -> None:
         self.root = root
-        self.root.mkdir(parents=True, exist_ok=True)
+        if create:
+            self.root.mkdir(parents=True, exist_ok=True)
 
     def _path(self, digest: str) -> str:
         return os.path.join(self.root, digest[:2], digest[2:])  # os.path, not pathlib: every attempt puts a blob

@@ -42,7 +42,7 @@ class RunStore:
         self.read_only = read_only
         if not read_only:
             self.run_dir.mkdir(parents=True, exist_ok=True)
-        self.blobs = BlobStore(self.run_dir / "blobs")
+        self.blobs = BlobStore(self.run_dir / "blobs", create=not read_only)
         self._lock = threading.RLock()
         self._next_call: int | None = None  # ledger row ids are handed out here: a deferred row has one before it is
         # written (one process writes a run directory at a time)

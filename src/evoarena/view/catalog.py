@@ -48,6 +48,7 @@ class RunCatalog:
         raise UnknownRun(run_id)
 
     def store(self, run_id: str) -> RunStore:
+        """The run's store, opened on first use (the runs root is walked only then)."""
         with self._lock:
             if run_id not in self._stores:
                 self._stores[run_id] = RunStore.open_existing(self.entry(run_id).path, read_only=True)

@@ -28,7 +28,7 @@ def ledger_filter(request: Request) -> LedgerFilter:
                         cached=_yes_no(q.get("cached")), error=_yes_no(q.get("error")))
 
 
-async def ledger(request: Request) -> HTMLResponse:
+def ledger(request: Request) -> HTMLResponse:
     run_id, store = run_store(request)
     f = ledger_filter(request)
     size = min(max(int_param(request, "size", PAGE_SIZE) or PAGE_SIZE, 1), 1000)

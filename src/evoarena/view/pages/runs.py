@@ -30,21 +30,21 @@ def _summaries(request: Request) -> list[dict[str, Any]]:
     return [_summary(e.id, cat.store(e.id)) for e in cat.entries()]
 
 
-async def runs(request: Request) -> HTMLResponse:
+def runs(request: Request) -> HTMLResponse:
     return page(request, "runs.html.j2", runs=_summaries(request))
 
 
-async def runs_rows(request: Request) -> HTMLResponse:
+def runs_rows(request: Request) -> HTMLResponse:
     return page(request, "runs_rows.html.j2", runs=_summaries(request))
 
 
-async def run(request: Request) -> HTMLResponse:
+def run(request: Request) -> HTMLResponse:
     run_id, store = run_store(request)
     return page(request, "run.html.j2", run=header(run_id, store), summary=_summary(run_id, store),
                 cells=queries.cells(store), roles=totals_by_role(store))
 
 
-async def run_cells(request: Request) -> HTMLResponse:
+def run_cells(request: Request) -> HTMLResponse:
     run_id, store = run_store(request)
     return page(request, "run_cells.html.j2", run=header(run_id, store), summary=_summary(run_id, store),
                 cells=queries.cells(store), roles=totals_by_role(store))

@@ -15,7 +15,7 @@ from evoarena.view.render import page
 PER_PAGE = 50
 
 
-async def tasks(request: Request) -> HTMLResponse:
+def tasks(request: Request) -> HTMLResponse:
     run_id, store = run_store(request)
     run = header(run_id, store)
     present = phases(store)

@@ -23,7 +23,7 @@ def _id(request: Request) -> int:
         raise HTTPException(404, f"no such id {request.path_params['id']!r}") from None
 
 
-async def attempt_page(request: Request) -> HTMLResponse:
+def attempt_page(request: Request) -> HTMLResponse:
     run_id, store = run_store(request)
     a = attempt(store, _id(request))
     if a is None:
@@ -35,7 +35,7 @@ async def attempt_page(request: Request) -> HTMLResponse:
                 version_url=version_url(run_id, a.cell, a.version_id))
 
 
-async def call_page(request: Request) -> HTMLResponse:
+def call_page(request: Request) -> HTMLResponse:
     run_id, store = run_store(request)
     conv = conversation(store, _id(request))
     if conv is None:
