@@ -1,6 +1,6 @@
 """Read-only queries of the viewer's lineage pages: per version its score means by phase (aggregated in SQL, so a
-cell with 10k graded test attempts returns a handful of rows), the scores a parent policy ranks by, one version's
-record, and a page of a cell's search / lineage events."""
+cell with 10k graded test attempts returns a handful of rows), the scores clade means and parent policies pool, the
+number of versions per cell, and a page of a cell's search / lineage events."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from dataclasses import dataclass
 
 from evoarena.store.db import RunStore
 from evoarena.store.queries import EventRow
-from evoarena.store.versions import VersionRow
 
 
 @dataclass(frozen=True)
@@ -47,21 +46,6 @@ def phase_scores(store: RunStore, cell: str, phases: Sequence[str]) -> dict[str,
     for r in rows:
         out.setdefault(str(r["version_id"]), {}).setdefault(str(r["phase"]), []).append(float(r["score"]))
     return out
-
-
-def version_row(store: RunStore, cell: str, version_id: str) -> VersionRow | None:
-    """One version of a cell, or None when the cell has no version of that id."""
-    r = store.query_one("SELECT id, parent_ids, method, manifest, step, created_at FROM harness_versions"
-                        " WHERE cell=? AND id=?", [cell, version_id])
-    if r is None:
-        return None
-    return VersionRow(str(r["id"]), json.loads(str(r["parent_ids"])), str(r["method"]), json.loads(str(r["manifest"])),
-                      str(r["step"]), str(r["created_at"]))
-
-
-def version_count(store: RunStore, cell: str) -> int:
-    row = store.query_one("SELECT COUNT(*) AS n FROM harness_versions WHERE cell=?", [cell])
-    return int(row["n"]) if row else 0
 
 
 def version_counts(store: RunStore) -> dict[str, int]:
