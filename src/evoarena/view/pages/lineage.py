@@ -1,0 +1,102 @@
+"""The lineage page (a cell's version graph as inline SVG, each node's scores, the policy's statistics, manifests
+and their verdicts, the search's events) and a version's page (its files, manifest, and diff to its parent or to
+any other version of the cell)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import HTMLResponse
+from starlette.routing import Route
+
+from evoarena.harness import diff_trees, load_tree
+from evoarena.store import queries
+from evoarena.store.view_lineage import cell_events, version_counts
+from evoarena.view.pages.common import header, run_store
+from evoarena.view.pages.lineage_data import LINEAGE_EVENTS, cell_lineage, parent_policies
+from evoarena.view.pages.lineage_graph import NODE_H, NODE_W, layout
+from evoarena.view.render import page
+
+EVENTS_PAGE = 50
+
+
+def lineage(request: Request) -> HTMLResponse:
+    run_id, store = run_store(request)
+    head = header(run_id, store)
+    cells = queries.cells(store)
+    counts = version_counts(store)
+    wanted = request.query_params.get("cell")
+    if wanted is not None and wanted not in {c.cell for c in cells}:
+        raise HTTPException(404, f"no cell {wanted!r} in run {run_id!r}")
+    default = next((c.cell for c in cells if counts.get(c.cell, 0) > 1), cells[0].cell if cells else None)
+    chosen = next((c for c in cells if c.cell == (wanted or default)), None)
+    context: dict[str, Any] = {"run": head, "cells": cells, "counts": counts, "chosen": chosen}
+    if chosen is not None:
+        data = cell_lineage(store, chosen, parent_policies(head.spec).get(chosen.condition))
+        offset = max(_int(request.query_params.get("events"), 0), 0)
+        events, n_events = cell_events(store, chosen.cell, LINEAGE_EVENTS, EVENTS_PAGE, offset)
+        context.update(data=data, graph=layout([n.id for n in data.nodes], [n.row.parent_ids for n in data.nodes]),
+                       node_w=NODE_W, node_h=NODE_H, events=events, n_events=n_events, offset=offset,
+                       page_size=EVENTS_PAGE)
+    return page(request, "lineage.html.j2", **context)
+
+
+def version(request: Request) -> HTMLResponse:
+    run_id, store = run_store(request)
+    head = header(run_id, store)
+    cell_id, version_id = str(request.path_params["cell"]), str(request.path_params["version"])
+    cell = next((c for c in queries.cells(store) if c.cell == cell_id), None)
+    if cell is None:
+        raise HTTPException(404, f"no cell {cell_id!r} in run {run_id!r}")
+    data = cell_lineage(store, cell, parent_policies(head.spec).get(cell.condition))
+    node = data.by_id.get(version_id)
+    if node is None:
+        raise HTTPException(404, f"no version {version_id!r} in cell {cell_id!r}")
+    against = request.query_params.get("against") or next((p for p in node.row.parent_ids if p in data.by_id), None)
+    if against is not None and against not in data.by_id:
+        raise HTTPException(404, f"no version {against!r} in cell {cell_id!r} to diff against")
+    tree = load_tree(store, node.id)
+    diff = None
+    if against is not None:
+        diff = diff_lines(diff_trees(load_tree(store, against), tree, against[:12], node.id[:12]))
+    return page(request, "lineage_version.html.j2", run=head, data=data, node=node, files=sorted(tree.items()),
+                against=against, diff=diff)
+
+
+def diff_lines(text: str) -> list[tuple[str, str]]:
+    """A unified diff's lines with their CSS class: `file` (the ---/+++ headers), `hunk`, `add`, `del`, `ctx`. A
+    hunk's line counts say where it ends, so a removed line that reads "-- x" is not taken for a header."""
+    out: list[tuple[str, str]] = []
+    old_left = new_left = 0
+    for line in text.splitlines():
+        if old_left > 0 or new_left > 0:
+            kind = {"+": "add", "-": "del"}.get(line[:1], "ctx")
+            old_left -= kind != "add"
+            new_left -= kind != "del"
+        elif (m := _HUNK.match(line)) is not None:
+            kind = "hunk"
+            old_left, new_left = int(m.group(1) or 1), int(m.group(2) or 1)
+        else:
+            kind = "file"
+        out.append((kind, line))
+    return out
+
+
+_HUNK = re.compile(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
+
+
+def _int(value: str | None, default: int) -> int:
+    try:
+        return int(value) if value is not None else default
+    except ValueError:
+        return default
+
+
+ROUTES = [
+    Route("/run/{run}/lineage", lineage, name="lineage"),
+    Route("/run/{run}/version/{cell}/{version}", version, name="version"),
+]
+NAV = [("lineage", "lineage")]
