@@ -244,7 +244,8 @@ def versions(run_dir: RunDirArg, cell: Annotated[str | None, typer.Option()] = N
     (practice, rollouts, val, test), its clade's val mean where it has children, the selected version starred."""
     from dataclasses import asdict
 
-    from evoarena.report.lineage_tree import cell_tree
+    from evoarena.report.lineage_tree import cell_tree, parent_policies
+    from evoarena.store import queries
     from evoarena.store.archive import result_matrix, task_scores, version_costs
     from evoarena.store.queries import version_results
 
@@ -265,25 +266,12 @@ def versions(run_dir: RunDirArg, cell: Annotated[str | None, typer.Option()] = N
                        for v in lineage(store, c)]
         emit_json(data)
         return
-    policies = _parent_policies(store)
+    row = queries.run(store)
+    policies = parent_policies((row.spec if row else None) or {})
     for c in cells:
         out.print(f"[bold]{c}[/]")
         out.print(cell_tree(store, c, rows[c]["selected_version"], policies.get(rows[c]["condition"])),
                   markup=False, highlight=False, soft_wrap=True)
-
-
-def _parent_policies(store: RunStore) -> dict[str, str]:
-    """{condition: parent_policy} of the run's conditions whose method takes one (hgm), from the stored spec."""
-    from evoarena.store import queries
-
-    row = queries.run(store)
-    spec = (row.spec if row else None) or {}
-    found = {}
-    for m in spec.get("methods", []):
-        policy = (m.get("params") or {}).get("parent_policy")
-        if isinstance(policy, str):
-            found[str(m.get("label") or m.get("name"))] = policy
-    return found
 
 
 @app.command()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from evoarena.search import Scored
 from evoarena.search.dgm import dgm_weights
@@ -99,3 +100,13 @@ def _mean(xs: Sequence[float]) -> float:
 def cell_tree(store: RunStore, cell: str, selected: str | None = None, policy: str | None = None) -> str:
     """The cell's tree as text, with `policy`'s statistic per node when it has one (`with_policy`)."""
     return render(with_policy(node_stats(cell_versions(store, cell), version_results(store, cell)), policy), selected)
+
+
+def parent_policies(spec: Mapping[str, Any]) -> dict[str, str]:
+    """{condition: parent_policy} of the spec's methods that take one (hgm), for `with_policy`."""
+    found = {}
+    for m in spec.get("methods", []):
+        policy = (m.get("params") or {}).get("parent_policy")
+        if isinstance(policy, str):
+            found[str(m.get("label") or m.get("name"))] = policy
+    return found

@@ -13,10 +13,11 @@ from starlette.responses import HTMLResponse
 from starlette.routing import Route
 
 from evoarena.harness import diff_trees, load_tree
+from evoarena.report.lineage_tree import parent_policies
 from evoarena.store import queries
 from evoarena.store.view_lineage import cell_events, version_counts
 from evoarena.view.pages.common import header, run_store
-from evoarena.view.pages.lineage_data import LINEAGE_EVENTS, cell_lineage, parent_policies
+from evoarena.view.pages.lineage_data import LINEAGE_EVENTS, cell_lineage
 from evoarena.view.pages.lineage_graph import NODE_H, NODE_W, layout
 from evoarena.view.render import page
 

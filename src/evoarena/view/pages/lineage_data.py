@@ -69,16 +69,6 @@ class CellLineage:
     by_id: Mapping[str, Node] = field(default_factory=dict)
 
 
-def parent_policies(spec: Mapping[str, Any]) -> dict[str, str]:
-    """{condition: parent_policy} of the spec's methods that take one (as `evoarena versions` reads it)."""
-    found = {}
-    for m in spec.get("methods", []):
-        policy = (m.get("params") or {}).get("parent_policy")
-        if isinstance(policy, str):
-            found[str(m.get("label") or m.get("name"))] = policy
-    return found
-
-
 def changes(store: RunStore, cell: str, versions: Sequence[VersionRow]) -> dict[str, ChangeResult]:
     """Each change's verdict, when some manifest of the cell names a task (else there is nothing to score and the
     cell's practice attempts are not read)."""
