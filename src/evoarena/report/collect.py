@@ -156,17 +156,23 @@ def build_views(
     return out
 
 
+def run_results(store: RunStore) -> dict[str, Any]:
+    """results.json's dict without the views' sections: the store's scores (of done cells), ledger rows and budgets
+    through build_results, and the role probes. What `evoarena view` shows of a run, finished or not."""
+    spec = _run(store).spec or {}
+    results = build_results(run_meta(store), score_records(store), call_records(store, spec), cell_budgets(store),
+                            spec_conditions(spec))
+    add_probes(store, results)
+    return results
+
+
 def rebuild_report(
     store: RunStore, views: Mapping[str, ReportView] | None = None, resolve_method: MethodResolver = no_methods
 ) -> dict[str, Any]:
     """Recompute results.json and report.html from the store alone, with the sections of the views given (by name);
     `resolve_method` gives views the method classes whose `state_view` they read."""
     views = dict(views or {})
-    meta = run_meta(store)
-    spec = _run(store).spec or {}
-    results = build_results(meta, score_records(store), call_records(store, spec), cell_budgets(store),
-                            spec_conditions(spec))
-    add_probes(store, results)
+    results = run_results(store)
     data = build_views(store, results, views, resolve_method)
     if data:
         results["views"] = data

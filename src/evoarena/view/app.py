@@ -12,10 +12,10 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from evoarena.view.catalog import RunCatalog, UnknownRun
-from evoarena.view.pages import runs
+from evoarena.view.pages import conditions, curves, runs
 from evoarena.view.render import environment, page
 
-PAGES = [runs]
+PAGES = [runs, conditions, curves]
 STATIC = Path(__file__).resolve().parent / "static"
 
 
