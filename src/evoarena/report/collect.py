@@ -14,6 +14,7 @@ from evoarena.report.html import write_report
 from evoarena.report.probes import DEFAULT_THRESHOLD, probes_section, summarise, warnings_by_condition
 from evoarena.report.records import CallRecord, CellBudget, RunMeta, ScoreRecord
 from evoarena.report.results import build_results
+from evoarena.report.store_sections import report_extras
 from evoarena.store import RunStore, queries
 from evoarena.store.calls import CallRow
 from evoarena.store.probes import probe_rows
@@ -176,5 +177,6 @@ def rebuild_report(
     data = build_views(store, results, views, resolve_method)
     if data:
         results["views"] = data
-    write_report(store.run_dir, results, views)
+    extras = report_extras(store, score_records(store), spec_conditions(_run(store).spec or {}))
+    write_report(store.run_dir, results, views, extras)
     return results
