@@ -5,6 +5,7 @@ running shows its done cells' scores, its pending cells' progress, and new attem
 from __future__ import annotations
 
 import shutil
+import time
 from pathlib import Path
 from typing import Any
 
@@ -71,13 +72,30 @@ def test_conditions_shows_build_results_numbers(viewer: Server, runs_root: Path,
     shoot(page, "conditions")
 
 
-def test_a_refresh_of_an_unchanged_run_recomputes_nothing(viewer: Server) -> None:
-    client = TestClient(viewer.app)
-    assert client.get("/run/quickstart/conditions").status_code == 200
+def test_a_finished_run_reads_its_results_json(viewer: Server) -> None:
+    text = TestClient(viewer.app).get("/run/quickstart/conditions").text
+    assert "Source: the run&#39;s results.json" in text and 'hx-trigger' not in text  # finished: no polling
+
+
+def test_a_refresh_of_an_unchanged_run_recomputes_nothing(tmp_path: Path, runs_root: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A running run's results are computed in the background (the page answers at once, saying so), once per
+    store write mark: refreshes of an unchanged store reuse them."""
+    writer, _ = _as_running(runs_root / "quickstart", tmp_path / "slow")
+    monkeypatch.setattr(results_cache, "WAIT_S", 0.0)
+    client = TestClient(create_app([tmp_path / "slow"]))
     before = results_cache.computed
+    first = client.get("/run/slow/conditions").text
+    assert "Computing the scores" in first and 'id="scores"' not in first and 'hx-trigger="every 3s"' in first
+    deadline = time.monotonic() + 30
+    while results_cache.computed == before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert results_cache.computed == before + 1
     for _ in range(3):
-        assert client.get("/run/quickstart/fragments/conditions").status_code == 200
-    assert results_cache.computed == before
+        text = client.get("/run/slow/fragments/conditions").text
+        assert 'id="scores"' in text and "computing" not in text
+    assert results_cache.computed == before + 1
+    writer.close()
 
 
 def _as_running(src: Path, dest: Path) -> tuple[RunStore, str]:

@@ -26,7 +26,8 @@ def _ordered(rows: list[dict[str, Any]], order: list[str]) -> list[dict[str, Any
 
 
 def _context(run: RunHeader, store: RunStore) -> dict[str, Any]:
-    results = cached_results(store)
+    got = cached_results(store)
+    results = got.results
     order = spec_conditions(run.spec)
     cells = queries.cells(store)
     pending = [c for c in cells if c.status != "done"]
@@ -48,7 +49,9 @@ def _context(run: RunHeader, store: RunStore) -> dict[str, Any]:
         budgets = _ordered(results["budgets"], order)
     budget_keys = sorted({k for b in budgets for k in b["used"]} | {k.removeprefix("max_") for b in budgets
                                                                      for k in b["limits"]})
-    return {"run": run, "status": run.row.status if run.row else "empty", "results": results,
+    status = run.row.status if run.row else "empty"
+    return {"run": run, "status": status, "results": results, "updating": got.updating, "source": got.source,
+            "poll": got.updating or status == "running",
             "conditions": conditions, "versus": versus, "calls": calls, "budgets": budgets,
             "budget_keys": budget_keys, "pending": pending, "progress": progress,
             "baseline": order[0] if order else None}
