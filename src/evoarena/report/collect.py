@@ -14,6 +14,7 @@ from evoarena.report.html import write_report
 from evoarena.report.probes import DEFAULT_THRESHOLD, probes_section, summarise, warnings_by_condition
 from evoarena.report.records import CallRecord, CellBudget, RunMeta, ScoreRecord
 from evoarena.report.results import build_results
+from evoarena.report.store_sections import report_extras
 from evoarena.store import RunStore, queries
 from evoarena.store.calls import CallRow
 from evoarena.store.probes import probe_rows
@@ -156,19 +157,26 @@ def build_views(
     return out
 
 
+def run_results(store: RunStore) -> dict[str, Any]:
+    """results.json's dict without the views' sections: the store's scores (of done cells), ledger rows and budgets
+    through build_results, and the role probes. What `evoarena view` shows of a run, finished or not."""
+    spec = _run(store).spec or {}
+    results = build_results(run_meta(store), score_records(store), call_records(store, spec), cell_budgets(store),
+                            spec_conditions(spec))
+    add_probes(store, results)
+    return results
+
+
 def rebuild_report(
     store: RunStore, views: Mapping[str, ReportView] | None = None, resolve_method: MethodResolver = no_methods
 ) -> dict[str, Any]:
     """Recompute results.json and report.html from the store alone, with the sections of the views given (by name);
     `resolve_method` gives views the method classes whose `state_view` they read."""
     views = dict(views or {})
-    meta = run_meta(store)
-    spec = _run(store).spec or {}
-    results = build_results(meta, score_records(store), call_records(store, spec), cell_budgets(store),
-                            spec_conditions(spec))
-    add_probes(store, results)
+    results = run_results(store)
     data = build_views(store, results, views, resolve_method)
     if data:
         results["views"] = data
-    write_report(store.run_dir, results, views)
+    extras = report_extras(store, score_records(store), spec_conditions(_run(store).spec or {}))
+    write_report(store.run_dir, results, views, extras)
     return results

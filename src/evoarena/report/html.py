@@ -19,6 +19,7 @@ from markupsafe import Markup
 from .chart import accuracy_svg
 from .hooks import ReportView
 from .labels import MECHANISM_LABEL, evidence_label
+from .store_sections import MAX_TASKS, ReportExtras
 
 RESULTS_FILE = "results.json"
 REPORT_FILE = "report.html"
@@ -104,9 +105,11 @@ class Page:
         )  # fmt: skip
 
 
-def render_html(results: dict[str, Any], views: Mapping[str, ReportView] | None = None) -> str:
+def render_html(results: dict[str, Any], views: Mapping[str, ReportView] | None = None,
+                extras: ReportExtras | None = None) -> str:
     """One self-contained HTML page: inline CSS, the accuracy chart as inline SVG, no external references. A section per
-    entry of `results["views"]` whose view is in `views` (by name), in the order of `views`."""
+    entry of `results["views"]` whose view is in `views` (by name), in the order of `views`; with `extras` (from the
+    store) the selected harnesses and their diffs, the per-task table and the learning curves."""
     evidence = str(results.get("evidence", ""))
     banner_class, banner_text = _banner(evidence)
     budgets = results.get("budgets", [])
@@ -129,20 +132,23 @@ def render_html(results: dict[str, Any], views: Mapping[str, ReportView] | None 
         evidence_caption=evidence_label(evidence),
         plot_svg=accuracy_svg(results),
         sections=sections,
+        extras=extras,
+        max_tasks=MAX_TASKS,
     )
 
 
 def write_report(
-    run_dir: Path, results: dict[str, Any], views: Mapping[str, ReportView] | None = None
+    run_dir: Path, results: dict[str, Any], views: Mapping[str, ReportView] | None = None,
+    extras: ReportExtras | None = None,
 ) -> tuple[Path, Path]:
-    """Write results.json (sorted keys, indent 2) and report.html (with the sections of `views`) into run_dir;
-    return both paths."""
+    """Write results.json (sorted keys, indent 2) and report.html (with the sections of `views`, and `extras` from
+    the store) into run_dir; return both paths."""
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     json_path = run_dir / RESULTS_FILE
     html_path = run_dir / REPORT_FILE
     text = json.dumps(results, sort_keys=True, indent=2, allow_nan=False, ensure_ascii=False) + "\n"
-    page = render_html(results, views)  # render before writing anything, so a failure leaves no half report
+    page = render_html(results, views, extras)  # render before writing anything, so a failure leaves no half report
     _write_atomic(json_path, text)
     _write_atomic(html_path, page)
     return json_path, html_path

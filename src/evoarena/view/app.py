@@ -12,10 +12,10 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from evoarena.view.catalog import RunCatalog, UnknownRun
-from evoarena.view.pages import ledger, lineage, runs, tasks, trace
+from evoarena.view.pages import conditions, curves, ledger, lineage, runs, tasks, trace
 from evoarena.view.render import environment, page
 
-PAGES = [runs, lineage, tasks, trace, ledger]
+PAGES = [runs, conditions, lineage, tasks, curves, ledger, trace]
 STATIC = Path(__file__).resolve().parent / "static"
 
 

@@ -1,0 +1,75 @@
+"""Learning curves from a run store: per condition the mean practice score at each practice step (an episode on an
+interactive benchmark), averaged over the condition's cells (seeds) step by step; and the ledger's cumulative tokens
+per role in call order. Shared by report.html and the viewer's curves page."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from evoarena.store import RunStore, queries
+from evoarena.store.view_curves import first_practice_answer, practice_steps, token_buckets
+
+from .line_chart import Series
+
+
+@dataclass(frozen=True)
+class ConditionCurve:
+    """One condition's (× model's, when a run has several) practice curve: `scores[i]` is the mean over its cells of
+    step i+1's mean score (None where no cell graded that step)."""
+
+    name: str
+    cells: int
+    scores: list[float | None]
+
+    @property
+    def series(self) -> Series:
+        return Series(self.name, [(i + 1.0, s) for i, s in enumerate(self.scores) if s is not None])
+
+    @property
+    def first(self) -> float | None:
+        return next((s for s in self.scores if s is not None), None)
+
+    @property
+    def last(self) -> float | None:
+        return next((s for s in reversed(self.scores) if s is not None), None)
+
+
+def practice_curves(store: RunStore, order: Sequence[str] = ()) -> list[ConditionCurve]:
+    """One curve per condition (spec `order` first) — per condition and model when the run has several models."""
+    cells = queries.cells(store)
+    several_models = len({c.model for c in cells}) > 1
+    place = {c: i for i, c in enumerate(order)}
+    groups: dict[str, list[list[float | None]]] = {}
+    for c in sorted(cells, key=lambda c: (place.get(c.condition, len(place)), c.condition, c.model, c.seed)):
+        name = f"{c.condition} · {c.model}" if several_models else c.condition
+        groups.setdefault(name, []).append([s.mean for s in practice_steps(store, c.cell)])
+    out = []
+    for name, per_cell in groups.items():
+        length = max((len(s) for s in per_cell), default=0)
+        scores: list[float | None] = []
+        for i in range(length):
+            vals = [s[i] for s in per_cell if i < len(s) and s[i] is not None]
+            scores.append(sum(v for v in vals if v is not None) / len(vals) if vals else None)
+        out.append(ConditionCurve(name, len(per_cell), scores))
+    return out
+
+
+def step_word(store: RunStore) -> str:
+    """"episode" when the run's practice units are episodes of an interactive benchmark, else "practice step"."""
+    try:
+        answer = json.loads(first_practice_answer(store) or "")
+    except ValueError:
+        return "practice step"
+    return "episode" if isinstance(answer, dict) and "trace" in answer else "practice step"
+
+
+def token_series(store: RunStore, buckets: int = 200) -> list[Series]:
+    """Per role, its cumulative tokens (input + output) over the ledger's call ids."""
+    by_role: dict[str, list[tuple[float, float]]] = {}
+    totals: dict[str, int] = {}
+    for b in token_buckets(store, buckets):
+        totals[b.role] = totals.get(b.role, 0) + b.input_tokens + b.output_tokens
+        by_role.setdefault(b.role, []).append((float(b.last_call), float(totals[b.role])))
+    return [Series(role, pts) for role, pts in sorted(by_role.items())]

@@ -1,0 +1,66 @@
+"""Read-only queries of the viewer's curves page (and the report's learning curves): a cell's score per practice
+step, and the ledger's tokens per role in call order, both aggregated in SQL so a big run is not loaded whole."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from evoarena.store.db import RunStore
+
+
+@dataclass(frozen=True)
+class StepScore:
+    """One practice step of a cell (a practice unit: a step of an evolving method, or an episode of an interactive
+    benchmark) — its attempts (practice and rollouts), how many were graded, and their mean score."""
+
+    unit_key: str
+    attempts: int
+    graded: int
+    mean: float | None
+
+
+def practice_steps(store: RunStore, cell: str) -> list[StepScore]:
+    """A cell's practice steps in the order they were recorded (by their first attempt); provider errors are left
+    out of the mean, as in the report."""
+    rows = store.query(
+        "SELECT unit_key, COUNT(*) AS n, SUM(score IS NOT NULL AND error IS NULL) AS g,"
+        " AVG(CASE WHEN error IS NULL THEN score END) AS m, MIN(id) AS first FROM attempts"
+        " WHERE cell=? AND phase IN ('practice', 'rollout') GROUP BY unit_key ORDER BY first",
+        [cell],
+    )
+    return [StepScore(str(r["unit_key"]), int(r["n"]), int(r["g"] or 0), None if r["m"] is None else float(r["m"]))
+            for r in rows]
+
+
+@dataclass(frozen=True)
+class TokenBucket:
+    """The tokens one role spent in a run of consecutive ledger rows ending at call id `last_call`."""
+
+    role: str
+    last_call: int
+    calls: int
+    input_tokens: int
+    output_tokens: int
+
+
+def token_buckets(store: RunStore, buckets: int = 200) -> list[TokenBucket]:
+    """The ledger cut into at most `buckets` equal ranges of call ids, per role: a tokens-over-time curve of a
+    100k-call run in one aggregate query."""
+    span = store.query_one("SELECT MIN(id) AS lo, MAX(id) AS hi FROM calls") or {}
+    if span.get("lo") is None:
+        return []
+    lo, hi = int(span["lo"]), int(span["hi"])
+    width = max(1, -(-(hi - lo + 1) // max(1, buckets)))  # ceil
+    rows = store.query(
+        "SELECT role, (id - ?) / ? AS b, MAX(id) AS last, COUNT(*) AS n, SUM(input_tokens) AS i,"
+        " SUM(output_tokens) AS o FROM calls GROUP BY role, b ORDER BY role, b",
+        [lo, width],
+    )
+    return [TokenBucket(str(r["role"]), int(r["last"]), int(r["n"]), int(r["i"] or 0), int(r["o"] or 0))
+            for r in rows]
+
+
+def first_practice_answer(store: RunStore) -> str | None:
+    """The answer of the run's first practice attempt (an interactive benchmark's holds the episode's trace)."""
+    row = store.query_one("SELECT answer FROM attempts WHERE phase='practice' ORDER BY id LIMIT 1")
+    return None if row is None or row["answer"] is None else str(row["answer"])

@@ -1,0 +1,74 @@
+"""The conditions page: per condition its test (and val) score with CI, n and errors, the difference to the baseline
+(the spec's first condition) with its CI, the budgets used, and tokens and cost per role and phase — all from
+report.collect.run_results (cached per store write mark), so the numbers are results.json's, also mid-run."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import HTMLResponse
+from starlette.routing import Route
+
+from evoarena.report.collect import spec_conditions
+from evoarena.store import RunStore, queries
+from evoarena.store.view_conditions import phase_counts
+from evoarena.view.pages.common import RunHeader, header, run_store
+from evoarena.view.render import page
+from evoarena.view.results_cache import cached_results
+
+
+def _ordered(rows: list[dict[str, Any]], order: list[str]) -> list[dict[str, Any]]:
+    """Rows by the spec's condition order (the baseline first), then by condition and model."""
+    place = {c: i for i, c in enumerate(order)}
+    return sorted(rows, key=lambda r: (place.get(str(r.get("condition")), len(place)), str(r.get("condition")),
+                                       str(r.get("model"))))
+
+
+def _context(run: RunHeader, store: RunStore) -> dict[str, Any]:
+    got = cached_results(store)
+    results = got.results
+    order = spec_conditions(run.spec)
+    cells = queries.cells(store)
+    pending = [c for c in cells if c.status != "done"]
+    progress: dict[str, dict[str, Any]] = {}
+    if pending:
+        names = {c.cell for c in pending}
+        for p in phase_counts(store):
+            if p.cell in names:
+                progress.setdefault(p.cell, {})[p.phase] = p
+    conditions: list[dict[str, Any]] = []
+    versus: dict[tuple[str, str], dict[str, Any]] = {}
+    calls: dict[str, Any] = {}
+    budgets: list[dict[str, Any]] = []
+    if results is not None:
+        versus = {(v["condition"], v["model"]): v for v in results["versus_baseline"]}
+        conditions = _ordered(results["conditions"], order)
+        calls = results["calls"]
+        calls = {**calls, "by_condition": _ordered(calls["by_condition"], order)}
+        budgets = _ordered(results["budgets"], order)
+    budget_keys = sorted({k for b in budgets for k in b["used"]} | {k.removeprefix("max_") for b in budgets
+                                                                     for k in b["limits"]})
+    status = run.row.status if run.row else "empty"
+    return {"run": run, "status": status, "results": results, "updating": got.updating, "source": got.source,
+            "poll": got.updating or status == "running",
+            "conditions": conditions, "versus": versus, "calls": calls, "budgets": budgets,
+            "budget_keys": budget_keys, "pending": pending, "progress": progress,
+            "baseline": order[0] if order else None}
+
+
+def conditions(request: Request) -> HTMLResponse:
+    run_id, store = run_store(request)
+    return page(request, "conditions.html.j2", **_context(header(run_id, store), store))
+
+
+def conditions_body(request: Request) -> HTMLResponse:
+    run_id, store = run_store(request)
+    return page(request, "conditions_body.html.j2", **_context(header(run_id, store), store))
+
+
+ROUTES = [
+    Route("/run/{run}/conditions", conditions, name="conditions"),
+    Route("/run/{run}/fragments/conditions", conditions_body, name="conditions_body"),
+]
+NAV = [("conditions", "conditions")]
