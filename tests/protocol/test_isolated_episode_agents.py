@@ -9,21 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_isolation_results import without_identity
 from test_results_pinned import RECIPES, normalised
 
 from evoarena.protocol.runner import run_experiment
 from evoarena.spec import ExperimentSpec, load_spec
 from evoarena.store import RunStore
-
-IDENTITY = {"spec_hash", "run_id", "method_isolation"}  # the isolation setting is part of the spec
-
-
-def _without_identity(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _without_identity(v) for k, v in value.items() if k not in IDENTITY}
-    if isinstance(value, list):
-        return [_without_identity(v) for v in value]
-    return value
 
 
 def _spec(name: str, isolation: str) -> ExperimentSpec:
@@ -47,8 +38,8 @@ def test_an_episode_agent_in_its_own_process_gives_the_in_process_results(name: 
         results[run] = run_experiment(_spec(name, isolation), tmp_path / run, probe=False)
     inside, apart = results["in"], results["apart"]
     assert apart["meta"]["extra"]["method_isolation"]["mode"] == "process"
-    assert json.dumps(_without_identity(normalised(apart)), sort_keys=True) == json.dumps(
-        _without_identity(normalised(inside)), sort_keys=True)
+    assert json.dumps(without_identity(normalised(apart)), sort_keys=True) == json.dumps(
+        without_identity(normalised(inside)), sort_keys=True)
     assert _versions(tmp_path / "apart") == _versions(tmp_path / "in")
     traces = {run: _traces(tmp_path / run) for run in ("in", "apart")}
     assert traces["apart"] == traces["in"]  # every step: action, observation, score, calls by type, agent's notes

@@ -15,11 +15,11 @@ from evoarena.protocol.runner import run_experiment
 IDENTITY = {"spec_hash", "run_id", "method_isolation"}  # the isolation setting is part of the spec
 
 
-def _without_identity(value: Any) -> Any:
+def without_identity(value: Any) -> Any:
     if isinstance(value, dict):
-        return {k: _without_identity(v) for k, v in value.items() if k not in IDENTITY}
+        return {k: without_identity(v) for k, v in value.items() if k not in IDENTITY}
     if isinstance(value, list):
-        return [_without_identity(v) for v in value]
+        return [without_identity(v) for v in value]
     return value
 
 
@@ -31,6 +31,6 @@ def test_isolated_methods_give_the_pinned_results(name: str, tmp_path: Path) -> 
     results = run_experiment(spec, tmp_path / "run")
     assert results["meta"]["extra"]["method_isolation"]["mode"] == "process"
     assert results["meta"]["extra"]["method_isolation"]["levels"] in (["bwrap"], ["process"])
-    got = _without_identity(normalised(results))
-    want = _without_identity(json.loads((GOLDEN / f"{name}.json").read_text("utf-8")))
+    got = without_identity(normalised(results))
+    want = without_identity(json.loads((GOLDEN / f"{name}.json").read_text("utf-8")))
     assert json.dumps(got, sort_keys=True, indent=1) == json.dumps(want, sort_keys=True, indent=1)
