@@ -112,6 +112,12 @@ def test_input_errors_are_one_line_and_write_nothing(tmp_path: Path, monkeypatch
                                               "EVOARENA_TEST_MISSING_KEY (named by api_key_env) is not set"),
         (["run", str(RECIPE), "--seeds", "a,b"], "error: --seeds: expected comma-separated integers, got 'a,b'"),
         (["run", str(broken)], f"error: {broken}:3:8: not valid YAML ("),
+        (["run", str(RECIPE), "--set", "benchmark.params.seed"], "error: --set 'benchmark.params.seed': expected "
+                                                                   "KEY=VALUE"),
+        (["run", str(RECIPE), "--set", "methods.9.params.x=1"], "error: --set methods.9.params.x: methods.9 is not an "
+                                                                  "index of a list of"),
+        (["run", str(RECIPE), "--set", "name.x=1"], "error: --set name.x: name is a value"),
+        (["run", str(RECIPE), "--set", "benchmark.params.n_test=-3"], "error: "),  # the spec's own check, one line
     ]
     for args, first in cases:
         result = runner.invoke(app, [*args, "--run-dir", str(target)])
@@ -144,3 +150,24 @@ def test_clr_build_and_certify_with_a_model_that_knows_nothing(tmp_path: Path) -
     assert result.exit_code == 0, result.output
     cert = json.loads(out.read_text())
     assert cert["certified"] is False and len(cert["certification"]["failed"]) == 80
+
+
+def test_set_changes_the_spec_before_it_is_read(tmp_path: Path) -> None:
+    """`--set KEY=VALUE` (dotted path, YAML value) is applied to the spec's file before validation: here another
+    benchmark seed and a method's param, both in the stored spec and its hash."""
+    from evoarena.store import RunStore, queries
+
+    args = ["run", str(RECIPE), "--model", "scripted", "--no-probe", "--run-dir", str(tmp_path / "run"), "--set",
+            "benchmark.params.seed=7", "--set", "methods.0.label=static"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    row = queries.run(RunStore(tmp_path / "run"))
+    assert row is not None and row.spec is not None
+    assert row.spec["benchmark"]["params"]["seed"] == 7 and row.spec["methods"][0]["label"] == "static"
+    plain = runner.invoke(app, ["run", str(RECIPE), "--model", "scripted", "--no-probe", "--run-dir",
+                                str(tmp_path / "plain")])
+    assert plain.exit_code == 0, plain.output
+    unset = queries.run(RunStore(tmp_path / "plain"))
+    assert unset is not None and unset.spec is not None and unset.spec["benchmark"]["params"]["seed"] != 7
+    assert row.spec_hash != unset.spec_hash
+

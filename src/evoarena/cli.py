@@ -42,6 +42,10 @@ def run(
     model: Annotated[str | None, typer.Option(help="Map every role to this model (e.g. scripted, embedded).")] = None,
     run_dir: Annotated[Path | None, typer.Option(help="Where to write the run (default runs/<name>-<hash>).")] = None,
     seeds: Annotated[str | None, typer.Option(help="Comma-separated seeds, overriding the spec's.")] = None,
+    set_: Annotated[list[str] | None, typer.Option(
+        "--set", help="KEY=VALUE set in the spec before it is read (repeatable): a dotted path, e.g. "
+        "benchmark.params.seed=1 or methods.2.params.beta=0; the value is YAML; part of the spec and its hash.",
+    )] = None,
     parallel: Annotated[int, typer.Option(help="Cells to run at once (at least; --concurrency runs more).")] = 1,
     concurrency: Annotated[int | None, typer.Option(
         min=1, help="Work and model calls in flight at once: cells, episodes, a step's rollouts and asks, val/test "
@@ -63,7 +67,7 @@ def run(
     from evoarena.protocol.validate import validate_spec
 
     try:
-        spec = load_spec(spec_path)
+        spec = load_spec(spec_path, set_ or ())
         if model:
             spec = spec.with_model(model)
         if seeds:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -229,7 +230,8 @@ def parse_spec(data: Any) -> ExperimentSpec:
         raise SpecError(_format_error(err)) from None
 
 
-def load_spec(path: str | Path) -> ExperimentSpec:
+def load_spec(path: str | Path, overrides: Sequence[str] = ()) -> ExperimentSpec:
+    """The spec in the YAML file `path`, with each `KEY=VALUE` of `overrides` set first (see `set_value`)."""
     p = Path(path)
     if not p.is_file():
         raise SpecError(f"spec: no such file {p}")
@@ -241,4 +243,41 @@ def load_spec(path: str | Path) -> ExperimentSpec:
         problem = getattr(err, "problem", None) or str(err).splitlines()[0]
         context = getattr(err, "context", None)
         raise SpecError(f"{where}: not valid YAML ({problem}{f', {context}' if context else ''})") from None
+    for item in overrides:
+        data = set_value(data, item)
     return parse_spec(data)
+
+
+def set_value(data: Any, item: str) -> Any:
+    """`data` with `KEY=VALUE` set: KEY a dotted path (`benchmark.params.seed`, `methods.2.params.beta`: a list's
+    element by its index), VALUE read as YAML (`1`, `true`, `[a, b]`, `{k: v}`, text). A missing mapping key is added;
+    a path through anything else is a SpecError."""
+    key, sep, raw = item.partition("=")
+    if not sep or not key.strip():
+        raise SpecError(f"--set {item!r}: expected KEY=VALUE, e.g. benchmark.params.seed=1")
+    try:
+        value = yaml.safe_load(raw)
+    except yaml.YAMLError:
+        raise SpecError(f"--set {item!r}: the value is not valid YAML") from None
+    parts = key.strip().split(".")
+    if not isinstance(data, dict):
+        raise SpecError("spec: the file's top level is not a mapping")
+    node: Any = data
+    for i, part in enumerate(parts):
+        last = i == len(parts) - 1
+        where = ".".join(parts[: i + 1])
+        if isinstance(node, dict):
+            if last:
+                node[part] = value
+            else:
+                node = node.setdefault(part, {})
+        elif isinstance(node, list):
+            if not part.isdigit() or int(part) >= len(node):
+                raise SpecError(f"--set {key}: {where} is not an index of a list of {len(node)}")
+            if last:
+                node[int(part)] = value
+            else:
+                node = node[int(part)]
+        else:
+            raise SpecError(f"--set {key}: {'.'.join(parts[:i])} is a value, not a mapping or list")
+    return data

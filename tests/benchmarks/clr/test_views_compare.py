@@ -206,7 +206,7 @@ def test_state_content_and_the_page(run: tuple[dict[str, Any], RunStore]) -> Non
     assert page.count('<caption class="mechanism">evidence: mechanism') == 8  # every CLR table, the manifests' one
     assert '<table id="changes-table">' in page
     assert page.count("data:image/png;base64,") == 3  # layers, scatter, tokens
-    assert page.count('<figure class="chart"><svg ') == 1  # the accuracy chart
+    assert page.count('<figure class="chart"><svg ') == 2  # the accuracy chart, the learning curves
 
 
 CRASH = {"calls": 0, "at": 0}
