@@ -36,7 +36,15 @@ def score(x: float | None, digits: int = 3) -> str:
     return "-" if x is None else f"{float(x):.{digits}f}"
 
 
+# pages that refresh parts of themselves (their own htmx polling); every other page of a running run is re-fetched
+# whole every few seconds and its main part swapped in (`live` in base.html.j2)
+SELF_REFRESHING = frozenset({"run.html.j2", "conditions.html.j2"})
+
+
 def page(request: Request, template: str, status_code: int = 200, **context: Any) -> HTMLResponse:
-    """`template` rendered with `context`, the request and the app's title."""
+    """`template` rendered with `context` and the request; `live` when the page's run is still running."""
+    run = context.get("run")
+    row = getattr(run, "row", None)
+    context.setdefault("live", template not in SELF_REFRESHING and getattr(row, "status", None) == "running")
     html = environment().get_template(template).render(request=request, **context)
     return HTMLResponse(html, status_code=status_code)
