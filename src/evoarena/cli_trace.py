@@ -24,6 +24,7 @@ from evoarena.store import (
     conversation_of,
     find_calls,
 )
+from evoarena.store.view_trace import episode
 
 CellOpt = Annotated[
     str | None, typer.Option("--cell", help="A cell name; when no call has that cell, every cell starting with it.")
@@ -165,23 +166,24 @@ def _episode(store: RunStore, attempt_id: int, as_json: bool) -> None:
     except (ValueError, KeyError, TypeError):
         fail(f"attempt {attempt_id} is not an episode with a trace (an interactive benchmark's attempt)")
         return
-    found = {s["call_id"]: conversation(store, s["call_id"]) for s in steps if s.get("call_id") is not None}
-    convs = {k: v for k, v in found.items() if v is not None}
     if as_json:
+        found = {s["call_id"]: conversation(store, s["call_id"]) for s in steps if s.get("call_id") is not None}
+        convs = {k: v for k, v in found.items() if v is not None}
         emit_json([{**s, "call": convs[s["call_id"]].to_json() if s.get("call_id") in convs else None}
                    for s in steps])
         return
-    noted = any(s.get("agent") for s in steps)  # an episode agent's notes: its `summary`, else the note itself
+    shown = episode(store, answer)  # the steps as the viewer's trace page reads them
+    if shown is None:
+        fail(f"attempt {attempt_id} is not an episode with a trace (an interactive benchmark's attempt)")
+        return
+    noted = any(st.note for st in shown.steps)  # an episode agent's notes: its `summary`, else the note itself
     t = Table(title=f"episode of attempt {attempt_id}: {len(steps)} steps")
     for col in ("step", "kind", "reply", "action", "score", "observation", *(("agent",) if noted else ())):
         t.add_column(col, overflow="fold")
-    for s in steps:
-        conv = convs.get(s.get("call_id"))
-        reply = conv.response.text.strip() if conv is not None and conv.response is not None else ""
-        note = s.get("agent") or {}
-        shown = str(note.get("summary") or (json.dumps(note, ensure_ascii=False) if note else ""))[:160]
-        t.add_row(str(s["step"]), s["kind"], reply[:60], s["action"], f"{s['score']:g}",
-                  " ".join(str(s["observation"]).split())[:120], *((shown,) if noted else ()))
+    for st in shown.steps:
+        score = "" if st.score is None else f"{st.score:g}"
+        t.add_row(str(st.step), st.kind, st.reply[:60], st.action, score, " ".join(st.observation.split())[:120],
+                  *((st.note[:160],) if noted else ()))
     out.print(t)
 
 
