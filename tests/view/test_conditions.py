@@ -77,6 +77,21 @@ def test_a_finished_run_reads_its_results_json(viewer: Server) -> None:
     assert "Source: the run&#39;s results.json" in text and 'hx-trigger' not in text  # finished: no polling
 
 
+def test_an_older_results_json_is_recomputed_from_the_store(tmp_path: Path, runs_root: Path) -> None:
+    """A results.json written by older code (same schema version, a section missing — found on real runs) is not
+    read: the page computes the results from the store and shows them."""
+    import json
+
+    old = tmp_path / "old"
+    shutil.copytree(runs_root / "quickstart", old)
+    data = json.loads((old / "results.json").read_text())
+    del data["versus_baseline"]
+    (old / "results.json").write_text(json.dumps(data))
+    response = TestClient(create_app([old])).get("/run/old/conditions")
+    assert response.status_code == 200 and 'id="scores"' in response.text
+    assert "Source: the store" in response.text
+
+
 def test_a_refresh_of_an_unchanged_run_recomputes_nothing(tmp_path: Path, runs_root: Path,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     """A running run's results are computed in the background (the page answers at once, saying so), once per

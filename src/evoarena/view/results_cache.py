@@ -38,15 +38,20 @@ class Results:
     source: str
 
 
+# what the pages read of results.json: a file written by older code (same schema version, fewer sections) is
+# recomputed from the store instead
+_READ = ("conditions", "versus_baseline", "budgets", "calls", "stats")
+
+
 def _finished_file(store: RunStore, run_id: str) -> dict[str, Any] | None:
-    """The finished run's results.json, when it is this run's and of this schema."""
+    """The finished run's results.json, when it is this run's, of this schema and has every section read."""
     path = store.run_dir / RESULTS_FILE
     try:
         data = json.loads(path.read_text("utf-8"))
     except (OSError, ValueError):
         return None
     ok = (isinstance(data, dict) and data.get("schema_version") == SCHEMA_VERSION
-          and data.get("meta", {}).get("run_id") == run_id)
+          and data.get("meta", {}).get("run_id") == run_id and all(k in data for k in _READ))
     return data if ok else None
 
 
