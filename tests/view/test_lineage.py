@@ -15,9 +15,9 @@ from view_server import Server
 
 from evoarena.harness import diff_trees, load_tree
 from evoarena.protocol.runner import run_experiment
+from evoarena.report.diff_view import diff_lines
 from evoarena.spec import load_spec
 from evoarena.store import RunStore
-from evoarena.view.pages.lineage import diff_lines
 from evoarena.view.pages.lineage_graph import NODE_H, layout
 
 RECIPES = Path(__file__).resolve().parents[2] / "recipes"

@@ -157,12 +157,13 @@ def build_views(
     return out
 
 
-def run_results(store: RunStore) -> dict[str, Any]:
-    """results.json's dict without the views' sections: the store's scores (of done cells), ledger rows and budgets
-    through build_results, and the role probes. What `evoarena view` shows of a run, finished or not."""
+def run_results(store: RunStore, scores: Sequence[ScoreRecord] | None = None) -> dict[str, Any]:
+    """results.json's dict without the views' sections: the store's scores (of done cells; `scores` when the caller
+    has read them), ledger rows and budgets through build_results, and the role probes. What `evoarena view` shows
+    of a run, finished or not."""
     spec = _run(store).spec or {}
-    results = build_results(run_meta(store), score_records(store), call_records(store, spec), cell_budgets(store),
-                            spec_conditions(spec))
+    results = build_results(run_meta(store), score_records(store) if scores is None else scores,
+                            call_records(store, spec), cell_budgets(store), spec_conditions(spec))
     add_probes(store, results)
     return results
 
@@ -173,10 +174,11 @@ def rebuild_report(
     """Recompute results.json and report.html from the store alone, with the sections of the views given (by name);
     `resolve_method` gives views the method classes whose `state_view` they read."""
     views = dict(views or {})
-    results = run_results(store)
+    scores = score_records(store)
+    results = run_results(store, scores)
     data = build_views(store, results, views, resolve_method)
     if data:
         results["views"] = data
-    extras = report_extras(store, score_records(store), spec_conditions(_run(store).spec or {}))
+    extras = report_extras(store, scores, spec_conditions(_run(store).spec or {}))
     write_report(store.run_dir, results, views, extras)
     return results

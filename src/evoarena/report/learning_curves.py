@@ -8,10 +8,13 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from markupsafe import Markup
+
 from evoarena.store import RunStore, queries
 from evoarena.store.view_curves import first_practice_answer, practice_steps, token_buckets
 
-from .line_chart import Series
+from .line_chart import Series, line_svg
+from .order import spec_rank
 
 
 @dataclass(frozen=True)
@@ -40,9 +43,9 @@ def practice_curves(store: RunStore, order: Sequence[str] = ()) -> list[Conditio
     """One curve per condition (spec `order` first) — per condition and model when the run has several models."""
     cells = queries.cells(store)
     several_models = len({c.model for c in cells}) > 1
-    place = {c: i for i, c in enumerate(order)}
+    rank = spec_rank(order)
     groups: dict[str, list[list[float | None]]] = {}
-    for c in sorted(cells, key=lambda c: (place.get(c.condition, len(place)), c.condition, c.model, c.seed)):
+    for c in sorted(cells, key=lambda c: (rank(c.condition), c.condition, c.model, c.seed)):
         name = f"{c.condition} · {c.model}" if several_models else c.condition
         groups.setdefault(name, []).append([s.mean for s in practice_steps(store, c.cell)])
     out = []
@@ -54,6 +57,12 @@ def practice_curves(store: RunStore, order: Sequence[str] = ()) -> list[Conditio
             scores.append(sum(v for v in vals if v is not None) / len(vals) if vals else None)
         out.append(ConditionCurve(name, len(per_cell), scores))
     return out
+
+
+def practice_svg(curves: Sequence[ConditionCurve], word: str, chart_id: str) -> Markup:
+    """The practice curves as one chart, scores on an axis from the data's range within 0–1."""
+    return line_svg([c.series for c in curves], title=f"Practice score per {word}", x_label=word,
+                    y_label="mean score (axis: the data's range)", chart_id=chart_id, y_bounds=(0.0, 1.0))
 
 
 def step_word(store: RunStore) -> str:

@@ -14,8 +14,9 @@ from evoarena.harness.versions import diff_trees, load_tree
 from evoarena.store import RunStore, queries
 from evoarena.store.versions import cell_versions
 
-from .learning_curves import ConditionCurve, practice_curves, step_word
-from .line_chart import line_svg
+from .diff_view import diff_lines
+from .learning_curves import ConditionCurve, practice_curves, practice_svg, step_word
+from .order import spec_rank
 from .records import ScoreRecord
 
 MAX_TASKS = 200  # rows of the per-task table; the rest is counted in a note
@@ -68,26 +69,17 @@ class ReportExtras:
     step_word: str
 
 
-def _line_class(line: str) -> str:
-    if line.startswith(("+++", "---")):
-        return "file"
-    if line.startswith("@@"):
-        return "hunk"
-    return {"+": "add", "-": "del"}.get(line[:1], "")
-
-
 def harness_diffs(store: RunStore, order: Sequence[str] = ()) -> list[HarnessDiff]:
     """Per cell (spec order, then seed): its selected version (the last tested, for a cell without a selection)
     against its first version."""
-    place = {c: i for i, c in enumerate(order)}
+    rank = spec_rank(order)
     out = []
-    for c in sorted(queries.cells(store), key=lambda c: (place.get(c.condition, len(place)), c.condition, c.model,
-                                                         c.seed)):
+    for c in sorted(queries.cells(store), key=lambda c: (rank(c.condition), c.condition, c.model, c.seed)):
         versions = cell_versions(store, c.cell)
         initial = versions[0].id if versions else None
         selected = c.selected_version or c.current_version
         files: list[HarnessFile] = []
-        lines: list[str] = []
+        lines: list[tuple[str, str]] = []
         if selected is not None:
             try:
                 tree = load_tree(store, selected)
@@ -95,9 +87,9 @@ def harness_diffs(store: RunStore, order: Sequence[str] = ()) -> list[HarnessDif
                 tree = {}
             files = [HarnessFile(p, t[:MAX_FILE_CHARS], len(t) > MAX_FILE_CHARS) for p, t in sorted(tree.items())]
             if initial is not None and initial != selected:
-                lines = diff_trees(load_tree(store, initial), tree, initial[:12], selected[:12]).splitlines()
+                lines = diff_lines(diff_trees(load_tree(store, initial), tree, initial[:12], selected[:12]))
         out.append(HarnessDiff(c.cell, c.condition, c.model, c.seed, initial, selected, files,
-                               [(_line_class(ln), ln) for ln in lines[:MAX_DIFF_LINES]], len(lines)))
+                               lines[:MAX_DIFF_LINES], len(lines)))
     return out
 
 
@@ -105,8 +97,8 @@ def task_table(scores: Sequence[ScoreRecord], order: Sequence[str] = (), limit: 
     """The test split's scores as a task × condition table, tasks by id, the first `limit` of them."""
     tests = [r for r in scores if r.split == "test"]
     several_models = len({r.model for r in tests}) > 1
-    place = {c: i for i, c in enumerate(order)}
-    keys = sorted({(r.condition, r.model) for r in tests}, key=lambda k: (place.get(k[0], len(place)), k))
+    rank = spec_rank(order)
+    keys = sorted({(r.condition, r.model) for r in tests}, key=lambda k: (rank(k[0]), k))
     names = [f"{c} · {m}" if several_models else c for c, m in keys]
     graded: dict[tuple[str, tuple[str, str]], list[float]] = defaultdict(list)
     seen: set[tuple[str, tuple[str, str]]] = set()
@@ -128,6 +120,5 @@ def task_table(scores: Sequence[ScoreRecord], order: Sequence[str] = (), limit: 
 def report_extras(store: RunStore, scores: Sequence[ScoreRecord], order: Sequence[str] = ()) -> ReportExtras:
     curves = practice_curves(store, order)
     word = step_word(store)
-    svg = line_svg([c.series for c in curves], title=f"Practice score per {word}", x_label=word,
-                   y_label="mean score (axis: the data's range)", chart_id="learning-curves", y_bounds=(0.0, 1.0))
-    return ReportExtras(harness_diffs(store, order), task_table(scores, order), curves, svg, word)
+    return ReportExtras(harness_diffs(store, order), task_table(scores, order), curves,
+                        practice_svg(curves, word, "learning-curves"), word)

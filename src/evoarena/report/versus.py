@@ -7,6 +7,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
+from .order import spec_rank
 from .records import ScoreRecord
 from .stats import bootstrap_ci, mean, stable_seed
 
@@ -19,8 +20,8 @@ def versus_baseline(scores: Sequence[ScoreRecord], order: Sequence[str], *, n_re
     for r in scores:
         if r.split == "test" and not r.error:
             by_cell[(r.condition, r.model)][r.task_id].append(r.score)
-    place = {c: i for i, c in enumerate(order)}
-    cells = sorted(by_cell, key=lambda cm: (place.get(cm[0], len(place)), cm[0], cm[1]))
+    rank = spec_rank(order)
+    cells = sorted(by_cell, key=lambda cm: (rank(cm[0]), cm[0], cm[1]))
     baseline_of: dict[str, str] = {}
     for condition, model in cells:
         baseline_of.setdefault(model, condition)

@@ -8,6 +8,7 @@ from typing import Any
 
 from starlette.requests import Request
 
+from evoarena.report.collect import spec_conditions
 from evoarena.store import RunStore, queries
 from evoarena.store.queries import RunRow
 from evoarena.view.catalog import RunCatalog
@@ -36,7 +37,7 @@ class RunHeader:
 
     @property
     def conditions(self) -> list[str]:
-        return [str(m.get("label") or m.get("name")) for m in self.spec.get("methods", [])]
+        return spec_conditions(self.spec)
 
 
 def header(run_id: str, store: RunStore) -> RunHeader:

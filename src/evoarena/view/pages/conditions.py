@@ -10,7 +10,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 from starlette.routing import Route
 
-from evoarena.report.collect import spec_conditions
+from evoarena.report.order import spec_rank
 from evoarena.store import RunStore, queries
 from evoarena.store.view_conditions import phase_counts
 from evoarena.view.pages.common import RunHeader, header, run_store
@@ -20,15 +20,14 @@ from evoarena.view.results_cache import cached_results
 
 def _ordered(rows: list[dict[str, Any]], order: list[str]) -> list[dict[str, Any]]:
     """Rows by the spec's condition order (the baseline first), then by condition and model."""
-    place = {c: i for i, c in enumerate(order)}
-    return sorted(rows, key=lambda r: (place.get(str(r.get("condition")), len(place)), str(r.get("condition")),
-                                       str(r.get("model"))))
+    rank = spec_rank(order)
+    return sorted(rows, key=lambda r: (rank(str(r.get("condition"))), str(r.get("condition")), str(r.get("model"))))
 
 
 def _context(run: RunHeader, store: RunStore) -> dict[str, Any]:
     got = cached_results(store)
     results = got.results
-    order = spec_conditions(run.spec)
+    order = run.conditions
     cells = queries.cells(store)
     pending = [c for c in cells if c.status != "done"]
     progress: dict[str, dict[str, Any]] = {}

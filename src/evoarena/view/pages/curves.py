@@ -8,8 +8,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 from starlette.routing import Route
 
-from evoarena.report.collect import spec_conditions
-from evoarena.report.learning_curves import practice_curves, step_word, token_series
+from evoarena.report.learning_curves import practice_curves, practice_svg, step_word, token_series
 from evoarena.report.line_chart import line_svg
 from evoarena.view.pages.common import header, run_store
 from evoarena.view.render import page
@@ -19,11 +18,9 @@ def curves(request: Request) -> HTMLResponse:
     run_id, store = run_store(request)
     run = header(run_id, store)
     word = step_word(store)
-    practice = practice_curves(store, spec_conditions(run.spec))
+    practice = practice_curves(store, run.conditions)
     tokens = token_series(store)
-    score_svg = line_svg([c.series for c in practice], title=f"Practice score per {word}", x_label=word,
-                         y_label="mean score (y axis: the data's range)", chart_id="practice-curve",
-                         y_bounds=(0.0, 1.0))
+    score_svg = practice_svg(practice, word, "practice-curve")
     token_svg = line_svg(tokens, title="Cumulative tokens per role", x_label="call id (ledger order)",
                          y_label="tokens (input + output)", chart_id="token-curve", y_zero=True)
     return page(request, "curves.html.j2", run=run, word=word, practice=practice, tokens=tokens,

@@ -4,7 +4,6 @@ any other version of the cell)."""
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from starlette.exceptions import HTTPException
@@ -13,12 +12,14 @@ from starlette.responses import HTMLResponse
 from starlette.routing import Route
 
 from evoarena.harness import diff_trees, load_tree
+from evoarena.report.diff_view import diff_lines
 from evoarena.report.lineage_tree import parent_policies
 from evoarena.store import queries
 from evoarena.store.view_lineage import cell_events, version_counts
 from evoarena.view.pages.common import header, run_store
 from evoarena.view.pages.lineage_data import LINEAGE_EVENTS, cell_lineage
 from evoarena.view.pages.lineage_graph import NODE_H, NODE_W, layout
+from evoarena.view.pages.paging import int_param
 from evoarena.view.render import page
 
 EVENTS_PAGE = 50
@@ -37,7 +38,7 @@ def lineage(request: Request) -> HTMLResponse:
     context: dict[str, Any] = {"run": head, "cells": cells, "counts": counts, "chosen": chosen}
     if chosen is not None:
         data = cell_lineage(store, chosen, parent_policies(head.spec).get(chosen.condition))
-        offset = max(_int(request.query_params.get("events"), 0), 0)
+        offset = max(int_param(request, "events", 0) or 0, 0)
         events, n_events = cell_events(store, chosen.cell, LINEAGE_EVENTS, EVENTS_PAGE, offset)
         context.update(data=data, graph=layout([n.id for n in data.nodes], [n.row.parent_ids for n in data.nodes]),
                        node_w=NODE_W, node_h=NODE_H, events=events, n_events=n_events, offset=offset,
@@ -65,35 +66,6 @@ def version(request: Request) -> HTMLResponse:
         diff = diff_lines(diff_trees(load_tree(store, against), tree, against[:12], node.id[:12]))
     return page(request, "lineage_version.html.j2", run=head, data=data, node=node, files=sorted(tree.items()),
                 against=against, diff=diff)
-
-
-def diff_lines(text: str) -> list[tuple[str, str]]:
-    """A unified diff's lines with their CSS class: `file` (the ---/+++ headers), `hunk`, `add`, `del`, `ctx`. A
-    hunk's line counts say where it ends, so a removed line that reads "-- x" is not taken for a header."""
-    out: list[tuple[str, str]] = []
-    old_left = new_left = 0
-    for line in text.splitlines():
-        if old_left > 0 or new_left > 0:
-            kind = {"+": "add", "-": "del"}.get(line[:1], "ctx")
-            old_left -= kind != "add"
-            new_left -= kind != "del"
-        elif (m := _HUNK.match(line)) is not None:
-            kind = "hunk"
-            old_left, new_left = int(m.group(1) or 1), int(m.group(2) or 1)
-        else:
-            kind = "file"
-        out.append((kind, line))
-    return out
-
-
-_HUNK = re.compile(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
-
-
-def _int(value: str | None, default: int) -> int:
-    try:
-        return int(value) if value is not None else default
-    except ValueError:
-        return default
 
 
 ROUTES = [
