@@ -161,12 +161,13 @@ def _episode(store: RunStore, attempt_id: int, as_json: bool) -> None:
     except KeyError:
         fail(f"no attempt {attempt_id} in {store.run_dir}")
         return
-    try:
-        steps = json.loads(answer or "")["trace"]
-    except (ValueError, KeyError, TypeError):
-        fail(f"attempt {attempt_id} is not an episode with a trace (an interactive benchmark's attempt)")
-        return
+    not_episode = f"attempt {attempt_id} is not an episode with a trace (an interactive benchmark's attempt)"
     if as_json:
+        try:
+            steps = json.loads(answer or "")["trace"]
+        except (ValueError, KeyError, TypeError):
+            fail(not_episode)
+            return
         found = {s["call_id"]: conversation(store, s["call_id"]) for s in steps if s.get("call_id") is not None}
         convs = {k: v for k, v in found.items() if v is not None}
         emit_json([{**s, "call": convs[s["call_id"]].to_json() if s.get("call_id") in convs else None}
@@ -174,10 +175,10 @@ def _episode(store: RunStore, attempt_id: int, as_json: bool) -> None:
         return
     shown = episode(store, answer)  # the steps as the viewer's trace page reads them
     if shown is None:
-        fail(f"attempt {attempt_id} is not an episode with a trace (an interactive benchmark's attempt)")
+        fail(not_episode)
         return
     noted = any(st.note for st in shown.steps)  # an episode agent's notes: its `summary`, else the note itself
-    t = Table(title=f"episode of attempt {attempt_id}: {len(steps)} steps")
+    t = Table(title=f"episode of attempt {attempt_id}: {len(shown.steps)} steps")
     for col in ("step", "kind", "reply", "action", "score", "observation", *(("agent",) if noted else ())):
         t.add_column(col, overflow="fold")
     for st in shown.steps:

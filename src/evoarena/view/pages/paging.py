@@ -1,9 +1,8 @@
-"""Query-string helpers the tasks, trace and ledger pages share: an int parameter read leniently, a link with query
-parameters, and the URL of a harness version's page (built by pattern: that page lives in another module)."""
+"""Query-string helpers the pages share: an int parameter read leniently, and a link with query parameters."""
 
 from __future__ import annotations
 
-from urllib.parse import quote, urlencode
+from urllib.parse import urlencode
 
 from starlette.requests import Request
 
@@ -22,7 +21,3 @@ def with_query(path: str, **params: object) -> str:
     kept = {k: str(v) for k, v in params.items() if v is not None and v != ""}
     return f"{path}?{urlencode(kept)}" if kept else path
 
-
-def version_url(run_id: str, cell: str, version: str) -> str:
-    """The harness version page: `/run/{run}/version/{cell}/{version}`."""
-    return f"/run/{quote(run_id, safe='')}/version/{quote(cell, safe='')}/{quote(version, safe='')}"

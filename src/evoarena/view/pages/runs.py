@@ -38,16 +38,18 @@ def runs_rows(request: Request) -> HTMLResponse:
     return page(request, "runs_rows.html.j2", runs=_summaries(request))
 
 
-def run(request: Request) -> HTMLResponse:
+def _overview(request: Request, template: str) -> HTMLResponse:
     run_id, store = run_store(request)
-    return page(request, "run.html.j2", run=header(run_id, store), summary=_summary(run_id, store),
+    return page(request, template, run=header(run_id, store), summary=_summary(run_id, store),
                 cells=queries.cells(store), roles=totals_by_role(store))
+
+
+def run(request: Request) -> HTMLResponse:
+    return _overview(request, "run.html.j2")
 
 
 def run_cells(request: Request) -> HTMLResponse:
-    run_id, store = run_store(request)
-    return page(request, "run_cells.html.j2", run=header(run_id, store), summary=_summary(run_id, store),
-                cells=queries.cells(store), roles=totals_by_role(store))
+    return _overview(request, "run_cells.html.j2")
 
 
 ROUTES = [

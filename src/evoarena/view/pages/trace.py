@@ -12,7 +12,6 @@ from starlette.routing import Route
 from evoarena.store.calls import conversation
 from evoarena.store.view_trace import attempt, call_attempts, episode, neighbours, output_text, unit_calls
 from evoarena.view.pages.common import header, run_store
-from evoarena.view.pages.paging import version_url
 from evoarena.view.render import page
 
 
@@ -31,8 +30,7 @@ def attempt_page(request: Request) -> HTMLResponse:
     conv = conversation(store, a.call_id) if a.call_id is not None else None
     output, cut = output_text(store, a.output_blob)
     return page(request, "trace.html.j2", run=header(run_id, store), a=a, conv=conv, output=output, output_cut=cut,
-                episode=episode(store, a.answer), unit_calls=unit_calls(store, a.cell, a.unit_key),
-                version_url=version_url(run_id, a.cell, a.version_id))
+                episode=episode(store, a.answer), unit_calls=unit_calls(store, a.cell, a.unit_key))
 
 
 def call_page(request: Request) -> HTMLResponse:
