@@ -93,10 +93,13 @@ def serve_episode(ctx: EpisodeContext, task: TaskView | None) -> Relay:
 
 class PortEpisodeContext:
     """The child's `EpisodeContext`: the harness as this episode has it (a copy kept in step with every edit the cell
-    accepted), everything else asked of the cell."""
+    accepted), everything else asked of the cell. A role's handle and the solver parameters are asked once (the
+    parameters again after an edit, which may change harness.toml), not at every step."""
 
     def __init__(self, port: Caller, tree: Mapping[str, str], sample_index: int) -> None:
         self._port, self._tree, self.sample_index = port, dict(tree), sample_index
+        self._roles: dict[str, RoleClient] = {}
+        self._params: GenParams | None = None
 
     @property
     def tree(self) -> Mapping[str, str]:
@@ -104,12 +107,14 @@ class PortEpisodeContext:
 
     @property
     def solver_params(self) -> GenParams:
-        out: GenParams = self._port.call("ep_solver_params")
-        return out
+        if self._params is None:
+            self._params = self._port.call("ep_solver_params")
+        return self._params
 
     def edit(self, path: str, text: str) -> None:
         self._port.call("ep_edit", path=path, text=text)  # the cell refuses an escape (HarnessPathError here too)
         self._tree[str(check_relpath(path))] = text
+        self._params = None
 
     def step_messages(self, view: EpisodeView, *, note: str = "") -> list[Message]:
         out: list[Message] = self._port.call("ep_step_messages", view=view_to_wire(view), note=note)
@@ -120,9 +125,11 @@ class PortEpisodeContext:
         return out
 
     def model(self, role: str) -> RoleClient:
-        info = self._port.call("ep_model", role=role)
-        return RoleClient(role, info["model_name"], info["default_params"], self._port, info["function_calling"])
-
+        if role not in self._roles:
+            info = self._port.call("ep_model", role=role)
+            self._roles[role] = RoleClient(role, info["model_name"], info["default_params"], self._port,
+                                           info["function_calling"])
+        return self._roles[role]
 
 
 class ChildAgents:
