@@ -175,11 +175,16 @@ def attempt_scores(store: RunStore, cell: str, version_id: str | None) -> list[A
     ]
 
 
-def version_results(store: RunStore, cell: str) -> dict[str, dict[str, list[float]]]:
+def version_results(store: RunStore, cell: str, phases: Sequence[str] | None = None
+                    ) -> dict[str, dict[str, list[float]]]:
     """Every graded attempt of a cell by the harness version it ran with, then by phase (practice, rollout, select,
-    test), in the order they were recorded: the per-node scores of the cell's lineage tree."""
-    rows = store.query("SELECT version_id, phase, score FROM attempts WHERE cell=? AND score IS NOT NULL ORDER BY id",
-                       [cell])
+    test), in the order they were recorded: the per-node scores of the cell's lineage tree. `phases`: only those
+    (the (cell, phase) index then skips the rest, e.g. a big test split)."""
+    if phases is not None and not phases:
+        return {}
+    only = f" AND phase IN ({', '.join('?' for _ in phases)})" if phases else ""
+    rows = store.query(f"SELECT version_id, phase, score FROM attempts WHERE cell=?{only} AND score IS NOT NULL"
+                       " ORDER BY id", [cell, *(phases or ())])
     out: dict[str, dict[str, list[float]]] = {}
     for r in rows:
         out.setdefault(str(r["version_id"]), {}).setdefault(str(r["phase"]), []).append(float(r["score"]))

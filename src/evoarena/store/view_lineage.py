@@ -34,20 +34,6 @@ def version_means(store: RunStore, cell: str, version_id: str | None = None) -> 
     return out
 
 
-def phase_scores(store: RunStore, cell: str, phases: Sequence[str]) -> dict[str, dict[str, list[float]]]:
-    """{version: {phase: scores}} of a cell's graded attempts in `phases` only (rollouts and val: what clade means
-    and parent policies pool; the index on (cell, phase) finds them without reading the test attempts)."""
-    if not phases:
-        return {}
-    marks = ", ".join("?" for _ in phases)
-    rows = store.query(f"SELECT version_id, phase, score FROM attempts WHERE cell=? AND phase IN ({marks})"
-                       " AND score IS NOT NULL ORDER BY id", [cell, *phases])
-    out: dict[str, dict[str, list[float]]] = {}
-    for r in rows:
-        out.setdefault(str(r["version_id"]), {}).setdefault(str(r["phase"]), []).append(float(r["score"]))
-    return out
-
-
 def version_counts(store: RunStore) -> dict[str, int]:
     """{cell: number of versions} of every cell that has one."""
     return {str(r["cell"]): int(r["n"])

@@ -11,9 +11,9 @@ from typing import Any
 from evoarena.report.change_report import ChangeResult, score_cell
 from evoarena.report.lineage_tree import NodeStats, node_stats, with_policy
 from evoarena.store import RunStore
-from evoarena.store.queries import CellRow, practice_attempts, unit_keys
+from evoarena.store.queries import CellRow, practice_attempts, unit_keys, version_results
 from evoarena.store.versions import VersionRow, cell_versions
-from evoarena.store.view_lineage import PhaseMean, phase_scores, version_means
+from evoarena.store.view_lineage import PhaseMean, version_means
 
 PHASES = (("practice", "practice"), ("rollout", "rollouts"), ("select", "val"), ("test", "test"))
 # events methods log about their search over versions: the policy's statistics and decisions, step by step
@@ -82,8 +82,8 @@ def cell_lineage(store: RunStore, cell: CellRow, policy: str | None) -> CellLine
     """Every version of `cell` with its scores, clade means, policy statistic and change verdict."""
     versions = cell_versions(store, cell.cell)
     means = version_means(store, cell.cell)
-    stats = {s.id: s for s in with_policy(node_stats(versions, phase_scores(store, cell.cell, ("rollout", "select"))),
-                                          policy)}
+    pooled = version_results(store, cell.cell, ("rollout", "select"))  # what clade means and policies pool
+    stats = {s.id: s for s in with_policy(node_stats(versions, pooled), policy)}
     verdicts = changes(store, cell.cell, versions)
     kids: dict[str, list[str]] = {}
     for v in versions:
