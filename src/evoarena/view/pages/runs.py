@@ -9,7 +9,6 @@ from starlette.responses import HTMLResponse
 from starlette.routing import Route
 
 from evoarena.store import RunStore, queries
-from evoarena.store.calls import totals_by_role
 from evoarena.store.view_queries import run_totals
 from evoarena.view.pages.common import catalog, header, run_store, wall_time
 from evoarena.view.render import page
@@ -40,8 +39,9 @@ def runs_rows(request: Request) -> HTMLResponse:
 
 def _overview(request: Request, template: str) -> HTMLResponse:
     run_id, store = run_store(request)
-    return page(request, template, run=header(run_id, store), summary=_summary(run_id, store),
-                cells=queries.cells(store), roles=totals_by_role(store))
+    summary = _summary(run_id, store)
+    return page(request, template, run=header(run_id, store), summary=summary, cells=queries.cells(store),
+                roles=summary["totals"].roles)
 
 
 def run(request: Request) -> HTMLResponse:
