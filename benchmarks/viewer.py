@@ -3,14 +3,16 @@ benchmarks/scale.py's scripted player) at a small and a large task count, its le
 calls to a target row count; then every page of the viewer is fetched (in process, Starlette's TestClient: server
 time, rendering included) cold and warm. Reported per page: seconds at each size and the large/small ratio (the
 baseline is the same page on the small run, in the same process). The issue's target: 10k tasks and 100k calls open
-in under 2 s.
+in under 2 s. The last cell's lineage is grown to a version count (a seeded random tree, each version one line away
+from its parent), so the lineage and version pages are timed on a search-sized tree too.
 
-Usage: python benchmarks/viewer.py [--tasks 1000,10000] [--calls 10000,100000] [--smoke]
+Usage: python benchmarks/viewer.py [--tasks 1000,10000] [--calls 10000,100000] [--versions 100,3000] [--smoke]
 """
 
 from __future__ import annotations
 
 import argparse
+import random
 import sqlite3
 import sys
 import tempfile
@@ -21,8 +23,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from scale import spec, write_tasks  # noqa: E402 - the benchmark's own sibling
 
+from evoarena.harness import Manifest, load_tree, save_version  # noqa: E402
 from evoarena.models import ResponseCache  # noqa: E402
 from evoarena.protocol.runner import run_experiment  # noqa: E402
+from evoarena.store import RunStore  # noqa: E402
 
 PAGES = ["/", "/run/{run}", "/run/{run}/conditions", "/run/{run}/curves", "/run/{run}/lineage",
          "/run/{run}/version/{cell}/{version}", "/run/{run}/tasks", "/run/{run}/tasks?page=50",
@@ -44,6 +48,23 @@ def make_run(root: Path, tasks: int, calls: int) -> Path:
                          f"LIMIT {calls - have}")
             have = conn.execute("SELECT COUNT(*) FROM calls").fetchone()[0]
     return run
+
+
+def grow_lineage(run: Path, versions: int) -> int:
+    """Add versions to the last cell until it holds `versions`: each a child of a random earlier one (seed 0), its
+    tree the parent's with one line appended. Returns the cell's version count."""
+    store = RunStore(run)
+    cell = store.query("SELECT cell, current_version FROM cells ORDER BY cell DESC LIMIT 1")[0]
+    ids = [r["id"] for r in store.query("SELECT id FROM harness_versions WHERE cell = ?", [cell["cell"]])]
+    rng = random.Random(0)
+    while len(ids) < versions:
+        parent = rng.choice(ids)
+        tree = load_tree(store, parent)
+        tree["notes.md"] = tree.get("notes.md", "") + f"lesson {len(ids)}\n"
+        ids.append(save_version(store, cell["cell"], tree, parents=[parent], method="bench",
+                                manifest=Manifest(intent=f"bench {len(ids)}"), step=f"bench/{len(ids)}"))
+    store.close()
+    return len(ids)
 
 
 def fill(run: Path) -> dict[str, str]:
@@ -79,16 +100,20 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--tasks", default="1000,10000")
     ap.add_argument("--calls", default="10000,100000")
-    ap.add_argument("--smoke", action="store_true", help="200/400 tasks, 1k/2k calls")
+    ap.add_argument("--versions", default="100,3000", help="harness versions in the last cell's lineage")
+    ap.add_argument("--smoke", action="store_true", help="200/400 tasks, 1k/2k calls, 50/200 versions")
     args = ap.parse_args()
     tasks = [200, 400] if args.smoke else [int(x) for x in args.tasks.split(",")]
     calls = [1000, 2000] if args.smoke else [int(x) for x in args.calls.split(",")]
+    versions = [50, 200] if args.smoke else [int(x) for x in args.versions.split(",")]
     results = []
-    for n, m in zip(tasks, calls, strict=True):
+    for n, m, v in zip(tasks, calls, versions, strict=True):
         with tempfile.TemporaryDirectory() as name:
             start = time.perf_counter()
             run = make_run(Path(name), n, m)
-            print(f"made a run of {n} tasks, {m} calls in {time.perf_counter() - start:.0f} s", flush=True)
+            have = grow_lineage(run, v)
+            print(f"made a run of {n} tasks, {m} calls, {have} versions in one cell in "
+                  f"{time.perf_counter() - start:.0f} s", flush=True)
             results.append(time_pages(run))
     small, large = results[0], results[-1]
     print(f"{'page':<42}{'small cold':>11}{'warm':>8}{'large cold':>12}{'warm':>8}{'ratio':>7}  status")
