@@ -12,7 +12,7 @@ import psutil
 import pytest
 from sandbox_modes import WARM, run
 
-from evoarena.sandbox import SandboxLimits, isolation
+from evoarena.sandbox import SandboxLimits, guard, isolation
 from evoarena.sandbox.guard import MIN_ENTRY_BYTES, disk_usage
 
 # every level cold, and bwrap through the warm worker
@@ -63,11 +63,22 @@ for i in range(64):  # 64 files of 8 MiB: 512 MiB, each file under RLIMIT_FSIZE
     with open(f"f{i}", "wb") as fh:
         for _ in range(8):
             fh.write(block)
+            os.fsync(fh.fileno())  # at disk speed, not the page cache's: seconds, many polls, even on a loaded machine
 print("all written", os.getcwd(), flush=True)
 """
     res = run(level, code, limits=SandboxLimits(wall_s=60.0, cpu_s=60, disk_mb=32))
     assert res.limit == "disk", (res.limit, res.stderr[-500:])
     assert "all written" not in res.stdout and not res.ok()
+    assert res.killed_for() == "killed: it wrote more than the sandbox's disk quota"
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_writing_past_the_quota_between_two_polls_still_breaches(level: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(guard, "DISK_PERIOD_S", 3600.0)  # one poll, at the start: the program exits before the next
+    code = "import os\nopen('big.bin', 'wb').write(os.urandom(12 << 20))\nprint('written', flush=True)"
+    res = run(level, code, limits=SandboxLimits(wall_s=60.0, cpu_s=60, disk_mb=8))
+    assert "written" in res.stdout  # it did finish: only the scan at its exit can see what it wrote
+    assert res.limit == "disk" and res.returncode is None and not res.ok()
     assert res.killed_for() == "killed: it wrote more than the sandbox's disk quota"
 
 

@@ -1,7 +1,8 @@
 """The parent's watch over a running sandbox: the scratch directory's disk use and the number of live processes.
 
 Both are enforced by the parent at every isolation level (root is exempt from ``RLIMIT_NPROC``, and no rlimit caps a
-directory's total size), by polling: a limit is noticed within one poll period, and the tree is then killed.
+directory's total size), by polling: a limit is noticed within one poll period, and the tree is then killed. A
+program that writes past the disk quota and exits between two polls is caught by one last scan at its exit.
 """
 
 from __future__ import annotations
@@ -59,3 +60,7 @@ class SandboxGuard:
             if disk_usage(self._scratch, stop_at=self._disk_bytes) > self._disk_bytes:
                 return "disk"
         return None
+
+    def over_disk_quota(self) -> bool:
+        """One last scan, whenever the last poll was: the program exited before a poll could see what it wrote."""
+        return disk_usage(self._scratch, stop_at=self._disk_bytes) > self._disk_bytes

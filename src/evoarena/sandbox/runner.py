@@ -158,10 +158,10 @@ def _execute(
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
     tree = ProcessTree(proc, reaper=used != "timeout-only")
     readers = [CappedReader(proc.stdout, limits.output_bytes), CappedReader(proc.stderr, limits.output_bytes)]
+    guard = SandboxGuard(scratch, limits.disk_mb, limits.max_processes)
     try:
         for thread in (*readers, StdinFeeder(proc.stdin, stdin.encode("utf-8"))):
             thread.start()
-        guard = SandboxGuard(scratch, limits.disk_mb, limits.max_processes)
         exited = tree.wait_exit(start + limits.wall_s, guard.breach)
         elapsed = time.monotonic() - start
     finally:  # on time-out, on error, and after a normal exit too: leave no background process behind
@@ -173,6 +173,8 @@ def _execute(
     if cpu_killed:
         returncode = None
     limit = "cpu" if cpu_killed else tree.breach or (None if exited else "wall")
+    if limit is None and guard.over_disk_quota():  # it wrote past the quota and exited between two polls
+        limit, returncode = "disk", None
     return SandboxResult(
         stdout=readers[0].text(),
         stderr=readers[1].text(),

@@ -239,6 +239,8 @@ def _run_program(ctl: socket.socket, alive: Callable[[], bool], scratch: str, en
         returncode = 128 - code if code < 0 else code  # a signal as bubblewrap reports it in a cold run: 128 + N
         if killed_by_cpu_limit(returncode, bwrap=True):
             returncode, limit = None, "cpu"
+        elif guard.over_disk_quota():  # it wrote past the quota and exited between two polls
+            returncode, limit = None, "disk"
     return SandboxResult(
         stdout=readers[0].text(), stderr=readers[1].text(), returncode=returncode,
         timed_out=limit in ("wall", "cpu"), truncated=readers[0].truncated or readers[1].truncated,
