@@ -155,3 +155,16 @@ def test_an_episode_is_shown_step_by_step(tmp_path: Path) -> None:
     assert shown.exit_code == 0 and "episode of attempt" in shown.stdout
     missing = runner.invoke(cli(), ["trace", str(tmp_path / "run"), "--episode", "999999"])
     assert missing.exit_code != 0 and "no attempt 999999" in missing.output
+    # with --cell: the cell's N-th episode of a phase (the cell by a unique prefix), the same table as its attempt id
+    nth = runner.invoke(cli(), ["trace", str(tmp_path / "run"), "--cell", "frozen", "--phase", "test",
+                                "--episode", "1", "--json"])
+    assert nth.exit_code == 0, nth.output
+    assert nth.stdout == result.stdout  # row is the first test attempt, the only cell's
+    second = runner.invoke(cli(), ["trace", str(tmp_path / "run"), "--cell", "frozen", "--phase", "test",
+                                   "--episode", "2", "--json"])
+    assert second.exit_code == 0 and second.stdout != result.stdout
+    past = runner.invoke(cli(), ["trace", str(tmp_path / "run"), "--cell", "frozen", "--phase", "test",
+                                 "--episode", "3"])
+    assert past.exit_code != 0 and "has 2 test episodes" in past.output
+    mixed = runner.invoke(cli(), ["trace", str(tmp_path / "run"), "--episode", "1", "--role", "solver"])
+    assert mixed.exit_code != 0 and "--episode takes --cell and --phase only" in mixed.output

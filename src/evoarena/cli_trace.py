@@ -23,6 +23,7 @@ from evoarena.store import (
     conversation,
     conversation_of,
     find_calls,
+    queries,
 )
 from evoarena.store.view_trace import episode
 
@@ -120,7 +121,8 @@ def _print_rich(conv: Conversation) -> None:
 
 
 EpisodeOpt = Annotated[int | None, typer.Option(
-    "--episode", help="An episode's attempt row id: its steps (action, score, observation, the solver's reply).")]
+    "--episode", help="An episode's steps (action, score, observation, the solver's reply): its attempt row id; with "
+    "--cell, the cell's N-th episode (1-based) of --phase (practice unless given).")]
 
 
 def trace(
@@ -138,7 +140,9 @@ def trace(
     episode of an interactive benchmark step by step."""
     store = open_run(run_dir)
     if episode is not None:
-        _episode(store, episode, as_json)
+        if task is not None or role is not None or attempt is not None or (phase is not None and cell is None):
+            fail("--episode takes --cell and --phase only (the N-th episode of a cell's phase), or an attempt id alone")
+        _episode(store, episode if cell is None else _nth_episode(store, cell, phase or "practice", episode), as_json)
         return
     rows = _select(store, cell=cell, task=task, role=role, phase=phase, attempt=attempt, limit=limit)
     convs = [conversation_of(store, r) for r in rows]
@@ -151,6 +155,18 @@ def trace(
     show = _print_rich if out.is_terminal else _print_plain
     for c in convs:
         show(c)
+
+
+def _nth_episode(store: RunStore, cell: str, phase: str, n: int) -> int:
+    """The attempt id of a cell's `n`-th episode (1-based) in `phase`; the cell by name or unique prefix."""
+    names = [c.cell for c in queries.cells(store)]
+    matches = [cell] if cell in names else [c for c in names if c.startswith(cell)]
+    if len(matches) != 1:
+        fail(f"--cell {cell!r} names {len(matches)} cells of this run; one of: {', '.join(names)}")
+    ids = queries.phase_attempt_ids(store, matches[0], phase)
+    if not 1 <= n <= len(ids):
+        fail(f"cell {matches[0]} has {len(ids)} {phase} episodes; --episode takes 1 to {len(ids)} with --cell")
+    return ids[n - 1]
 
 
 def _episode(store: RunStore, attempt_id: int, as_json: bool) -> None:

@@ -237,6 +237,13 @@ def episode_attempts(store: RunStore, cell: str, phase: str) -> list[EpisodeAtte
     ]
 
 
+def phase_attempt_ids(store: RunStore, cell: str, phase: str) -> list[int]:
+    """A cell's attempt row ids of one phase, in the order recorded (its episodes 1, 2, … on an interactive
+    benchmark)."""
+    return [int(r["id"]) for r in store.query("SELECT id FROM attempts WHERE cell=? AND phase=? ORDER BY id",
+                                              [cell, phase])]
+
+
 def tokens_by_unit(store: RunStore, cell: str) -> dict[str, dict[str, int]]:
     """A cell's ledger tokens (input + output) per unit key, then per role."""
     rows = store.query("SELECT unit, role, SUM(input_tokens + output_tokens) AS n FROM calls WHERE cell=? AND unit IS "
