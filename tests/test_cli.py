@@ -60,6 +60,10 @@ def test_versions_diff_checkout_rollback(run_dir: Path, tmp_path: Path) -> None:
     rows = json.loads(result.stdout)["reflexion__scripted__s0"]
     first, last = rows[0]["id"], rows[-1]["id"]
     assert first != last
+    by_prefix = runner.invoke(app, ["versions", str(run_dir), "--cell", "reflexion", "--json"])
+    assert by_prefix.exit_code == 0 and json.loads(by_prefix.stdout) == json.loads(result.stdout)
+    refused = runner.invoke(app, ["versions", str(run_dir), "--cell", "nope"])
+    assert refused.exit_code != 0 and "no cell 'nope'" in refused.output
     diff = runner.invoke(app, ["diff", str(run_dir), first[:8], last[:8]])
     assert diff.exit_code == 0 and "+++ " in diff.stdout and "memory/reflections.md" in diff.stdout
     dest = tmp_path / "checkout"

@@ -19,7 +19,7 @@ from rich.progress import (
 from rich.table import Table
 
 from evoarena.cli_clr import clr_app
-from evoarena.cli_common import JsonOpt, RunDirArg, emit_json, err, fail, open_run, out
+from evoarena.cli_common import JsonOpt, RunDirArg, emit_json, err, fail, open_run, out, resolve_cell
 from evoarena.cli_export import register as register_export
 from evoarena.cli_list import register as register_list
 from evoarena.cli_probe import probe_warnings
@@ -243,7 +243,9 @@ def _num(value: float | None) -> str:
 
 
 @app.command()
-def versions(run_dir: RunDirArg, cell: Annotated[str | None, typer.Option()] = None, as_json: JsonOpt = False) -> None:
+def versions(run_dir: RunDirArg,
+             cell: Annotated[str | None, typer.Option(help="A cell, by name or unique prefix.")] = None,
+             as_json: JsonOpt = False) -> None:
     """Harness versions of every cell (or one) as a tree: each version with the scores of the attempts made with it
     (practice, rollouts, val, test), its clade's val mean where it has children, the selected version starred."""
     from dataclasses import asdict
@@ -254,10 +256,8 @@ def versions(run_dir: RunDirArg, cell: Annotated[str | None, typer.Option()] = N
     from evoarena.store.queries import version_results
 
     store = open_run(run_dir)
-    rows = {c["cell"]: c for c in store.cells()}
-    if cell is not None and cell not in rows:
-        fail(f"no cell {cell!r} in this run (cells: {', '.join(rows)})")
-    cells = [cell] if cell else list(rows)
+    rows = {str(c["cell"]): c for c in store.cells()}
+    cells = [resolve_cell(store, cell)] if cell else list(rows)
     if as_json:
         data = {}
         for c in cells:

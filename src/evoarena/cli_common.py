@@ -34,5 +34,15 @@ def open_run(run_dir: Path) -> RunStore:
         raise  # unreachable
 
 
+def resolve_cell(store: RunStore, cell: str) -> str:
+    """A cell of the run by its name or a unique prefix of it (`evotest` for `evotest__embedded__s0`)."""
+    names = [str(c["cell"]) for c in store.cells()]
+    matches = [cell] if cell in names else [n for n in names if n.startswith(cell)]
+    if len(matches) != 1:
+        what = "no cell" if not matches else f"{len(matches)} cells match"
+        fail(f"{what} {cell!r} in this run (cells: {', '.join(names)})")
+    return matches[0]
+
+
 def emit_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")

@@ -12,7 +12,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from evoarena.cli_common import JsonOpt, RunDirArg, emit_json, err, fail, open_run, out
+from evoarena.cli_common import JsonOpt, RunDirArg, emit_json, err, fail, open_run, out, resolve_cell
 from evoarena.store import (
     CallRow,
     Conversation,
@@ -159,13 +159,10 @@ def trace(
 
 def _nth_episode(store: RunStore, cell: str, phase: str, n: int) -> int:
     """The attempt id of a cell's `n`-th episode (1-based) in `phase`; the cell by name or unique prefix."""
-    names = [c.cell for c in queries.cells(store)]
-    matches = [cell] if cell in names else [c for c in names if c.startswith(cell)]
-    if len(matches) != 1:
-        fail(f"--cell {cell!r} names {len(matches)} cells of this run; one of: {', '.join(names)}")
-    ids = queries.phase_attempt_ids(store, matches[0], phase)
+    name = resolve_cell(store, cell)
+    ids = queries.phase_attempt_ids(store, name, phase)
     if not 1 <= n <= len(ids):
-        fail(f"cell {matches[0]} has {len(ids)} {phase} episodes; --episode takes 1 to {len(ids)} with --cell")
+        fail(f"cell {name} has {len(ids)} {phase} episodes; --episode takes 1 to {len(ids)} with --cell")
     return ids[n - 1]
 
 
