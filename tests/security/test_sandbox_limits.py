@@ -75,7 +75,8 @@ print("all written", os.getcwd(), flush=True)
 @pytest.mark.parametrize("level", LEVELS)
 def test_writing_past_the_quota_between_two_polls_still_breaches(level: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(guard, "DISK_PERIOD_S", 3600.0)  # one poll, at the start: the program exits before the next
-    code = "import os\nopen('big.bin', 'wb').write(os.urandom(12 << 20))\nprint('written', flush=True)"
+    code = ("import os, time\ntime.sleep(0.5)  # the one poll comes first\n"
+            "open('big.bin', 'wb').write(os.urandom(12 << 20))\nprint('written', flush=True)")
     res = run(level, code, limits=SandboxLimits(wall_s=60.0, cpu_s=60, disk_mb=8))
     assert "written" in res.stdout  # it did finish: only the scan at its exit can see what it wrote
     assert res.limit == "disk" and res.returncode is None and not res.ok()
