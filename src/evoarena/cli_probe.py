@@ -36,8 +36,8 @@ def probe_roles(
     spec_path: Annotated[Path, typer.Argument(help="Experiment spec (YAML).")],
     model: Annotated[str | None, typer.Option(help="Map every role to this model (e.g. scripted, embedded).")] = None,
     run_dir: Annotated[Path | None, typer.Option(help="Run store to keep the probes in (default: the run's).")] = None,
-    threshold: Annotated[float, typer.Option(help="Warn below this share of usable replies.")] = 0.5,
-    max_tokens: Annotated[int, typer.Option(help="Cap on each probe reply's tokens.")] = 512,
+    threshold: Annotated[float, typer.Option(min=0.0, max=1.0, help="Warn below this share of usable replies.")] = 0.5,
+    max_tokens: Annotated[int, typer.Option(min=1, help="Cap on each probe reply's tokens.")] = 512,
     as_json: JsonOpt = False,
 ) -> None:
     """Send each update role of each method in SPEC a handful of canned update situations (the method's own
