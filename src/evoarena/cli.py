@@ -19,7 +19,17 @@ from rich.progress import (
 from rich.table import Table
 
 from evoarena.cli_clr import clr_app
-from evoarena.cli_common import JsonOpt, RunDirArg, emit_json, err, fail, open_run, out, resolve_cell
+from evoarena.cli_common import (
+    JsonOpt,
+    RunDirArg,
+    check_range,
+    emit_json,
+    err,
+    fail,
+    open_run,
+    out,
+    resolve_cell,
+)
 from evoarena.cli_export import register as register_export
 from evoarena.cli_list import register as register_list
 from evoarena.cli_probe import probe_warnings
@@ -50,16 +60,16 @@ def run(
         "benchmark.params.seed=1 or methods.2.params.beta=0; the value is YAML; part of the spec and its hash.",
     )] = None,
     parallel: Annotated[int, typer.Option(
-        min=1, max=1024, help="Cells to run at once (at least; --concurrency runs more).")] = 1,
+        help="Cells to run at once, 1 to 1024 (at least; --concurrency runs more).")] = 1,
     concurrency: Annotated[int | None, typer.Option(
-        min=1, max=1024, help="Work and model calls in flight at once: cells, episodes, a step's rollouts and asks, "
+        help="Work and model calls in flight at once, 1 to 1024: cells, episodes, a step's rollouts and asks, "
         "val/test grading (default: the spec's protocol.concurrency, 1). The results do not depend on it.")] = None,
     executor: Annotated[str | None, typer.Option(
         help="Where cells run: `local`, or `ray` / `ray:ADDRESS` (ADDRESS: auto, local, host:port, ray://host:port) "
         "for Ray tasks on a cluster (default: the spec's executor). The results do not depend on it.")] = None,
     no_probe: Annotated[bool, typer.Option("--no-probe", help="Skip the role probes before the run.")] = False,
     probe_threshold: Annotated[float, typer.Option(
-        min=0.0, max=1.0, help="Warn when a role's usable probe share is below.")] = 0.5,
+        help="Warn when a role's usable probe share (0 to 1) is below.")] = 0.5,
     certified: Annotated[bool, typer.Option(
         "--certified", help="Run each cell's method in a process of its own (protocol.isolation: process), which "
         "never holds the test split, the grader's data or the run database (docs/security.md).")] = False,
@@ -71,6 +81,9 @@ def run(
     from evoarena.protocol.runner import RunDirConflict, default_run_dir, plan_cells, run_experiment
     from evoarena.protocol.validate import validate_spec
 
+    check_range("--parallel", parallel, 1, 1024)
+    check_range("--concurrency", concurrency, 1, 1024)
+    check_range("--probe-threshold", probe_threshold, 0, 1)
     try:
         spec = load_spec(spec_path, set_ or ())
         if model:

@@ -248,8 +248,11 @@ class ExperimentSpec(_Strict):
 
 def _format_error(err: ValidationError) -> str:
     first = err.errors()[0]
-    loc = ".".join(str(p) for p in first["loc"]) or "spec"
-    return f"{loc}: {first['msg']}"
+    loc = ".".join(str(p) for p in first["loc"])
+    msg = first["msg"]
+    if first["type"] == "value_error" and not loc:  # a whole-spec check: its message names the field itself
+        return msg.removeprefix("Value error, ")
+    return f"{loc or 'spec'}: {msg}"
 
 
 def parse_spec(data: Any) -> ExperimentSpec:
