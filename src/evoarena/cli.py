@@ -19,17 +19,7 @@ from rich.progress import (
 from rich.table import Table
 
 from evoarena.cli_clr import clr_app
-from evoarena.cli_common import (
-    JsonOpt,
-    RunDirArg,
-    check_range,
-    emit_json,
-    err,
-    fail,
-    open_run,
-    out,
-    resolve_cell,
-)
+from evoarena.cli_common import JsonOpt, RunDirArg, emit_json, err, fail, open_run, out, resolve_cell
 from evoarena.cli_export import register as register_export
 from evoarena.cli_list import register as register_list
 from evoarena.cli_probe import probe_warnings
@@ -77,6 +67,7 @@ def run(
 ) -> None:
     """Run (or resume) an experiment. Re-running the same command resumes and makes no repeated calls. The role
     probes run first (`evoarena probe-roles`; cached, kept in the run store); a role below the threshold warns."""
+    from evoarena.cli_common import check_range
     from evoarena.protocol.progress import CellProgress
     from evoarena.protocol.runner import RunDirConflict, default_run_dir, plan_cells, run_experiment
     from evoarena.protocol.validate import validate_spec
