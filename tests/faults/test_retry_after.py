@@ -103,6 +103,8 @@ def test_a_retry_after_past_the_calls_remaining_timeout_is_capped(tmp_path: Path
     assert 0.5 <= arrivals[1] - arrivals[0] <= 1.2
     assert took < 2
     assert _ledger_tries(store) == 2
+    errors = [r["error"] for r in store.query("SELECT error FROM calls")]
+    assert len(errors) == 1 and "HTTP 429" in errors[0] and "(Retry-After: 3600 s)" in errors[0]
 
 
 @pytest.mark.parametrize(("headers", "expected"), [

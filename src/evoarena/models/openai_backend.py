@@ -104,11 +104,10 @@ class OpenAIBackend:
         except openai.APIConnectionError as err:
             raise self._error(f"connection failed ({_cause(err)})", retryable=True) from None
         except openai.APIStatusError as err:
-            status = err.status_code
-            raise self._error(
-                f"HTTP {status}: {_detail(err.message)}", retryable=is_retryable_status(status), status=status,
-                retry_after=retry_after_s(err.response.headers),
-            ) from None
+            status, wait = err.status_code, retry_after_s(err.response.headers)
+            asked = "" if wait is None else f" (Retry-After: {wait:g} s)"
+            raise self._error(f"HTTP {status}: {_detail(err.message)}{asked}", retryable=is_retryable_status(status),
+                              status=status, retry_after=wait) from None
         except Exception as err:  # a 200 whose body the SDK cannot read (truncated JSON, HTML from a proxy, …)
             raise self._error(f"unreadable response ({type(err).__name__}: {_detail(str(err))})",
                               retryable=True) from None
