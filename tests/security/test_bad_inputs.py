@@ -83,6 +83,7 @@ def test_a_cli_option_out_of_range_is_refused(spec_file: Path, option: str, valu
     ("roles.proposr=s", "roles.proposr", "did you mean proposer"),
     ("methods.1.roles.reflectr=s", "methods.1.roles.reflectr", "did you mean reflector"),
     ("methods.0.roles.reflector=s", "methods.0.roles.reflector", "known: solver"),  # frozen plays no reflector
+    ("gen.reflectr.max_tokens=64", "gen.reflectr", "did you mean reflector"),
 ])
 def test_a_misspelt_role_is_refused_with_the_closest_known(spec_file: Path, setting: str, named: str,
                                                            suggested: str) -> None:

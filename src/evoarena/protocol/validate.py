@@ -62,16 +62,18 @@ def validate_spec(spec: ExperimentSpec, search: Iterable[Path] = ()) -> Resolved
 
 
 def check_role_names(spec: ExperimentSpec, methods: Mapping[str, type[Method]], grader_roles: Iterable[str]) -> None:
-    """Every role the spec maps is one something plays: the solver, a grading role of the benchmark or a role of a
-    method (`Method.roles`: one of the spec's, or — in `roles:`, which a spec may share across method lists — any
-    registered one); a method's own `roles:` only its roles, the solver's or a grading one. A misspelt role would
+    """Every role the spec maps (or gives `gen:` defaults) is one something plays: the solver, a grading role of the
+    benchmark or a role of a method (`Method.roles`: one of the spec's, or — in `roles:` and `gen:`, which a spec may
+    share across method lists — any registered one); a method's own `roles:` only its roles, the solver's or a
+    grading one. A misspelt role would
     otherwise be a mapping nobody reads, its role silently played by the solver's model."""
     graders = {"solver", *grader_roles}
     here = graders.union(*(cls.roles for cls in methods.values()))
     anywhere = here.union(*(getattr(e.obj, "roles", ()) for e in catalog.entries("method")))
-    for role in spec.roles:
-        if role not in anywhere:
-            raise SpecError(f"roles.{role}: {_unknown(role, sorted(here), sorted(anywhere))}")
+    for field, names in (("roles", spec.roles), ("gen", spec.gen)):
+        for role in names:
+            if role not in anywhere:
+                raise SpecError(f"{field}.{role}: {_unknown(role, sorted(here), sorted(anywhere))}")
     for i, m in enumerate(spec.methods):
         own = sorted(graders.union(methods[m.condition].roles))
         for role in m.roles:
