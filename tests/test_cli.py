@@ -175,3 +175,29 @@ def test_set_changes_the_spec_before_it_is_read(tmp_path: Path) -> None:
     assert unset is not None and unset.spec is not None and unset.spec["benchmark"]["params"]["seed"] != 7
     assert row.spec_hash != unset.spec_hash
 
+
+
+def test_the_run_says_which_model_plays_each_role_and_where_the_solvers_stands_in(tmp_path: Path) -> None:
+    """ACE plays a curator the spec leaves unmapped: the start of the run says the solver's model plays it."""
+    spec = {"name": "banner", "benchmark": {"name": "arith", "params": {"seed": 0, "n_train": 2, "n_val": 1,
+                                                                        "n_test": 2}},
+            "methods": [{"name": "frozen"}, {"name": "ace", "roles": {"reflector": "r"}}],
+            "models": {"s": {"backend": "scripted", "model": "arith-student"},
+                       "r": {"backend": "scripted", "model": "arith-student"}},
+            "roles": {"solver": "s"}}
+    path = tmp_path / "roles.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    result = runner.invoke(app, ["run", str(path), "--no-probe", "--run-dir", str(tmp_path / "run")])
+    assert result.exit_code == 0, result.output
+    lines = [ln.strip() for ln in result.output.splitlines() if ln.strip().startswith("roles ")]
+    assert lines == ["roles  frozen: solver → s",
+                     "roles  ace: solver → s, reflector → r, curator → s (unmapped: the solver's model)"]
+
+
+def test_list_methods_shows_each_methods_roles() -> None:
+    result = runner.invoke(app, ["list", "methods", "--json"])
+    assert result.exit_code == 0
+    roles = {row["name"]: row["roles"] for row in json.loads(result.stdout)}
+    assert roles["frozen"] == ["solver"] and roles["ace"] == ["solver", "reflector", "curator"]
+    table = runner.invoke(app, ["list", "methods"], env={"COLUMNS": "300"})
+    assert "reflector, curator" in table.output

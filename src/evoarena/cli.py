@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.progress import (
@@ -33,6 +33,9 @@ from evoarena.harness import diff_trees, lineage, load_tree, resolve_version, ro
 from evoarena.spec import ExecutorSpec, ExperimentSpec, SpecError, load_spec
 from evoarena.store import DB_NAME, RunStore
 
+if TYPE_CHECKING:
+    from evoarena.protocol.validate import Resolved
+
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="evoarena: evolve and compare agent harnesses.")
 
 
@@ -46,15 +49,17 @@ def run(
         "--set", help="KEY=VALUE set in the spec before it is read (repeatable): a dotted path, e.g. "
         "benchmark.params.seed=1 or methods.2.params.beta=0; the value is YAML; part of the spec and its hash.",
     )] = None,
-    parallel: Annotated[int, typer.Option(help="Cells to run at once (at least; --concurrency runs more).")] = 1,
+    parallel: Annotated[int, typer.Option(
+        help="Cells to run at once, 1 to 1024 (at least; --concurrency runs more).")] = 1,
     concurrency: Annotated[int | None, typer.Option(
-        min=1, help="Work and model calls in flight at once: cells, episodes, a step's rollouts and asks, val/test "
-        "grading (default: the spec's protocol.concurrency, 1). The results do not depend on it.")] = None,
+        help="Work and model calls in flight at once, 1 to 1024: cells, episodes, a step's rollouts and asks, "
+        "val/test grading (default: the spec's protocol.concurrency, 1). The results do not depend on it.")] = None,
     executor: Annotated[str | None, typer.Option(
         help="Where cells run: `local`, or `ray` / `ray:ADDRESS` (ADDRESS: auto, local, host:port, ray://host:port) "
         "for Ray tasks on a cluster (default: the spec's executor). The results do not depend on it.")] = None,
     no_probe: Annotated[bool, typer.Option("--no-probe", help="Skip the role probes before the run.")] = False,
-    probe_threshold: Annotated[float, typer.Option(help="Warn when a role's usable probe share is below.")] = 0.5,
+    probe_threshold: Annotated[float, typer.Option(
+        help="Warn when a role's usable probe share (0 to 1) is below.")] = 0.5,
     certified: Annotated[bool, typer.Option(
         "--certified", help="Run each cell's method in a process of its own (protocol.isolation: process), which "
         "never holds the test split, the grader's data or the run database (docs/security.md).")] = False,
@@ -62,21 +67,25 @@ def run(
 ) -> None:
     """Run (or resume) an experiment. Re-running the same command resumes and makes no repeated calls. The role
     probes run first (`evoarena probe-roles`; cached, kept in the run store); a role below the threshold warns."""
+    from evoarena.cli_common import check_range
     from evoarena.protocol.progress import CellProgress
     from evoarena.protocol.runner import RunDirConflict, default_run_dir, plan_cells, run_experiment
     from evoarena.protocol.validate import validate_spec
 
+    check_range("--parallel", parallel, 1, 1024)
+    check_range("--concurrency", concurrency, 1, 1024)
+    check_range("--probe-threshold", probe_threshold, 0, 1)
     try:
         spec = load_spec(spec_path, set_ or ())
         if model:
             spec = spec.with_model(model)
         if seeds:
-            spec = spec.model_copy(update={"seeds": _seeds(seeds)})
+            spec = spec.with_seeds(_seeds(seeds))
         if certified:
             spec = spec.model_copy(update={"protocol": spec.protocol.model_copy(update={"isolation": "process"})})
         if executor:
             spec = spec.model_copy(update={"executor": _executor(spec, executor)})
-        validate_spec(spec, (spec_path.resolve().parent,))
+        resolved = validate_spec(spec, (spec_path.resolve().parent,))
     except (SpecError, ValueError) as e:
         fail(str(e))
         return
@@ -85,6 +94,7 @@ def run(
     if not as_json:
         isolation = "" if spec.protocol.isolation == "in-process" else "   methods: [bold]own process[/]"
         out.print(f"[bold]{spec.name}[/] → {target}   evidence: [bold]{evidence}[/]{isolation}")
+        _print_roles(spec, resolved)
     plans = plan_cells(spec)
     with Progress(
         TextColumn("{task.description}"),
@@ -121,6 +131,15 @@ def run(
     else:
         _print_results(results)
         out.print(f"wrote {target / 'results.json'} and {target / 'report.html'}")
+
+
+def _print_roles(spec: ExperimentSpec, resolved: Resolved) -> None:
+    """Under the run's first line: which model plays each role of each condition, and where the solver's stands in."""
+    from evoarena.protocol.roles import role_lines
+
+    plays = {condition: cls.roles for condition, cls in resolved.methods.items()}
+    for line in role_lines(spec, plays, resolved.benchmark.grader_roles(spec.benchmark.params)):
+        out.print(f"  roles  {line}", markup=False, highlight=False, soft_wrap=True)
 
 
 def _probe_warnings(summaries: list[Any], threshold: float) -> None:

@@ -18,8 +18,8 @@ clr_app = typer.Typer(no_args_is_help=True, help="CLR-Bench: build (and, later, 
 @clr_app.command("build")
 def clr_build(
     dest: Annotated[Path, typer.Option("--out", help="Where to write the release JSON.")] = Path("clr-release.json"),
-    seed: int = 0,
-    chains_per_domain: int = 2,
+    seed: Annotated[int, typer.Option(min=0, help="The release's seed.")] = 0,
+    chains_per_domain: Annotated[int, typer.Option(min=1, help="Rule chains drawn per domain.")] = 2,
     domains: Annotated[Path | None, typer.Option(help="Your own domains YAML (format: clr/data/domains.yaml).")] = None,
 ) -> None:
     """Build an (uncertified) CLR release from the shipped roster library and domains (or yours)."""

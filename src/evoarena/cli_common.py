@@ -26,6 +26,13 @@ def fail(message: str, code: int = 2) -> None:
     raise typer.Exit(code)
 
 
+def check_range(option: str, value: float | None, low: float, high: float) -> None:
+    """A one-line error (`fail`) unless `value` (when given) is within [low, high]: an option's range, checked by the
+    command itself so that the error is one line like every other input error, before anything is written."""
+    if value is not None and not low <= value <= high:
+        fail(f"{option}: {value:g} is out of range (from {low:g} to {high:g})")
+
+
 def open_run(run_dir: Path) -> RunStore:
     try:
         return RunStore.open_existing(run_dir)

@@ -21,21 +21,28 @@ def list_command(
     as_json: JsonOpt = False,
 ) -> None:
     """What a spec can name: every registered method, benchmark, scripted policy or report view (built-ins and
-    installed plugins), with its one-line description and params. Your own code: `module:Name` in the spec."""
+    installed plugins), with its one-line description and params (and a method's roles). Your own code:
+    `module:Name` in the spec."""
     from evoarena.protocol.catalog import entries
 
     if kind not in PLURALS:
         fail(f"list: unknown kind {kind!r} (known: {', '.join(PLURALS)})")
     rows: list[dict[str, Any]] = [{"name": e.name, "origin": e.origin, "description": e.description, "params": e.params}
             for e in entries(PLURALS[kind])]  # type: ignore[arg-type]
+    if kind == "methods":  # the roles a spec maps for it (an unmapped one is played by the solver's model)
+        for row, e in zip(rows, entries("method"), strict=True):
+            row["roles"] = list(getattr(e.obj, "roles", ()))
     if as_json:
         emit_json(rows)
         return
+    columns = ("name", "origin", "roles", "description", "params") if kind == "methods" else \
+        ("name", "origin", "description", "params")
     table = Table(title=kind)
-    for col in ("name", "origin", "description", "params"):
+    for col in columns:
         table.add_column(col, overflow="fold")
     for r in rows:
-        table.add_row(r["name"], r["origin"], r["description"], _params(r["params"]))
+        shown = {**r, "roles": ", ".join(r.get("roles", ())), "params": _params(r["params"])}
+        table.add_row(*(shown[c] for c in columns))
     out.print(table)
 
 

@@ -8,8 +8,8 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from evoarena.cli_common import JsonOpt, emit_json, err, fail, out
-from evoarena.spec import SpecError, load_spec
+from evoarena.cli_common import JsonOpt, check_range, emit_json, err, fail, out
+from evoarena.spec import INT64_MAX, SpecError, load_spec
 
 
 def probe_table(rows: list[dict[str, Any]], threshold: float, title: str = "role probes") -> Table:
@@ -36,8 +36,8 @@ def probe_roles(
     spec_path: Annotated[Path, typer.Argument(help="Experiment spec (YAML).")],
     model: Annotated[str | None, typer.Option(help="Map every role to this model (e.g. scripted, embedded).")] = None,
     run_dir: Annotated[Path | None, typer.Option(help="Run store to keep the probes in (default: the run's).")] = None,
-    threshold: Annotated[float, typer.Option(help="Warn below this share of usable replies.")] = 0.5,
-    max_tokens: Annotated[int, typer.Option(help="Cap on each probe reply's tokens.")] = 512,
+    threshold: Annotated[float, typer.Option(help="Warn below this share (0 to 1) of usable replies.")] = 0.5,
+    max_tokens: Annotated[int, typer.Option(help="Cap on each probe reply's tokens (at least 1).")] = 512,
     as_json: JsonOpt = False,
 ) -> None:
     """Send each update role of each method in SPEC a handful of canned update situations (the method's own
@@ -46,6 +46,8 @@ def probe_roles(
     from evoarena.protocol.probes import probe_spec
     from evoarena.protocol.runner import default_run_dir
 
+    check_range("--threshold", threshold, 0, 1)
+    check_range("--max-tokens", max_tokens, 1, INT64_MAX)
     try:
         spec = load_spec(spec_path)
         if model:

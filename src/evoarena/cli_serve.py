@@ -106,8 +106,8 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
 def serve(
     model: Annotated[str, typer.Argument(help="embedded (default), embedded-small, gemma, a shipped name, or a "
                                               ".gguf path.")] = "embedded",
-    port: Annotated[int, typer.Option(help="Port on 127.0.0.1.")] = DEFAULT_PORT,
-    n_ctx: Annotated[int, typer.Option("--n-ctx", help="Context window (tokens).")] = 8192,
+    port: Annotated[int, typer.Option(min=1, max=65535, help="Port on 127.0.0.1.")] = DEFAULT_PORT,
+    n_ctx: Annotated[int, typer.Option("--n-ctx", min=1, help="Context window (tokens).")] = 8192,
     function_calling: Annotated[bool, typer.Option(
         "--function-calling", help="Offer OpenAI function calling (llama-cpp-python's chatml-function-calling chat "
                                    "format, for ChatML models such as the shipped Qwen ones).")] = False,

@@ -13,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from evoarena.cli_common import JsonOpt, RunDirArg, emit_json, err, fail, open_run, out, resolve_cell
+from evoarena.spec import INT64_MAX
 from evoarena.store import (
     CallRow,
     Conversation,
@@ -36,7 +37,8 @@ TaskOpt = Annotated[
 ]
 RoleOpt = Annotated[str | None, typer.Option("--role", help="Only calls of this role (solver, reflector, …).")]
 PhaseOpt = Annotated[str | None, typer.Option("--phase", help="Only calls of this phase (practice, select, test).")]
-AttemptOpt = Annotated[int | None, typer.Option("--attempt", help="The call behind this attempt row id.")]
+AttemptOpt = Annotated[int | None, typer.Option("--attempt", min=0, max=INT64_MAX,
+                                                help="The call behind this attempt row id.")]
 
 NOT_KEPT = "(texts not kept: this call was recorded before the run store kept call texts)"
 
@@ -121,8 +123,8 @@ def _print_rich(conv: Conversation) -> None:
 
 
 EpisodeOpt = Annotated[int | None, typer.Option(
-    "--episode", help="An episode's steps (action, score, observation, the solver's reply): its attempt row id; with "
-    "--cell, the cell's N-th episode (1-based) of --phase (practice unless given).")]
+    "--episode", min=1, max=INT64_MAX, help="An episode's steps (action, score, observation, the solver's reply): its "
+    "attempt row id; with --cell, the cell's N-th episode (1-based) of --phase (practice unless given).")]
 
 
 def trace(
@@ -133,7 +135,8 @@ def trace(
     attempt: AttemptOpt = None,
     phase: PhaseOpt = None,
     episode: EpisodeOpt = None,
-    limit: Annotated[int, typer.Option(help="At most this many calls (the last ones matching).")] = 20,
+    limit: Annotated[int, typer.Option(min=1, max=INT64_MAX,
+                                       help="At most this many calls (the last ones matching).")] = 20,
     as_json: JsonOpt = False,
 ) -> None:
     """The matching calls' exact messages and responses (cached calls too), oldest first; or, with `--episode`, an
@@ -207,7 +210,8 @@ def calls_command(
     task: TaskOpt = None,
     role: RoleOpt = None,
     phase: PhaseOpt = None,
-    limit: Annotated[int, typer.Option(help="At most this many calls (the last ones matching).")] = 50,
+    limit: Annotated[int, typer.Option(min=1, max=INT64_MAX,
+                                       help="At most this many calls (the last ones matching).")] = 50,
     as_json: JsonOpt = False,
 ) -> None:
     """The call ledger, newest last (filtered by cell, task, role or phase)."""

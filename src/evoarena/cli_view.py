@@ -17,7 +17,7 @@ DEFAULT_PORT = 8765
 def view(
     paths: Annotated[list[Path] | None, typer.Argument(help="Run directories, or a folder holding them (default: runs)"
                                                        )] = None,
-    port: Annotated[int, typer.Option(help="Port on 127.0.0.1")] = DEFAULT_PORT,
+    port: Annotated[int, typer.Option(min=1, max=65535, help="Port on 127.0.0.1")] = DEFAULT_PORT,
     host: Annotated[str, typer.Option(help="Address to listen on; anything but loopback shows your runs to the "
                                            "network")] = "127.0.0.1",
 ) -> None:

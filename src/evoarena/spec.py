@@ -6,7 +6,7 @@ import hashlib
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -21,6 +21,8 @@ EMBEDDED_SHORTHANDS: dict[str, str] = {
     "gemma": "gemma3-270m",
 }
 Evidence = Literal["mechanism", "scaled", "replication"]
+INT64_MAX = 2**63 - 1  # SQLite's largest integer: seeds, row ids and limits past it cannot be stored or asked for
+Seed = Annotated[int, Field(ge=0, le=INT64_MAX)]  # folded by backends that take fewer bits
 
 
 class SpecError(ValueError):
@@ -34,8 +36,8 @@ class _Strict(BaseModel):
 class Price(_Strict):
     """USD per million tokens; 0 for local models."""
 
-    input_per_mtok: float = 0.0
-    output_per_mtok: float = 0.0
+    input_per_mtok: float = Field(default=0.0, ge=0, allow_inf_nan=False)
+    output_per_mtok: float = Field(default=0.0, ge=0, allow_inf_nan=False)
 
 
 class ModelSpec(_Strict):
@@ -47,10 +49,10 @@ class ModelSpec(_Strict):
     model: str = ""
     base_url: str | None = None  # openai only
     api_key_env: str | None = None  # name of the env var holding the key (never the key itself)
-    timeout_s: float = 120.0
-    max_retries: int = 4
-    concurrency: int = 4  # per endpoint
-    n_ctx: int = 2048  # embedded only
+    timeout_s: float = Field(default=120.0, gt=0, allow_inf_nan=False)  # one try's; a call's tries share a deadline
+    max_retries: int = Field(default=4, ge=0, le=100)
+    concurrency: int = Field(default=4, ge=1, le=1024)  # per endpoint
+    n_ctx: int = Field(default=2048, ge=1)  # embedded only
     price: Price = Price()
     # openai only: the server offers function calling (tools), so methods that use tools may call them natively
     # (`evoarena serve --function-calling` prints such a spec); otherwise they use a plain-text tool protocol
@@ -106,12 +108,13 @@ class MethodSpec(_Strict):
 
 
 class ProtocolSpec(_Strict):
-    epochs: int = 1
-    select_every: int = 0  # evaluate a checkpoint on val every N practice steps (0 = end of each epoch)
+    epochs: int = Field(default=1, ge=1)
+    # evaluate a checkpoint on val every N practice steps (0 = end of each epoch)
+    select_every: int = Field(default=0, ge=0)
     # "best": the checkpoint with the best val mean is graded on test; "last": the last version is (methods that
     # deploy their final state, e.g. SkillProx's X*), and no checkpoint is graded on val
     select: Literal["best", "last"] = "best"
-    workers: int = 2  # concurrent evaluations (val/test)
+    workers: int = Field(default=2, ge=1, le=1024)  # concurrent evaluations (val/test)
     # "stop": a unit with a provider error (after retries) is not kept and the run stops, to be resumed;
     # "record": keep the error rows (excluded from accuracy, counted in n_errors) and go on.
     on_provider_error: Literal["stop", "record"] = "stop"
@@ -137,7 +140,19 @@ class ExecutorSpec(_Strict):
 
     kind: Literal["local", "ray"] = "local"
     address: str = "auto"
-    cpus_per_cell: float = Field(default=1.0, gt=0)  # the Ray resources a cell's task asks for
+    cpus_per_cell: float = Field(default=1.0, gt=0, allow_inf_nan=False)  # the Ray resources a cell's task asks for
+
+
+class GenSpec(_Strict):
+    """The shape of one role's `gen:` entry (default generation params, models.GenParams); only checked, the entry
+    itself is kept as written (so it hashes as before)."""
+
+    temperature: float = Field(default=0.0, ge=0, le=2, allow_inf_nan=False)
+    max_tokens: int = Field(default=256, ge=1)
+    stop: list[str] = Field(default_factory=list)
+    seed: Seed | None = None
+    logprobs: bool = False
+    top_logprobs: int = Field(default=0, ge=0, le=20)
 
 
 class ExperimentSpec(_Strict):
@@ -146,7 +161,7 @@ class ExperimentSpec(_Strict):
     methods: list[MethodSpec]
     models: dict[str, ModelSpec]
     roles: dict[str, str] = Field(default_factory=lambda: {"solver": "default"})
-    seeds: list[int] = Field(default_factory=lambda: [0])
+    seeds: list[Seed] = Field(default_factory=lambda: [0])
     budget: Budget = Budget()
     protocol: ProtocolSpec = ProtocolSpec()
     executor: ExecutorSpec = ExecutorSpec()
@@ -169,6 +184,15 @@ class ExperimentSpec(_Strict):
             raise ValueError("methods: two methods share a condition name; give one a label")
         if not self.seeds:
             raise ValueError("seeds: at least one seed is needed")
+        if len(set(self.seeds)) != len(self.seeds):
+            raise ValueError(f"seeds: a seed is listed twice ({self.seeds})")
+        for role, gen in self.gen.items():
+            try:
+                GenSpec.model_validate(gen)
+            except ValidationError as err:
+                first = err.errors()[0]
+                where = ".".join(["gen", role, *(str(p) for p in first["loc"])])
+                raise ValueError(f"{where}: {first['msg']}") from None
         return self
 
     def with_model(self, name: str) -> ExperimentSpec:
@@ -192,6 +216,13 @@ class ExperimentSpec(_Strict):
                 raise SpecError(f"--model: unknown model {name!r} (known: {known}, or a path to a .gguf)")
         roles = {role: name for role in self.roles}
         return self.model_copy(update={"models": models, "roles": roles})
+
+    def with_seeds(self, seeds: Sequence[int]) -> ExperimentSpec:
+        """The spec with these seeds, checked as the spec's own would be."""
+        try:
+            return ExperimentSpec.model_validate({**dict(self), "seeds": list(seeds)})
+        except ValidationError as err:
+            raise SpecError(f"--seeds: {_format_error(err)}") from None
 
     def roles_for(self, method: MethodSpec) -> dict[str, str]:
         """The role -> model map one condition uses: the spec's, with the method's overrides."""
@@ -217,8 +248,11 @@ class ExperimentSpec(_Strict):
 
 def _format_error(err: ValidationError) -> str:
     first = err.errors()[0]
-    loc = ".".join(str(p) for p in first["loc"]) or "spec"
-    return f"{loc}: {first['msg']}"
+    loc = ".".join(str(p) for p in first["loc"])
+    msg = first["msg"]
+    if first["type"] == "value_error" and not loc:  # a whole-spec check: its message names the field itself
+        return msg.removeprefix("Value error, ")
+    return f"{loc or 'spec'}: {msg}"
 
 
 def parse_spec(data: Any) -> ExperimentSpec:
@@ -230,13 +264,38 @@ def parse_spec(data: Any) -> ExperimentSpec:
         raise SpecError(_format_error(err)) from None
 
 
+def safe_name(name: str) -> str:
+    """`name` made fit to be one directory name (a run's default directory): path separators, control characters and
+    leading dots become `_`, and it is cut to 200 bytes — so it never leaves its parent or hides in it. An ordinary
+    name is returned as it is, so a run's default directory stays where earlier runs put it."""
+    safe = "".join("_" if c in "/\\" or not c.isprintable() else c for c in name)
+    dots = len(safe) - len(safe.lstrip("."))
+    safe = "_" * dots + safe[dots:]
+    return safe.encode("utf-8", "surrogatepass")[:200].decode("utf-8", "ignore") or "_"
+
+
+def read_spec_text(p: Path) -> str:
+    """The spec file's text; a missing file, a directory, an unreadable or non-UTF-8 file is a one-line SpecError
+    naming the path."""
+    if p.is_dir():
+        raise SpecError(f"spec: {p} is a directory, not a spec file")
+    if not p.exists():
+        raise SpecError(f"spec: no such file {p}")
+    try:
+        return p.read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise SpecError(f"spec: {p} is not UTF-8 text (byte {err.object[err.start]:#04x} at offset {err.start})"
+                        ) from None
+    except OSError as err:
+        raise SpecError(f"spec: cannot read {p} ({err.strerror or type(err).__name__})") from None
+
+
 def load_spec(path: str | Path, overrides: Sequence[str] = ()) -> ExperimentSpec:
     """The spec in the YAML file `path`, with each `KEY=VALUE` of `overrides` set first (see `set_value`)."""
     p = Path(path)
-    if not p.is_file():
-        raise SpecError(f"spec: no such file {p}")
+    text = read_spec_text(p)
     try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+        data = yaml.safe_load(text)
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None) or getattr(err, "context_mark", None)
         where = f"{p}:{mark.line + 1}:{mark.column + 1}" if mark is not None else str(p)

@@ -161,12 +161,15 @@ class Completion:
 
 
 class ProviderError(Exception):
-    """A backend could not produce a completion. `retryable` marks timeouts, 429 and 5xx."""
+    """A backend could not produce a completion. `retryable` marks timeouts, 429 and 5xx; `retry_after`: the seconds
+    the provider asked to wait before the next try (its `Retry-After`), None when it said nothing."""
 
-    def __init__(self, message: str, *, retryable: bool, status: int | None = None) -> None:
+    def __init__(self, message: str, *, retryable: bool, status: int | None = None,
+                 retry_after: float | None = None) -> None:
         super().__init__(message)
         self.retryable = retryable
         self.status = status
+        self.retry_after = retry_after
 
 
 @runtime_checkable

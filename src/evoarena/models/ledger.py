@@ -1,4 +1,5 @@
-"""Every model call goes through here: cache, retries with backoff, concurrency limit, budget, ledger row."""
+"""Every model call goes through here: cache, retries with backoff (or the provider's `Retry-After`), concurrency
+limit, budget, ledger row."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential
+from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, wait_exponential
 
 from evoarena.models.base import (
     Backend,
@@ -118,6 +119,16 @@ def attributed(scope: CallScope) -> Iterator[None]:
         yield
     finally:
         _attribution.reset(token)
+
+
+def _pause(err: BaseException | None, backoff: float, deadline: float) -> float:
+    """The wait before the next try: the back-off, or the provider's `Retry-After` when it asks for longer — but
+    never past the call's `deadline` (monotonic): its start plus `timeout_s` for each try it may make, the longest
+    its tries could have taken had each timed out. So a provider that asks for an hour cannot stall the run."""
+    asked = err.retry_after if isinstance(err, ProviderError) else None
+    if asked is None or asked <= backoff:
+        return backoff
+    return max(backoff, min(asked, deadline - time.monotonic()))
 
 
 class RoleModel:
@@ -249,19 +260,27 @@ class RoleModel:
 
     def _with_retries(self, attempt: Callable[[], Completion]) -> Completion:
         """`attempt()`, retried on a retryable provider error up to `max_retries` times with exponential back-off
-        (base, 2·base, 4·base, … at most 30 s). The first try is made directly: most calls succeed at once, and
-        tenacity's machinery costs more than a scripted call."""
+        (base, 2·base, 4·base, … at most 30 s), or longer where the provider asked for it (`_pause`). The first try is
+        made directly: most calls succeed at once, and tenacity's machinery costs more than a scripted call."""
+        deadline = time.monotonic() + self.spec.timeout_s * (self.spec.max_retries + 1)
         try:
             return attempt()
         except ProviderError as err:
             if not err.retryable or self.spec.max_retries == 0:
                 raise
+            first = err
         sleep = self.halt.sleep if self.halt is not None else time.sleep
-        sleep(min(self.backoff_base_s, 30))  # tenacity's wait_exponential after try 1; it takes over from try 2
+        sleep(_pause(first, min(self.backoff_base_s, 30), deadline))  # tenacity takes over from try 2
+        backoff = wait_exponential(multiplier=2 * self.backoff_base_s, max=30)
+
+        def wait(state: RetryCallState) -> float:
+            failed = state.outcome.exception() if state.outcome is not None else None
+            return _pause(failed, backoff(state), deadline)
+
         return Retrying(
             retry=retry_if_exception(lambda e: isinstance(e, ProviderError) and e.retryable),
             stop=stop_after_attempt(self.spec.max_retries),
-            wait=wait_exponential(multiplier=2 * self.backoff_base_s, max=30),
+            wait=wait,
             sleep=sleep,
             reraise=True,
         )(attempt)

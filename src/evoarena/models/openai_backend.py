@@ -2,8 +2,8 @@
 
 One attempt per `complete` call: retries, caching, the ledger and concurrency limits live in the wrapper. Failures
 become `ProviderError`, retryable for timeouts, connection errors, 408, 409, 429, 5xx and responses that cannot be
-read or lack choices or a message. The API key is read from the env var named by `spec.api_key_env` and is never put
-in an error message or a log line.
+read or lack choices or a message; an error response's `Retry-After` rides along as `retry_after` (seconds). The
+API key is read from the env var named by `spec.api_key_env` and is never put in an error message or a log line.
 
 Function calling, where the spec says the server offers it (`function_calling: true`): `params.tools` and
 `tool_choice` are sent, the reply's `message.tool_calls` read (arguments as the model wrote them, even when they are
@@ -14,8 +14,11 @@ whose chat template drops `role: tool` messages (llama-cpp-python's `chatml-func
 
 from __future__ import annotations
 
+import math
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 import openai
@@ -101,10 +104,10 @@ class OpenAIBackend:
         except openai.APIConnectionError as err:
             raise self._error(f"connection failed ({_cause(err)})", retryable=True) from None
         except openai.APIStatusError as err:
-            status = err.status_code
-            raise self._error(
-                f"HTTP {status}: {_detail(err.message)}", retryable=is_retryable_status(status), status=status
-            ) from None
+            status, wait = err.status_code, retry_after_s(err.response.headers)
+            asked = "" if wait is None else f" (Retry-After: {wait:g} s)"
+            raise self._error(f"HTTP {status}: {_detail(err.message)}{asked}", retryable=is_retryable_status(status),
+                              status=status, retry_after=wait) from None
         except Exception as err:  # a 200 whose body the SDK cannot read (truncated JSON, HTML from a proxy, …)
             raise self._error(f"unreadable response ({type(err).__name__}: {_detail(str(err))})",
                               retryable=True) from None
@@ -147,11 +150,44 @@ class OpenAIBackend:
             tool_calls=_tool_calls(getattr(message, "tool_calls", None)),
         )
 
-    def _error(self, what: str, *, retryable: bool, status: int | None = None) -> ProviderError:
+    def _error(self, what: str, *, retryable: bool, status: int | None = None,
+               retry_after: float | None = None) -> ProviderError:
         msg = f"openai backend ({self.model_id} at {self.endpoint}): {what}"
         if self._secret:
             msg = msg.replace(self._secret, "***")
-        return ProviderError(msg, retryable=retryable, status=status)
+        return ProviderError(msg, retryable=retryable, status=status, retry_after=retry_after)
+
+
+def retry_after_s(headers: Mapping[str, str], now: datetime | None = None) -> float | None:
+    """The wait a response asks for, in seconds: `retry-after-ms` (OpenAI's), else `Retry-After` as seconds or as an
+    HTTP date (RFC 9110); None when it asks for none or says something unreadable. A date in the past is 0."""
+    raw_ms = headers.get("retry-after-ms")
+    if raw_ms is not None:
+        ms = _seconds(raw_ms)
+        if ms is not None:
+            return ms / 1000
+    raw = headers.get("retry-after")
+    if raw is None:
+        return None
+    seconds = _seconds(raw)
+    if seconds is not None:
+        return seconds
+    try:
+        when = parsedate_to_datetime(raw.strip())
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:  # RFC 9110 dates are GMT
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
+
+
+def _seconds(raw: str) -> float | None:
+    """A non-negative, finite number of seconds, else None."""
+    try:
+        value = float(raw.strip())
+    except ValueError:
+        return None
+    return value if math.isfinite(value) and value >= 0 else None
 
 
 def wire_messages(messages: Sequence[Message], *, tool_results: str = "tool") -> list[dict[str, Any]]:

@@ -3,6 +3,7 @@ seed its calls use): one rule for the cells, the role probes, the grading roles 
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evoarena.models import GenParams
@@ -21,3 +22,23 @@ def role_map(spec: ExperimentSpec, m: MethodSpec, roles: tuple[str, ...]) -> dic
     mapped = spec.roles_for(m)
     fallback = mapped.get("solver", next(iter(mapped.values())))
     return {**{r: fallback for r in sorted(roles)}, **mapped}
+
+
+def role_lines(spec: ExperimentSpec, plays: Mapping[str, tuple[str, ...]], grader_roles: Sequence[str]) -> list[str]:
+    """What a run says at its start about its roles: per condition (`plays`: condition -> the roles its method
+    plays), which model plays each, marking the roles left unmapped that fall back to the solver's model; the
+    benchmark's grading roles; and the roles `roles:` maps that nothing in this spec plays."""
+    lines = []
+    for m in spec.methods:
+        mapped = spec.roles_for(m)
+        models = role_map(spec, m, plays[m.condition])
+        shown = [f"{r} → {models[r]}" + ("" if r in mapped else " (unmapped: the solver's model)")
+                 for r in dict.fromkeys(plays[m.condition])]
+        lines.append(f"{m.condition}: {', '.join(shown)}")
+    if grader_roles:
+        lines.append(f"grading: {', '.join(f'{r} → {spec.roles[r]}' for r in grader_roles if r in spec.roles)}")
+    played = {r for roles in plays.values() for r in roles} | set(grader_roles)
+    idle = [r for r in spec.roles if r not in played]
+    if idle:
+        lines.append(f"mapped but played by no method here: {', '.join(idle)}")
+    return lines

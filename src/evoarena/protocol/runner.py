@@ -17,7 +17,7 @@ from evoarena.protocol.probes import DEFAULT_THRESHOLD, ProbeSummary, plan_probe
 from evoarena.protocol.progress import Progress
 from evoarena.protocol.scheduler import Scheduler
 from evoarena.sandbox import isolation_level, sweep_scratch
-from evoarena.spec import ExperimentSpec
+from evoarena.spec import ExperimentSpec, safe_name
 from evoarena.store import DB_NAME, RunStore, now_iso
 from evoarena.version import __version__
 
@@ -44,7 +44,8 @@ def code_version() -> str:
 
 
 def default_run_dir(spec: ExperimentSpec, root: Path = Path("runs")) -> Path:
-    return root / f"{spec.name}-{spec.spec_hash()[:10]}"
+    """`root/<name>-<hash>`, the name made a safe directory name (never one outside `root`)."""
+    return root / f"{safe_name(spec.name)}-{spec.spec_hash()[:10]}"
 
 
 def run_experiment(

@@ -4,8 +4,9 @@ Errors are one line naming the field (`methods.2.name: unknown method 'refelxion
 
 from __future__ import annotations
 
+import difflib
 import importlib.util
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,6 +49,7 @@ def validate_spec(spec: ExperimentSpec, search: Iterable[Path] = ()) -> Resolved
         except ParamError as err:
             raise SpecError(f"methods.{i}: {err}") from None
         methods[m.condition] = cls
+    check_role_names(spec, methods, bench.grader_roles(spec.benchmark.params))
     for key, model in spec.models.items():
         if model.backend == "scripted":
             try:
@@ -57,3 +59,30 @@ def validate_spec(spec: ExperimentSpec, search: Iterable[Path] = ()) -> Resolved
     if spec.executor.kind == "ray" and importlib.util.find_spec("ray") is None:
         raise SpecError("executor.kind: ray needs Ray installed (pip install 'evoarena[ray]')")
     return Resolved(bench, methods)
+
+
+def check_role_names(spec: ExperimentSpec, methods: Mapping[str, type[Method]], grader_roles: Iterable[str]) -> None:
+    """Every role the spec maps (or gives `gen:` defaults) is one something plays: the solver, a grading role of the
+    benchmark or a role of a method (`Method.roles`: one of the spec's, or — in `roles:` and `gen:`, which a spec may
+    share across method lists — any registered one); a method's own `roles:` only its roles, the solver's or a
+    grading one. A misspelt role would
+    otherwise be a mapping nobody reads, its role silently played by the solver's model."""
+    graders = {"solver", *grader_roles}
+    here = graders.union(*(cls.roles for cls in methods.values()))
+    anywhere = here.union(*(getattr(e.obj, "roles", ()) for e in catalog.entries("method")))
+    for field, names in (("roles", spec.roles), ("gen", spec.gen)):
+        for role in names:
+            if role not in anywhere:
+                raise SpecError(f"{field}.{role}: {_unknown(role, sorted(here), sorted(anywhere))}")
+    for i, m in enumerate(spec.methods):
+        own = sorted(graders.union(methods[m.condition].roles))
+        for role in m.roles:
+            if role not in own:
+                raise SpecError(f"methods.{i}.roles.{role}: {_unknown(role, own, own)} ({m.name}'s roles)")
+
+
+def _unknown(role: str, known: list[str], close_to: list[str]) -> str:
+    """`unknown role 'reflectr' (did you mean reflector?); known: …`: the closest names of `close_to`, then `known`."""
+    close = difflib.get_close_matches(role, close_to, n=3, cutoff=0.6)
+    hint = f" (did you mean {' or '.join(close)}?)" if close else ""
+    return f"unknown role {role!r}{hint}; known: {', '.join(known)}"

@@ -3,10 +3,12 @@ answer linking to the attempt's trace; paged in SQL, optionally only the tasks t
 
 from __future__ import annotations
 
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 from starlette.routing import Route
 
+from evoarena.spec import INT64_MAX
 from evoarena.store.view_tasks import phases, task_grid
 from evoarena.view.pages.common import header, run_store
 from evoarena.view.pages.paging import int_param, with_query
@@ -22,7 +24,10 @@ def tasks(request: Request) -> HTMLResponse:
     phase = request.query_params.get("phase") or ("test" if "test" in present or not present else present[0])
     disagree = request.query_params.get("disagree") == "1"
     size = min(max(int_param(request, "size", PER_PAGE) or PER_PAGE, 1), 500)
-    grid = task_grid(store, phase=phase, page=int_param(request, "page", 1) or 1, per_page=size,
+    number = int_param(request, "page", 1) or 1
+    if number > INT64_MAX // size:  # its first row's offset would not fit SQLite's integers
+        raise HTTPException(404, f"no page {number}")
+    grid = task_grid(store, phase=phase, page=number, per_page=size,
                      disagree=disagree, order=run.conditions)
     path = request.url.path
 

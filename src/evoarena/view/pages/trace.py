@@ -12,19 +12,13 @@ from starlette.routing import Route
 from evoarena.store.calls import conversation
 from evoarena.store.view_trace import attempt, call_attempts, episode, neighbours, output_text, unit_calls
 from evoarena.view.pages.common import header, run_store
+from evoarena.view.pages.paging import row_id
 from evoarena.view.render import page
-
-
-def _id(request: Request) -> int:
-    try:
-        return int(request.path_params["id"])
-    except ValueError:
-        raise HTTPException(404, f"no such id {request.path_params['id']!r}") from None
 
 
 def attempt_page(request: Request) -> HTMLResponse:
     run_id, store = run_store(request)
-    a = attempt(store, _id(request))
+    a = attempt(store, row_id(request))
     if a is None:
         raise HTTPException(404, f"no attempt {request.path_params['id']} in run {run_id!r}")
     conv = conversation(store, a.call_id) if a.call_id is not None else None
@@ -35,7 +29,7 @@ def attempt_page(request: Request) -> HTMLResponse:
 
 def call_page(request: Request) -> HTMLResponse:
     run_id, store = run_store(request)
-    conv = conversation(store, _id(request))
+    conv = conversation(store, row_id(request))
     if conv is None:
         raise HTTPException(404, f"no call {request.path_params['id']} in run {run_id!r}")
     c = conv.call
