@@ -56,15 +56,17 @@ def run(
     no_probe: Annotated[bool, typer.Option("--no-probe", help="Skip the role probes before the run.")] = False,
     probe_threshold: Annotated[float, typer.Option(help="Warn when a role's usable probe share is below.")] = 0.5,
     certified: Annotated[bool, typer.Option(
-        "--certified", help="Run each cell's method in a process of its own (protocol.isolation: process), which "
-        "never holds the test split, the grader's data or the run database (docs/security.md).")] = False,
+        "--certified", help="Run each cell's method in a process of its own under bubblewrap (protocol.isolation: "
+        "process), which never holds the test split, the grader's data, the run database or the response cache; "
+        "refuses to start where bubblewrap does not work, unless the spec asks for a weaker "
+        "protocol.method_confinement (docs/security.md).")] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Run (or resume) an experiment. Re-running the same command resumes and makes no repeated calls. The role
     probes run first (`evoarena probe-roles`; cached, kept in the run store); a role below the threshold warns."""
     from evoarena.protocol.progress import CellProgress
     from evoarena.protocol.runner import RunDirConflict, default_run_dir, plan_cells, run_experiment
-    from evoarena.protocol.validate import validate_spec
+    from evoarena.protocol.validate import validate_run
 
     try:
         spec = load_spec(spec_path, set_ or ())
@@ -76,15 +78,14 @@ def run(
             spec = spec.model_copy(update={"protocol": spec.protocol.model_copy(update={"isolation": "process"})})
         if executor:
             spec = spec.model_copy(update={"executor": _executor(spec, executor)})
-        validate_spec(spec, (spec_path.resolve().parent,))
+        validate_run(spec, (spec_path.resolve().parent,))
     except (SpecError, ValueError) as e:
         fail(str(e))
         return
     target = run_dir or default_run_dir(spec)
     evidence = spec.derived_evidence()
     if not as_json:
-        isolation = "" if spec.protocol.isolation == "in-process" else "   methods: [bold]own process[/]"
-        out.print(f"[bold]{spec.name}[/] → {target}   evidence: [bold]{evidence}[/]{isolation}")
+        _print_banner(spec, target, evidence)
     plans = plan_cells(spec)
     with Progress(
         TextColumn("{task.description}"),
@@ -121,6 +122,20 @@ def run(
     else:
         _print_results(results)
         out.print(f"wrote {target / 'results.json'} and {target / 'report.html'}")
+
+
+def _print_banner(spec: ExperimentSpec, target: Path, evidence: str) -> None:
+    """The run's first line; under process isolation, the methods' confinement and (below bubblewrap) a second line
+    with the promises that do not hold at that level."""
+    from evoarena.protocol.confinement import promises
+
+    level = spec.protocol.method_confinement
+    isolation = "" if spec.protocol.isolation == "in-process" else f"   methods: [bold]own process, {level}[/]"
+    out.print(f"[bold]{spec.name}[/] → {target}   evidence: [bold]{evidence}[/]{isolation}")
+    lacks = promises(level)["lacks"] if spec.protocol.isolation == "process" else []
+    if lacks:
+        out.print(f"[yellow]method confinement {level} (protocol.method_confinement): a method {'; '.join(lacks)}[/]",
+                  markup=True, highlight=False)
 
 
 def _probe_warnings(summaries: list[Any], threshold: float) -> None:

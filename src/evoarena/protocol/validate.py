@@ -11,6 +11,7 @@ from pathlib import Path
 
 from evoarena.api import Benchmark, Method, ParamError, UnknownName
 from evoarena.protocol import catalog
+from evoarena.protocol.confinement import check_confinement
 from evoarena.spec import ExperimentSpec, SpecError
 
 
@@ -57,3 +58,11 @@ def validate_spec(spec: ExperimentSpec, search: Iterable[Path] = ()) -> Resolved
     if spec.executor.kind == "ray" and importlib.util.find_spec("ray") is None:
         raise SpecError("executor.kind: ray needs Ray installed (pip install 'evoarena[ray]')")
     return Resolved(bench, methods)
+
+
+def validate_run(spec: ExperimentSpec, search: Iterable[Path] = ()) -> Resolved:
+    """`validate_spec`, and that the method isolation the spec promises works on this machine: what a run checks
+    before it writes anything (a certified run without bubblewrap refuses to start, in one line)."""
+    resolved = validate_spec(spec, search)
+    check_confinement(spec)
+    return resolved
