@@ -49,6 +49,7 @@ def _forge(db: Path) -> int:
 def snoop(ctx: PracticeContext) -> dict[str, Any]:
     """Every route, and what it gave."""
     from evoarena.api import Benchmark, Task
+    from evoarena.models.cache import default_cache_path
     from evoarena.store import RunStore
 
     root = Path(ctx.harness.root)
@@ -75,6 +76,7 @@ def snoop(ctx: PracticeContext) -> dict[str, Any]:
         "frame_stores": stores_in_frames,
         "db_readable": db_bytes > 0,
         "secret_in_env": any(SECRET_ENV in k or "sk-test" in v for k, v in os.environ.items()),
+        "cache_writable": _tries(lambda: _write_lock(default_cache_path())),
         "pid": os.getpid(),
     }
 

@@ -41,6 +41,7 @@ def test_in_process_the_handles_are_gone_and_the_remaining_routes_are_known(tmp_
     # what trusted, in-process code can still reach (docs/security.md): the process's objects and frames
     assert found["gc_test_tasks"] > 0 and found["gc_stores"] > 0 and found["gc_benchmarks"] > 0
     assert found["frame_stores"] > 0 and found["db_readable"] and found["secret_in_env"]
+    assert found["cache_writable"]  # the shared response cache, written straight to its file
     assert found["pid"] == os.getpid()
 
 
@@ -55,6 +56,7 @@ def test_in_its_own_process_every_route_fails(tmp_path: Path, make_spec: Any, se
     assert found["gc_benchmarks"] == 0 and found["gc_stores"] == 0 and found["frame_stores"] == 0
     assert found["db_readable"] is False  # the run directory is masked
     assert found["secret_in_env"] is False  # a minimal environment: no API keys
+    assert found["cache_writable"] is False  # the response cache is hidden
 
 
 @pytest.mark.skipif(not BWRAP, reason="bubblewrap does not work here: a method's process can read this user's files")
