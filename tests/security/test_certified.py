@@ -188,3 +188,28 @@ def test_ctx_log_of_a_runner_kind_is_refused(tmp_path: Path, make_spec: Any, lis
     assert not {r["kind"] for r in by_method} & {"method_isolation", "run_finished", "probes"}
     if mode == "process":
         assert results["meta"]["extra"]["method_isolation"]["levels"] == [protocol["method_confinement"]]
+
+
+def test_a_response_cache_inside_the_run_dir_is_refused(tmp_path: Path, make_spec: Any,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("EVOARENA_CACHE_DIR", str(tmp_path / "run" / "cells" / "x" / "harness" / ".cache"))
+    spec = make_spec(methods=[{"name": "frozen"}], protocol={"isolation": "process", "method_confinement": "none"})
+    with pytest.raises(SpecError, match=r"the response cache \(.*\) lies inside the run directory"):
+        run_experiment(spec, tmp_path / "run", probe=False)
+    assert not (tmp_path / "run").exists()
+
+
+def test_the_banner_says_which_promises_do_not_hold(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from evoarena.cli import app
+
+    result = CliRunner().invoke(app, ["run", str(RECIPE), "--model", "scripted", "--certified", "--no-probe",
+                                      "--set", "protocol.method_confinement=none", "--set", "seeds=[0]",
+                                      "--run-dir", str(tmp_path / "run")])
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())  # rich wraps at the test terminal's width
+    assert "methods: own process, none method confinement none (protocol.method_confinement): a method can see " \
+           "or signal the run process" in said
+    meta = json.loads((tmp_path / "run" / "results.json").read_text())["meta"]["extra"]["method_isolation"]
+    assert meta["levels"] == ["none"] and meta["lacks"] == promises("none")["lacks"]
