@@ -15,6 +15,7 @@ import pytest
 from evoarena.harness import load_tree
 from evoarena.protocol.runner import run_experiment
 from evoarena.sandbox.isolation import detect
+from evoarena.sandbox.spawn import CONFINEMENTS, confinement_problem
 from evoarena.store import RunStore
 
 BWRAP = "bwrap" in detect().available
@@ -75,16 +76,18 @@ def test_a_forging_thread_in_its_own_process_changes_no_score(tmp_path: Path, ma
 
 
 @pytest.mark.skipif(os.name == "nt", reason="RLIMIT_CPU is POSIX")
-def test_a_spinning_method_is_stopped_by_its_cpu_limit(tmp_path: Path, make_spec: Any) -> None:
-    """A method's own code that never returns is killed at `protocol.method_cpu_s`: the cell fails saying so, long
-    before any wall clock would have ended it, and nothing of the method's process is left."""
+@pytest.mark.parametrize("confinement", [c for c in CONFINEMENTS if confinement_problem(c) is None])
+def test_a_spinning_method_is_stopped_by_its_cpu_limit(tmp_path: Path, make_spec: Any, confinement: str) -> None:
+    """A method's own code that never returns is killed at `protocol.method_cpu_s`, at every confinement: the cell
+    fails saying so, long before any wall clock would have ended it, and nothing of the method's process is left."""
     import time
 
     import psutil
 
     from evoarena.protocol.isolated import MethodProcessError
 
-    spec = make_spec(methods=[{"name": "test-hostile-spinner"}], protocol={"isolation": "process", "method_cpu_s": 2})
+    spec = make_spec(methods=[{"name": "test-hostile-spinner"}],
+                     protocol={"isolation": "process", "method_cpu_s": 2, "method_confinement": confinement})
     before = {p.pid for p in psutil.Process().children(recursive=True)}
     start = time.monotonic()
     with pytest.raises(MethodProcessError, match=r"passed its CPU limit \(protocol.method_cpu_s: 2 s\)"):

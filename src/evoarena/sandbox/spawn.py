@@ -127,7 +127,10 @@ def spawn_python(module: str, *, writable: str, readable: Sequence[str] = (), ma
             p.startswith(d.rstrip(os.sep) + os.sep) for d in dirs)))
         argv = [*isolation.bwrap_prefix(isolation.detect(), writable, roots, limits, masked=masked), *program]
     elif confinement == "namespaces":
-        argv = [*namespaces_prefix(), *program]
+        # a shell as the namespace's init: the kernel drops default-action signals to an init (a CPU limit's
+        # SIGXCPU among them), and unshare reports a killed child only as exit 1; the shell's child is killed as
+        # any process is, and the shell exits 128 + the signal, as bubblewrap does
+        argv = [*namespaces_prefix(), "/bin/sh", "-c", '"$@"; exit $?', "sh", *program]
     else:
         argv = program
     launched = False  # under the rlimits launcher, which reaps what the child leaves behind
