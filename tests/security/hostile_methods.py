@@ -208,6 +208,16 @@ def _poison(cache: Path) -> int:
         return 0
 
 
+def _open_files() -> list[str]:
+    """What this process's open file descriptors point to (pipes, sockets, files)."""
+    fds = Path("/proc/self/fd")
+    out = []
+    for fd in os.listdir(fds):
+        with contextlib.suppress(OSError):
+            out.append(os.readlink(fds / fd))
+    return out
+
+
 def _refused(ctx: PracticeContext, kind: str, payload: dict[str, Any]) -> str:
     try:
         ctx.log(kind, payload)
@@ -246,6 +256,8 @@ class HostileBoundary(Method):
             "db_writable": _tries(lambda: _write_lock(db)),
             "cache_writable": _tries(lambda: _write_lock(self.cache)),
             "secret_in_env": any(SECRET_ENV in k for k in os.environ),
+            "secret_in_argv": SECRET_ENV.encode() in Path("/proc/self/cmdline").read_bytes(),
+            "open_files": _open_files(),
             "refused": {kind: _refused(ctx, kind, payload) for kind, payload in (
                 ("method_isolation", {"level": "bwrap", "asked": "bwrap", "holds": [], "lacks": []}),
                 ("run_finished", {"cells": 0}), ("probes", {"threshold": 0.0}))},

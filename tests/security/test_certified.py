@@ -113,6 +113,12 @@ def _found(run_dir: Path) -> dict[str, Any]:
     return dict(json.loads(load_tree(store, cell["current_version"])["found.json"]))
 
 
+def _nothing_inherited(found: dict[str, Any], run_dir: Path) -> None:
+    """No key in the child's environment or command line, and no descriptor of the run's files or sockets."""
+    assert found["secret_in_env"] is False and found["secret_in_argv"] is False
+    assert not [f for f in found["open_files"] if "sqlite" in f or str(run_dir) in f or f.startswith("socket:")]
+
+
 def _runner_refused(found: dict[str, Any]) -> None:
     for kind, said in found["refused"].items():
         assert said.startswith("ValueError: ctx.log: event kind") and "written by the runner only" in said, kind
@@ -126,7 +132,8 @@ def test_namespaces_hide_the_run_process_and_the_network_and_say_what_does_not_h
                      protocol={"isolation": "process", "method_confinement": "namespaces"})
     results = run_experiment(spec, tmp_path / "run", probe=False)
     found = _found(tmp_path / "run")
-    assert found["pid"] != os.getpid() and found["secret_in_env"] is False
+    assert found["pid"] != os.getpid()
+    _nothing_inherited(found, tmp_path / "run")
     assert found["environ_readable"] is False and found["secret_seen"] is False and found["mem_readable"] is False
     assert found["signal"] is False and found["network"] is False
     assert found["db_writable"] and found["cache_writable"]  # documented: this user's files stay in reach
@@ -162,7 +169,8 @@ def test_under_bwrap_a_hostile_method_changes_nothing_in_results(tmp_path: Path,
                                        protocol=protocol), tmp_path / "run", probe=False)
     found = _found(tmp_path / "run")
     assert not any(found[k] for k in ("environ_readable", "secret_seen", "mem_readable", "signal", "network",
-                                      "db_writable", "cache_writable", "secret_in_env"))
+                                      "db_writable", "cache_writable"))
+    _nothing_inherited(found, tmp_path / "run")
     _runner_refused(found)
     by = {c["condition"]: c["test"] for c in hostile["conditions"]}
     assert by["frozen"]["mean"] < 1.0  # there was something to forge
@@ -175,19 +183,24 @@ def test_under_bwrap_a_hostile_method_changes_nothing_in_results(tmp_path: Path,
         assert con.execute("SELECT COUNT(*) FROM responses WHERE completion LIKE '%POISONED%'").fetchone()[0] == 0
 
 
-@pytest.mark.parametrize("mode", ["in-process", "process"])
+@pytest.mark.parametrize("mode", ["in-process", *(c for c in spawn.CONFINEMENTS
+                                                  if spawn.confinement_problem(c) is None)])
 def test_ctx_log_of_a_runner_kind_is_refused(tmp_path: Path, make_spec: Any, listener: int, _own_cache: Path,
-                                             mode: str) -> None:
-    protocol = {"isolation": mode} | ({"method_confinement": "bwrap" if BWRAP else "none"} if mode == "process"
-                                      else {})
+                                             mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """In both isolation modes, at every confinement; and a method's own process inherits no key and no descriptor
+    of the run's files."""
+    monkeypatch.setenv(hostile_methods.SECRET_ENV, SECRET)
+    protocol = {"isolation": "in-process"} if mode == "in-process" else {"isolation": "process",
+                                                                        "method_confinement": mode}
     results = run_experiment(make_spec(methods=[_hostile(listener, _own_cache)], protocol=protocol), tmp_path / "run",
                              probe=False)
-    _runner_refused(_found(tmp_path / "run"))
-    store = RunStore(tmp_path / "run")
-    by_method = store.query("SELECT kind FROM events WHERE source = 'method'")
+    found = _found(tmp_path / "run")
+    _runner_refused(found)
+    if mode != "in-process":
+        _nothing_inherited(found, tmp_path / "run")
+        assert results["meta"]["extra"]["method_isolation"]["levels"] == [mode]
+    by_method = RunStore(tmp_path / "run").query("SELECT kind FROM events WHERE source = 'method'")
     assert not {r["kind"] for r in by_method} & {"method_isolation", "run_finished", "probes"}
-    if mode == "process":
-        assert results["meta"]["extra"]["method_isolation"]["levels"] == [protocol["method_confinement"]]
 
 
 def test_a_response_cache_inside_the_run_dir_is_refused(tmp_path: Path, make_spec: Any,
