@@ -19,6 +19,7 @@ from evoarena.sandbox.spawn import CONFINEMENTS, confinement_problem
 from evoarena.store import RunStore
 
 BWRAP = "bwrap" in detect().available
+STRONGEST = next(c for c in CONFINEMENTS if confinement_problem(c) is None)
 SECRET = "sk-test-isolation-9d1e-do-not-leak"
 
 
@@ -126,9 +127,11 @@ def test_an_episode_agent_in_its_own_process_reaches_nothing_of_the_cell(tmp_pat
 @pytest.mark.parametrize("isolation", ["in-process", "process"])
 def test_an_episode_agents_edit_outside_the_harness_ends_its_episode(tmp_path: Path, make_spec: Any,
                                                                     isolation: str) -> None:
+    """Refused by the cell, so at any confinement (the strongest this machine has)."""
+    confined = {"method_confinement": STRONGEST} if isolation == "process" else {}
     spec = make_spec(name="hostile-agent", benchmark=MAZE, methods=[{"name": "test-hostile-agent",
                                                                        "params": {"escape": True}}],
-                     protocol={"isolation": isolation, "epochs": 1}, **MAZE_MODELS)
+                     protocol={"isolation": isolation, "epochs": 1, **confined}, **MAZE_MODELS)
     run_experiment(spec, tmp_path / "run", probe=False)
     rows = RunStore(tmp_path / "run").query("SELECT phase, answer, parse_error, score FROM attempts ORDER BY id")
     assert [r["phase"] for r in rows] == ["practice", "test"]
