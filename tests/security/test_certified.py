@@ -77,7 +77,7 @@ def test_run_experiment_and_evolve_refuse_without_bwrap(tmp_path: Path, make_spe
         run_experiment(spec, tmp_path / "run", probe=False)
     assert not (tmp_path / "run").exists()
     tasks = [{"input": f"{i} + 1", "answer": str(i + 1)} for i in range(12)]
-    with pytest.raises(SpecError, match="method confinement 'bwrap'"):
+    with pytest.raises(SpecError, match="confines each method with bubblewrap, and bubblewrap"):
         evolve(tasks, method="frozen", model="scripted:arith-student", protocol={"isolation": "process"},
                root=tmp_path / "runs")
     assert [p.name for p in (tmp_path / "runs").iterdir()] == ["tasks"]  # evolve's task file, no run directory

@@ -56,7 +56,9 @@ def check_confinement(spec: ExperimentSpec) -> None:
     problem = confinement_problem(protocol.method_confinement)
     if problem is None:
         return
-    weaker = "namespaces or none" if protocol.method_confinement == "bwrap" else "none"
-    raise SpecError(f"protocol.isolation: process (--certified) promises method confinement "
-                    f"{protocol.method_confinement!r}, which this machine cannot give: {problem}; or ask for a "
-                    f"weaker level in the spec (protocol.method_confinement: {weaker})")
+    if protocol.method_confinement == "bwrap":
+        raise SpecError(f"protocol.isolation: process (--certified) confines each method with bubblewrap, and "
+                        f"{problem}; or ask for a weaker level in the spec (protocol.method_confinement: namespaces "
+                        "or none)")
+    raise SpecError(f"protocol.method_confinement: {protocol.method_confinement} does not work here: {problem}; or "
+                    "ask for protocol.method_confinement: none")
