@@ -69,13 +69,18 @@ def test_certified_without_bwrap_exits_in_one_line_and_writes_no_run_dir(tmp_pat
     assert not target.exists() and not (tmp_path / "runs").exists()
 
 
-def test_run_experiment_and_evolve_refuse_without_bwrap(tmp_path: Path, make_spec: Any, no_bwrap: str) -> None:
+def test_run_experiment_evolve_and_a_ray_worker_refuse_without_bwrap(tmp_path: Path, make_spec: Any,
+                                                                      no_bwrap: str) -> None:
     from evoarena.evolve import evolve
+    from evoarena.protocol.ray_executor import work_cell
+    from evoarena.protocol.runner import plan_cells
 
     spec = make_spec(methods=[{"name": "frozen"}], protocol={"isolation": "process"})
     with pytest.raises(SpecError, match=r"bubblewrap \(bwrap\) is not installed"):
         run_experiment(spec, tmp_path / "run", probe=False)
     assert not (tmp_path / "run").exists()
+    with pytest.raises(SpecError, match=r"bubblewrap \(bwrap\) is not installed"):  # a node without bubblewrap
+        work_cell(spec.model_dump_json(), plan_cells(spec)[0], None, [], str(tmp_path / "cache"), 1, "", None)
     tasks = [{"input": f"{i} + 1", "answer": str(i + 1)} for i in range(12)]
     with pytest.raises(SpecError, match="confines each method with bubblewrap, and bubblewrap"):
         evolve(tasks, method="frozen", model="scripted:arith-student", protocol={"isolation": "process"},
