@@ -18,6 +18,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from evoarena.cli_banner import print_banner, print_roles
 from evoarena.cli_clr import clr_app
 from evoarena.cli_common import JsonOpt, RunDirArg, emit_json, err, fail, open_run, out, resolve_cell
 from evoarena.cli_export import register as register_export
@@ -34,7 +35,7 @@ from evoarena.spec import ExecutorSpec, ExperimentSpec, SpecError, load_spec
 from evoarena.store import DB_NAME, RunStore
 
 if TYPE_CHECKING:
-    from evoarena.protocol.validate import Resolved
+    pass
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="evoarena: evolve and compare agent harnesses.")
 
@@ -61,8 +62,10 @@ def run(
     probe_threshold: Annotated[float, typer.Option(
         help="Warn when a role's usable probe share (0 to 1) is below.")] = 0.5,
     certified: Annotated[bool, typer.Option(
-        "--certified", help="Run each cell's method in a process of its own (protocol.isolation: process), which "
-        "never holds the test split, the grader's data or the run database (docs/security.md).")] = False,
+        "--certified", help="Run each cell's method in a process of its own under bubblewrap (protocol.isolation: "
+        "process), which never holds the test split, the grader's data, the run database or the response cache; "
+        "refuses to start where bubblewrap does not work, unless the spec asks for a weaker "
+        "protocol.method_confinement (docs/security.md).")] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Run (or resume) an experiment. Re-running the same command resumes and makes no repeated calls. The role
@@ -70,7 +73,7 @@ def run(
     from evoarena.cli_common import check_range
     from evoarena.protocol.progress import CellProgress
     from evoarena.protocol.runner import RunDirConflict, default_run_dir, plan_cells, run_experiment
-    from evoarena.protocol.validate import validate_spec
+    from evoarena.protocol.validate import validate_run
 
     check_range("--parallel", parallel, 1, 1024)
     check_range("--concurrency", concurrency, 1, 1024)
@@ -85,16 +88,15 @@ def run(
             spec = spec.model_copy(update={"protocol": spec.protocol.model_copy(update={"isolation": "process"})})
         if executor:
             spec = spec.model_copy(update={"executor": _executor(spec, executor)})
-        resolved = validate_spec(spec, (spec_path.resolve().parent,))
+        resolved = validate_run(spec, (spec_path.resolve().parent,))
     except (SpecError, ValueError) as e:
         fail(str(e))
         return
     target = run_dir or default_run_dir(spec)
     evidence = spec.derived_evidence()
     if not as_json:
-        isolation = "" if spec.protocol.isolation == "in-process" else "   methods: [bold]own process[/]"
-        out.print(f"[bold]{spec.name}[/] → {target}   evidence: [bold]{evidence}[/]{isolation}")
-        _print_roles(spec, resolved)
+        print_banner(spec, target, evidence)
+        print_roles(spec, resolved)
     plans = plan_cells(spec)
     with Progress(
         TextColumn("{task.description}"),
@@ -131,15 +133,6 @@ def run(
     else:
         _print_results(results)
         out.print(f"wrote {target / 'results.json'} and {target / 'report.html'}")
-
-
-def _print_roles(spec: ExperimentSpec, resolved: Resolved) -> None:
-    """Under the run's first line: which model plays each role of each condition, and where the solver's stands in."""
-    from evoarena.protocol.roles import role_lines
-
-    plays = {condition: cls.roles for condition, cls in resolved.methods.items()}
-    for line in role_lines(spec, plays, resolved.benchmark.grader_roles(spec.benchmark.params)):
-        out.print(f"  roles  {line}", markup=False, highlight=False, soft_wrap=True)
 
 
 def _probe_warnings(summaries: list[Any], threshold: float) -> None:

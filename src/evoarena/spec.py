@@ -122,6 +122,11 @@ class ProtocolSpec(_Strict):
     # process of its own (inside bubblewrap where it works) that never holds the test split, the grader's data or
     # the run database, talking to its cell over a pipe (`evoarena run --certified`).
     isolation: Literal["in-process", "process"] = "in-process"
+    # with isolation: process, how the method's process is confined (docs/security.md, the promises per level):
+    # "bwrap" (bubblewrap; the run refuses to start where it does not work), or a weaker level asked for explicitly —
+    # "namespaces" (own user/pid/mount/network namespaces: cannot see the run process nor the network, but reads and
+    # writes this user's files) or "none" (a plain child process with a minimal environment)
+    method_confinement: Literal["bwrap", "namespaces", "none"] = "bwrap"
     # with isolation: process, the CPU seconds a cell's method may spend in its own process (model calls and grading
     # run in the cell, not there); past it the process is killed and the cell fails, saying so
     method_cpu_s: int = Field(default=3600, ge=1)
@@ -236,7 +241,8 @@ class ExperimentSpec(_Strict):
 
     def spec_hash(self) -> str:
         data = self.model_dump(mode="json")
-        for key in ("isolation", "method_cpu_s"):  # at their defaults they leave earlier runs' hashes as they were
+        # at their defaults they leave earlier runs' hashes as they were
+        for key in ("isolation", "method_confinement", "method_cpu_s"):
             if data["protocol"][key] == ProtocolSpec.model_fields[key].default:
                 del data["protocol"][key]
         data["models"] = {name: m.dumped() for name, m in self.models.items()}

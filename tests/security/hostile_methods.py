@@ -4,6 +4,7 @@ to forge test scores from a thread. Imported by name, so that a method's own pro
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import os
@@ -48,6 +49,7 @@ def _forge(db: Path) -> int:
 def snoop(ctx: PracticeContext) -> dict[str, Any]:
     """Every route, and what it gave."""
     from evoarena.api import Benchmark, Task
+    from evoarena.models.cache import default_cache_path
     from evoarena.store import RunStore
 
     root = Path(ctx.harness.root)
@@ -74,6 +76,7 @@ def snoop(ctx: PracticeContext) -> dict[str, Any]:
         "frame_stores": stores_in_frames,
         "db_readable": db_bytes > 0,
         "secret_in_env": any(SECRET_ENV in k or "sk-test" in v for k, v in os.environ.items()),
+        "cache_writable": _tries(lambda: _write_lock(default_cache_path())),
         "pid": os.getpid(),
     }
 
@@ -165,3 +168,108 @@ class HostileAgent(Method):
 
     def episode_agent(self, tree: Any, task: TaskView) -> EpisodeAgent | None:
         return _SnoopingAgent(self.escape)
+
+
+def _tries(fn: Any) -> bool:
+    """Whether `fn()` went through (any OSError or sqlite error: it did not)."""
+    try:
+        fn()
+        return True
+    except (OSError, sqlite3.Error):
+        return False
+
+
+def _write_lock(db: Path) -> None:
+    """Take the database's write lock and let it go: proof of write access that changes nothing."""
+    con = sqlite3.connect(f"file:{db}?mode=rw", uri=True, timeout=0.2)
+    try:
+        con.execute("BEGIN IMMEDIATE")
+        con.execute("ROLLBACK")
+    finally:
+        con.close()
+
+
+def _connects(port: int) -> None:
+    import socket
+
+    with socket.create_connection(("127.0.0.1", port), timeout=1.0):
+        pass
+
+
+def _poison(cache: Path) -> int:
+    """Rewrite every cached completion to a wrong answer; the rows changed (0 out of reach)."""
+    try:
+        con = sqlite3.connect(f"file:{cache}?mode=rw", uri=True, timeout=0.2)
+        with con:
+            n = con.execute("UPDATE responses SET completion = json_set(completion, '$.text', 'POISONED')").rowcount
+        con.close()
+        return int(n)
+    except sqlite3.Error:
+        return 0
+
+
+def _open_files() -> list[str]:
+    """What this process's open file descriptors point to (pipes, sockets, files)."""
+    fds = Path("/proc/self/fd")
+    out = []
+    for fd in os.listdir(fds):
+        with contextlib.suppress(OSError):
+            out.append(os.readlink(fds / fd))
+    return out
+
+
+def _refused(ctx: PracticeContext, kind: str, payload: dict[str, Any]) -> str:
+    try:
+        ctx.log(kind, payload)
+    except Exception as err:  # noqa: BLE001 - a refusal is what the test wants
+        return f"{type(err).__name__}: {err}"
+    return ""
+
+
+@method("test-hostile-boundary")
+class HostileBoundary(Method):
+    """Practises like frozen. Once, it tries every route out of its process to the run: the run process's /proc
+    (environment, memory), a signal to it (signal 0: the permission check, nothing sent), a listener on 127.0.0.1,
+    write access to the run database and the response cache, and the runner's own event kinds through `ctx.log`;
+    it records what went through in `found.json`. With `forge`, threads also keep rewriting test scores and cached
+    completions for the rest of its life."""
+
+    defaults = {"run_pid": 0, "port": 0, "cache_dir": "", "forge": False}
+
+    def __init__(self, run_pid: int = 0, port: int = 0, cache_dir: str = "", forge: bool = False) -> None:
+        self.run_pid, self.port, self.cache = run_pid, port, Path(cache_dir) / "responses.sqlite"
+        self.forge = forge
+
+    def practice(self, ctx: PracticeContext, task: TaskView) -> Manifest | None:
+        if ctx.harness.exists("found.json"):
+            return None
+        db, proc = _run_db(Path(ctx.harness.root)), Path(f"/proc/{self.run_pid}")
+        environ = b""
+        with contextlib.suppress(OSError):
+            environ = (proc / "environ").read_bytes()
+        found = {
+            "pid": os.getpid(),
+            "environ_readable": bool(environ), "secret_seen": SECRET_ENV.encode() in environ,
+            "mem_readable": _tries(lambda: (proc / "mem").open("rb").close()),
+            "signal": _tries(lambda: os.kill(self.run_pid, 0)),
+            "network": _tries(lambda: _connects(self.port)),
+            "db_writable": _tries(lambda: _write_lock(db)),
+            "cache_writable": _tries(lambda: _write_lock(self.cache)),
+            "secret_in_env": any(SECRET_ENV in k for k in os.environ),
+            "secret_in_argv": SECRET_ENV.encode() in Path("/proc/self/cmdline").read_bytes(),
+            "open_files": _open_files(),
+            "refused": {kind: _refused(ctx, kind, payload) for kind, payload in (
+                ("method_isolation", {"level": "bwrap", "asked": "bwrap", "holds": [], "lacks": []}),
+                ("run_finished", {"cells": 0}), ("probes", {"threshold": 0.0}))},
+        }
+        ctx.harness.write("found.json", json.dumps(found, sort_keys=True))
+        if self.forge:
+            def forge() -> None:
+                deadline = time.monotonic() + 60
+                while time.monotonic() < deadline:
+                    _forge(db)
+                    _poison(self.cache)
+                    time.sleep(0.005)
+
+            threading.Thread(target=forge, daemon=True).start()
+        return None

@@ -15,9 +15,11 @@ import pytest
 from evoarena.harness import load_tree
 from evoarena.protocol.runner import run_experiment
 from evoarena.sandbox.isolation import detect
+from evoarena.sandbox.spawn import CONFINEMENTS, confinement_problem
 from evoarena.store import RunStore
 
 BWRAP = "bwrap" in detect().available
+STRONGEST = next(c for c in CONFINEMENTS if confinement_problem(c) is None)
 SECRET = "sk-test-isolation-9d1e-do-not-leak"
 
 
@@ -41,6 +43,7 @@ def test_in_process_the_handles_are_gone_and_the_remaining_routes_are_known(tmp_
     # what trusted, in-process code can still reach (docs/security.md): the process's objects and frames
     assert found["gc_test_tasks"] > 0 and found["gc_stores"] > 0 and found["gc_benchmarks"] > 0
     assert found["frame_stores"] > 0 and found["db_readable"] and found["secret_in_env"]
+    assert found["cache_writable"]  # the shared response cache, written straight to its file
     assert found["pid"] == os.getpid()
 
 
@@ -73,16 +76,18 @@ def test_a_forging_thread_in_its_own_process_changes_no_score(tmp_path: Path, ma
 
 
 @pytest.mark.skipif(os.name == "nt", reason="RLIMIT_CPU is POSIX")
-def test_a_spinning_method_is_stopped_by_its_cpu_limit(tmp_path: Path, make_spec: Any) -> None:
-    """A method's own code that never returns is killed at `protocol.method_cpu_s`: the cell fails saying so, long
-    before any wall clock would have ended it, and nothing of the method's process is left."""
+@pytest.mark.parametrize("confinement", [c for c in CONFINEMENTS if confinement_problem(c) is None])
+def test_a_spinning_method_is_stopped_by_its_cpu_limit(tmp_path: Path, make_spec: Any, confinement: str) -> None:
+    """A method's own code that never returns is killed at `protocol.method_cpu_s`, at every confinement: the cell
+    fails saying so, long before any wall clock would have ended it, and nothing of the method's process is left."""
     import time
 
     import psutil
 
     from evoarena.protocol.isolated import MethodProcessError
 
-    spec = make_spec(methods=[{"name": "test-hostile-spinner"}], protocol={"isolation": "process", "method_cpu_s": 2})
+    spec = make_spec(methods=[{"name": "test-hostile-spinner"}],
+                     protocol={"isolation": "process", "method_cpu_s": 2, "method_confinement": confinement})
     before = {p.pid for p in psutil.Process().children(recursive=True)}
     start = time.monotonic()
     with pytest.raises(MethodProcessError, match=r"passed its CPU limit \(protocol.method_cpu_s: 2 s\)"):
@@ -121,9 +126,11 @@ def test_an_episode_agent_in_its_own_process_reaches_nothing_of_the_cell(tmp_pat
 @pytest.mark.parametrize("isolation", ["in-process", "process"])
 def test_an_episode_agents_edit_outside_the_harness_ends_its_episode(tmp_path: Path, make_spec: Any,
                                                                     isolation: str) -> None:
+    """Refused by the cell, so at any confinement (the strongest this machine has)."""
+    confined = {"method_confinement": STRONGEST} if isolation == "process" else {}
     spec = make_spec(name="hostile-agent", benchmark=MAZE, methods=[{"name": "test-hostile-agent",
                                                                        "params": {"escape": True}}],
-                     protocol={"isolation": isolation, "epochs": 1}, **MAZE_MODELS)
+                     protocol={"isolation": isolation, "epochs": 1, **confined}, **MAZE_MODELS)
     run_experiment(spec, tmp_path / "run", probe=False)
     rows = RunStore(tmp_path / "run").query("SELECT phase, answer, parse_error, score FROM attempts ORDER BY id")
     assert [r["phase"] for r in rows] == ["practice", "test"]

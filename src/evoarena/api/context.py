@@ -168,7 +168,8 @@ class PracticeContext(Protocol):
         ...
 
     def log(self, kind: str, payload: dict[str, Any]) -> None:
-        """An event in the run's log, tied to this step."""
+        """An event in the run's log, tied to this step and stored as the method's. The kinds the runner writes
+        (`run_started`, `run_finished`, `probes`, `method_isolation`, `budget_exhausted`, …) raise ValueError."""
         ...
 
     def candidate(self, tree: Mapping[str, str], *, parents: Sequence[str] = (), intent: str = "",

@@ -270,7 +270,8 @@ class CellRunner:
 
 
 def _store_event(store: RunStore, cell: str, unit: str, kind: str, payload: dict[str, Any]) -> None:
-    store.event(kind, payload, cell=cell, unit=unit)
+    """An event a method logged in a practice step (`ctx.log`, `ctx.reject`): stored as the method's."""
+    store.event(kind, payload, cell=cell, unit=unit, source="method")
 
 
 def _budget_json(spec: ExperimentSpec, meter: BudgetMeter) -> str:

@@ -13,6 +13,7 @@ from evoarena.api import Benchmark, Method, Task
 from evoarena.models import Backend, Halt, ResponseCache, RoleModel
 from evoarena.protocol import catalog
 from evoarena.protocol.cell import CellPlan, CellRunner
+from evoarena.protocol.confinement import isolation_record
 from evoarena.protocol.curriculum import CurriculumCellRunner
 from evoarena.protocol.evaluate import Evaluator
 from evoarena.protocol.isolated import IsolatedMethod, isolated
@@ -20,7 +21,7 @@ from evoarena.protocol.progress import Progress
 from evoarena.protocol.roles import role_map, role_params
 from evoarena.protocol.scheduler import Scheduler
 from evoarena.protocol.splits import LockedTestSplit, PracticeSplits, split_tasks
-from evoarena.protocol.validate import Resolved, validate_spec
+from evoarena.protocol.validate import Resolved, validate_run
 from evoarena.spec import ExperimentSpec, MethodSpec, SpecError
 from evoarena.store import RunStore
 
@@ -39,8 +40,9 @@ class RunParts:
 
 
 def build_parts(spec: ExperimentSpec, search: tuple[Path, ...] = ()) -> RunParts:
-    """Check `spec` whole, build its benchmark and make its backends; a problem is a one-line `SpecError`."""
-    resolved = validate_spec(spec, search)
+    """Check `spec` whole (its method isolation included), build its benchmark and make its backends; a problem is
+    a one-line `SpecError`."""
+    resolved = validate_run(spec, search)
     try:
         benchmark = resolved.benchmark(**spec.benchmark.params)
         tasks = benchmark.build()  # locks the benchmark: nothing can regenerate the test split after this
@@ -81,7 +83,8 @@ def cell_runner(parts: RunParts, *, store: RunStore, evaluator: Evaluator, cache
                                   scheduler.calls)
             method = _method(spec, method_cls, plan, store.run_dir, cache)
             if isinstance(method, IsolatedMethod):
-                store.event("method_isolation", {"level": method.level}, cell=plan.cell)
+                store.event("method_isolation", isolation_record(spec.protocol.method_confinement, method.level),
+                            cell=plan.cell)
             runner = CurriculumCellRunner if parts.benchmark.protocol == "curriculum" else CellRunner
             return runner(plan, spec=spec, store=store, benchmark=parts.benchmark, practice=parts.practice,
                           evaluator=evaluator, models=models, method=method, progress=progress,
@@ -99,13 +102,13 @@ def cell_runner(parts: RunParts, *, store: RunStore, evaluator: Evaluator, cache
 def _method(spec: ExperimentSpec, method_cls: type[Method], plan: CellPlan, run_dir: Path,
             cache: ResponseCache) -> Method:
     """The cell's method: in the cell's thread, or (`protocol.isolation: process`) a stand-in for one in its own
-    process, whose only writable directory is the cell's harness and which sees neither the run directory nor the
-    response cache."""
+    process at the spec's confinement; under bubblewrap its only writable directory is the cell's harness and it
+    sees neither the run directory nor the response cache."""
     if spec.protocol.isolation == "in-process":
         return method_cls(**plan.method.params)
     harness = Path(run_dir) / "cells" / plan.cell / "harness"
     return isolated(method_cls, plan.method.params, harness=harness, masked=[Path(run_dir), cache.path.parent],
-                    cpu_s=spec.protocol.method_cpu_s)
+                    cpu_s=spec.protocol.method_cpu_s, confinement=spec.protocol.method_confinement)
 
 
 def _role_models(

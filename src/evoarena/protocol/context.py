@@ -204,6 +204,7 @@ class StepContext:
         self._port.call("event", kind="rejected_output", payload={"what": what, "reason": reason, "raw": raw[:4000]})
 
     def log(self, kind: str, payload: dict[str, Any]) -> None:
+        """An event in the run's log, stored as the method's; a kind the runner writes is refused by the cell."""
         self._port.call("event", kind=kind, payload=payload)
 
     def candidate(self, tree: Mapping[str, str], *, parents: Sequence[str] = (), intent: str = "",

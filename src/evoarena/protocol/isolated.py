@@ -1,8 +1,8 @@
-"""`protocol.isolation: process`: a method that runs in a child process of its own (`method_child`), inside
-bubblewrap where it works. The cell keeps this stand-in, which forwards `initialize`, `practice`, `build_messages`
-`context` and the method's episode agents (`isolated_episode`) to the child and relays the child's requests to the
-step's channel or the episode's context. What the child sends is JSON, checked here; it never holds the test split,
-the grader's data or the run database."""
+"""`protocol.isolation: process`: a method that runs in a child process of its own (`method_child`), at the
+spec's `protocol.method_confinement` (bubblewrap unless the spec asks for less). The cell keeps this stand-in, which
+forwards `initialize`, `practice`, `build_messages`, `context` and the method's episode agents (`isolated_episode`)
+to the child and relays the child's requests to the step's channel or the episode's context. What the child sends is
+JSON, checked here; it never holds the test split, the grader's data or the run database."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from evoarena.protocol.context import StepContext, relay, step_args
 from evoarena.protocol.harness_program import HarnessProgramError
 from evoarena.protocol.isolated_episode import Relay, RemoteAgent
 from evoarena.protocol.wire import ChannelClosed, recv_json, send_pickle
-from evoarena.sandbox.spawn import SpawnedChild, spawn_python
+from evoarena.sandbox.spawn import Confinement, SpawnedChild, spawn_python
 
 CHILD = "evoarena.protocol.method_child"
 SOURCE_ROOT = Path(__file__).resolve().parents[2]  # the directory evoarena is imported from
@@ -43,20 +43,22 @@ class MethodProcessError(RuntimeError):
 
 
 def isolated(method_cls: type[Method], params: Mapping[str, Any], *, harness: Path, masked: Sequence[Path],
-             readable: Sequence[str] = (), cpu_s: int | None = None) -> IsolatedMethod:
-    """A stand-in for `method_cls(**params)` whose code runs in a child process with `harness` its only writable
-    directory and `masked` (the run directory, the response cache) hidden, and at most `cpu_s` seconds of CPU."""
+             readable: Sequence[str] = (), cpu_s: int | None = None,
+             confinement: Confinement = "bwrap") -> IsolatedMethod:
+    """A stand-in for `method_cls(**params)` whose code runs in a child process at `confinement` (under bubblewrap:
+    `harness` its only writable directory, `masked` — the run directory, the response cache — hidden) with at most
+    `cpu_s` seconds of CPU."""
     stand_in = type(f"Isolated{method_cls.__name__}", (IsolatedMethod,),
                     {"name": method_cls.name, "roles": method_cls.roles, "defaults": method_cls.defaults,
                      "__module__": __name__})
-    return stand_in(method_cls, dict(params), harness, masked, readable, cpu_s)
+    return stand_in(method_cls, dict(params), harness, masked, readable, cpu_s, confinement)
 
 
 class IsolatedMethod(Method):
     name = "isolated"
 
     def __init__(self, method_cls: type[Method], params: dict[str, Any], harness: Path, masked: Sequence[Path],
-                 readable: Sequence[str], cpu_s: int | None = None) -> None:
+                 readable: Sequence[str], cpu_s: int | None = None, confinement: Confinement = "bwrap") -> None:
         self.params = method_cls.check_params(params)
         self._lock = threading.Lock()  # one exchange at a time…
         self._nested = threading.RLock()  # …and one nested in it (re-entered by its own relays)
@@ -68,7 +70,7 @@ class IsolatedMethod(Method):
         code, path = _code_of(method_cls)
         self._child: SpawnedChild = spawn_python(
             CHILD, writable=str(harness.resolve()), readable=[str(SOURCE_ROOT), *code, *readable],
-            masked=[str(m.resolve()) for m in masked], cpu_s=cpu_s, path=[str(SOURCE_ROOT)])
+            masked=[str(m.resolve()) for m in masked], cpu_s=cpu_s, path=[str(SOURCE_ROOT)], confinement=confinement)
         self._cpu_s = cpu_s
         self.level = self._child.level
         ref = f"{method_cls.__module__}:{method_cls.__qualname__}"

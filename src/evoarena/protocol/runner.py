@@ -8,7 +8,7 @@ from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
-from evoarena.models import Halt, ResponseCache, RunHalted
+from evoarena.models import Halt, ResponseCache, RunHalted, default_cache_path
 from evoarena.protocol.cell import CellPlan
 from evoarena.protocol.cell_work import build_parts, cell_runner, plan_cells
 from evoarena.protocol.evaluate import Evaluator
@@ -17,7 +17,7 @@ from evoarena.protocol.probes import DEFAULT_THRESHOLD, ProbeSummary, plan_probe
 from evoarena.protocol.progress import Progress
 from evoarena.protocol.scheduler import Scheduler
 from evoarena.sandbox import isolation_level, sweep_scratch
-from evoarena.spec import ExperimentSpec, safe_name
+from evoarena.spec import ExperimentSpec, SpecError, safe_name
 from evoarena.store import DB_NAME, RunStore, now_iso
 from evoarena.version import __version__
 
@@ -68,6 +68,7 @@ def run_experiment(
     `concurrency` (default: the spec's `protocol.concurrency`): independent work and model calls in flight at once;
     the results do not depend on it."""
     parts = build_parts(spec, search)
+    _check_cache_apart(spec, cache.path if cache is not None else default_cache_path(), run_dir)
     locked, benchmark = parts.locked, parts.benchmark
     existing = RunStore(run_dir).run() if (Path(run_dir) / DB_NAME).is_file() else None
     spec_hash = spec.spec_hash()
@@ -124,6 +125,14 @@ def run_experiment(
     from evoarena.protocol.reporting import rebuild_report
 
     return rebuild_report(store)
+
+
+def _check_cache_apart(spec: ExperimentSpec, cache_path: Path, run_dir: Path) -> None:
+    """A method's process writes its harness, inside the run directory: the response cache may not lie there, or a
+    method could write it."""
+    if spec.protocol.isolation == "process" and cache_path.resolve().is_relative_to(Path(run_dir).resolve()):
+        raise SpecError(f"the response cache ({cache_path}) lies inside the run directory ({run_dir}), where a "
+                        "method's process may write; set EVOARENA_CACHE_DIR elsewhere")
 
 
 def _run_all(plans: list[CellPlan], run_cell: Callable[[CellPlan], str], parallel: int, halt: Halt) -> None:

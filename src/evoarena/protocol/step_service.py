@@ -19,6 +19,14 @@ from evoarena.protocol.scheduler import SERIAL, Scheduler
 from evoarena.protocol.solve import solve
 from evoarena.store import AttemptRow
 
+#: the event kinds the runner writes (the run's lifecycle, its executor, probes, each cell's method isolation, budget
+#: and provider stops, rollbacks): a method may not log them (`tests/security/test_runner_records.py` checks that
+#: every kind the source writes is here)
+RUNNER_EVENTS = frozenset({
+    "run_started", "run_interrupted", "run_finished", "executor", "probes", "method_isolation",
+    "budget_exhausted", "provider_unavailable", "rollback",
+})
+
 
 class Grader:
     """Grades train/val tasks. It holds no test task and no handle to the benchmark's generator."""
@@ -205,9 +213,16 @@ class StepService:
         return tree_hash(kept.tree)
 
     def _op_event(self, kind: str, payload: dict[str, Any]) -> None:
+        """A method's event (`ctx.log`, `ctx.reject`), stored as the method's; a kind the runner writes is refused."""
+        kind = as_text(kind)
+        if kind in RUNNER_EVENTS:
+            raise ValueError(f"ctx.log: event kind {kind!r} is written by the runner only; log under a name of the "
+                             "method's own")
+        if not isinstance(payload, dict):
+            raise TypeError(f"ctx.log: the payload of {kind!r} must be a mapping, not {type(payload).__name__}")
         if kind == "rejected_output":
             self.rejections += 1
-        self._on_event(as_text(kind), dict(payload))
+        self._on_event(kind, dict(payload))
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from evoarena.api import Benchmark, Method, ParamError, UnknownName
 from evoarena.protocol import catalog
+from evoarena.protocol.confinement import check_confinement
 from evoarena.spec import ExperimentSpec, SpecError
 
 
@@ -86,3 +87,11 @@ def _unknown(role: str, known: list[str], close_to: list[str]) -> str:
     close = difflib.get_close_matches(role, close_to, n=3, cutoff=0.6)
     hint = f" (did you mean {' or '.join(close)}?)" if close else ""
     return f"unknown role {role!r}{hint}; known: {', '.join(known)}"
+
+
+def validate_run(spec: ExperimentSpec, search: Iterable[Path] = ()) -> Resolved:
+    """`validate_spec`, and that the method isolation the spec promises works on this machine: what a run checks
+    before it writes anything (a certified run without bubblewrap refuses to start, in one line)."""
+    resolved = validate_spec(spec, search)
+    check_confinement(spec)
+    return resolved

@@ -112,12 +112,11 @@ def _run(store: RunStore) -> RunRow:
 def run_meta(store: RunStore) -> RunMeta:
     run = _run(store)
     spec = run.spec or {}
-    started = queries.last_event(store, "run_started")
+    started = queries.last_event(store, "run_started", runner_only=True)
     extra: dict[str, Any] = {"rejected_outputs": queries.count_events(store, "rejected_output"),
                              "benchmark": started.payload.get("benchmark") if started else None}
     if spec.get("protocol", {}).get("isolation", "in-process") != "in-process":
-        levels = sorted({str(e.payload.get("level")) for e in queries.events(store, ["method_isolation"])})
-        extra["method_isolation"] = {"mode": spec["protocol"]["isolation"], "levels": levels}
+        extra["method_isolation"] = method_isolation(store, spec)
     return RunMeta(
         run_id=run.id, spec_name=run.name, spec_hash=run.spec_hash, code_version=run.code_version,
         evidence=run.evidence, benchmark=spec["benchmark"]["name"], test_split_hash=run.test_hash or "",
@@ -125,10 +124,24 @@ def run_meta(store: RunStore) -> RunMeta:
     )  # fmt: skip
 
 
+def method_isolation(store: RunStore, spec: Mapping[str, Any]) -> dict[str, Any]:
+    """How the methods of a `protocol.isolation: process` run were confined, from the runner's own events only: the
+    level the spec asked for, the levels the cells got, and the promises that held in every cell and those that did
+    not hold in some (docs/security.md)."""
+    found = queries.events(store, ["method_isolation"], runner_only=True)
+    holds = [[str(p) for p in e.payload.get("holds") or ()] for e in found]
+    lacks = [str(p) for e in found for p in e.payload.get("lacks") or ()]
+    return {"mode": spec["protocol"]["isolation"],
+            "asked": spec["protocol"].get("method_confinement", "bwrap"),
+            "levels": sorted({str(e.payload.get("level")) for e in found}),
+            "holds": [p for p in holds[0] if all(p in h for h in holds)] if holds else [],
+            "lacks": list(dict.fromkeys(lacks))}
+
+
 def add_probes(store: RunStore, results: dict[str, Any]) -> None:
     """`results["probes"]` (the threshold and every role × method × model probed) and, on each condition whose
     role fell below the threshold, `probe_warnings`."""
-    started = queries.last_event(store, "probes")
+    started = queries.last_event(store, "probes", runner_only=True)
     threshold = float(started.payload.get("threshold", DEFAULT_THRESHOLD)) if started else DEFAULT_THRESHOLD
     rows = probe_rows(store)
     results["probes"] = probes_section(rows, threshold)

@@ -27,6 +27,7 @@ _ADDED_COLUMNS = (
     ("calls", "response_blob", "TEXT"),
     ("attempts", "call_id", "INTEGER"),  # the call that produced the attempt's answer
     ("calls", "prompt_format", "TEXT"),  # embedded: "chat-template" | "plain"; NULL for other backends
+    ("events", "source", "TEXT"),  # "runner" or "method" (what a method logged); NULL in stores written before
 )
 
 
@@ -239,11 +240,13 @@ class RunStore:
         with self._lock:
             return texts.get_response(self._conn, digest)
 
-    def event(self, kind: str, payload: dict[str, Any], cell: str | None = None, unit: str | None = None) -> None:
-        """`unit`: the cell's unit key the event happened in (a practice step, a test), when there is one."""
+    def event(self, kind: str, payload: dict[str, Any], cell: str | None = None, unit: str | None = None, *,
+              source: str = "runner") -> None:
+        """`unit`: the cell's unit key the event happened in (a practice step, a test), when there is one. `source`:
+        "method" for what a method logged (`ctx.log`), so that no method event passes for one of the runner's."""
         self.execute(
-            "INSERT INTO events (ts, cell, kind, payload, unit) VALUES (?, ?, ?, ?, ?)",
-            [now_iso(), cell, kind, json.dumps(payload, sort_keys=True, default=str), unit],
+            "INSERT INTO events (ts, cell, kind, payload, unit, source) VALUES (?, ?, ?, ?, ?, ?)",
+            [now_iso(), cell, kind, json.dumps(payload, sort_keys=True, default=str), unit, source],
         )
 
     def drop_unit_events(self, cell: str, unit: str) -> None:

@@ -294,19 +294,26 @@ def unit_keys(store: RunStore, cell: str) -> list[str]:
     return [str(r["key"]) for r in store.query("SELECT key FROM units WHERE cell=? ORDER BY rowid", [cell])]
 
 
-def events(store: RunStore, kinds: Sequence[str]) -> list[EventRow]:
-    """Events of the given kinds, in the order they happened."""
+# what the runner wrote (a method's events are marked "method"; stores from before the mark have NULL)
+_BY_RUNNER = " AND source IS NOT 'method'"
+
+
+def events(store: RunStore, kinds: Sequence[str], *, runner_only: bool = False) -> list[EventRow]:
+    """Events of the given kinds, in the order they happened; `runner_only`: none that a method logged."""
     if not kinds:
         return []
     marks = ", ".join("?" for _ in kinds)
-    rows = store.query(f"SELECT id, cell, kind, payload, unit FROM events WHERE kind IN ({marks}) ORDER BY id",
+    only = _BY_RUNNER if runner_only else ""
+    rows = store.query(f"SELECT id, cell, kind, payload, unit FROM events WHERE kind IN ({marks}){only} ORDER BY id",
                        list(kinds))
     return [_event(r) for r in rows]
 
 
-def last_event(store: RunStore, kind: str) -> EventRow | None:
-    """The latest event of one kind (e.g. the `run_started` of the last resume), if any."""
-    r = store.query_one("SELECT id, cell, kind, payload, unit FROM events WHERE kind=? ORDER BY id DESC LIMIT 1",
+def last_event(store: RunStore, kind: str, *, runner_only: bool = False) -> EventRow | None:
+    """The latest event of one kind (e.g. the `run_started` of the last resume), if any; `runner_only`: the latest
+    the runner wrote."""
+    only = _BY_RUNNER if runner_only else ""
+    r = store.query_one(f"SELECT id, cell, kind, payload, unit FROM events WHERE kind=?{only} ORDER BY id DESC LIMIT 1",
                         [kind])
     return None if r is None else _event(r)
 
