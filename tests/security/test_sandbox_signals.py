@@ -4,7 +4,8 @@ cannot prevent it (`timeout-only`; `rlimits` as a normal user), the documented b
 
 The runner is a separate process in a session of its own, so that a signal that gets through kills it and not pytest.
 The sandboxed program sends SIGTERM to the runner's pid, to the runner's process group, and — only once it has
-checked that it is confined — to every ancestor it can name, to pid -1 and to its own group (``kill(0)``)."""
+checked that it is confined — to every ancestor it can name, to pid -1 and to its own group (``kill(0)``); where it is
+root in a mount namespace of its own, it first unmounts its /proc, uncovering the host's."""
 
 from __future__ import annotations
 
@@ -28,13 +29,16 @@ MODES = [*isolation.detect().available, *WARM]
 
 ATTACK = textwrap.dedent("""
     import os, signal
-    host, host_pgid, host_euid, host_pidns = {host!r}, {pgid!r}, {euid!r}, {pidns!r}
+    host, host_pgid, host_euid, host_pidns, host_mntns = {host!r}, {pgid!r}, {euid!r}, {pidns!r}, {mntns!r}
     try:
-        pidns = os.readlink("/proc/self/ns/pid")
+        pidns, mntns = os.readlink("/proc/self/ns/pid"), os.readlink("/proc/self/ns/mnt")
     except OSError:
-        pidns = host_pidns
+        pidns, mntns = host_pidns, host_mntns
     confined = pidns != host_pidns or os.geteuid() not in (0, host_euid)
     print("confined" if confined else "unconfined", flush=True)
+    if confined and mntns != host_mntns:  # root in its own mount namespace: uncover the host's /proc first
+        import ctypes
+        print("umount /proc", ctypes.CDLL(None).umount2(b"/proc", 2), flush=True)  # MNT_DETACH
 
     def attempt(name, send):
         try:
@@ -67,7 +71,7 @@ RUNNER = textwrap.dedent("""
     sys.path.insert(0, sys.argv[3])
     from sandbox_modes import split_mode
     code = sys.argv[1].format(host=os.getpid(), pgid=os.getpgid(0), euid=os.geteuid(),
-                              pidns=os.readlink("/proc/self/ns/pid"))
+                              pidns=os.readlink("/proc/self/ns/pid"), mntns=os.readlink("/proc/self/ns/mnt"))
     level, warm = split_mode(sys.argv[2])
     res = run_with(level, code, limits=SandboxLimits(wall_s=20.0), warm=warm, python=sys.argv[4] or None)
     print(res.stdout + res.stderr, flush=True)
