@@ -10,18 +10,21 @@ root in a mount namespace of its own, it first unmounts its /proc, uncovering th
 from __future__ import annotations
 
 import os
-import signal
 import shutil
+import signal
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 from sandbox_modes import WARM, run, split_mode
 
 from evoarena.sandbox import isolation
 from evoarena.sandbox.interpreter import resolve_python
-from evoarena.sandbox.rlimits import own_uid_works
+from evoarena.sandbox.rlimits import own_uid
+from evoarena.sandbox.runner import own_uid_works
+from evoarena.sandbox.scratch import SCRATCH_PREFIX, chown_tree, sweep_stale
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="signals and /proc as on Linux")
 
@@ -134,3 +137,16 @@ def test_a_program_killed_by_a_signal_is_reported_as_such(mode: str, signum: int
     level, _ = split_mode(mode)
     assert res.stdout == "up\n" and res.limit is None, res.stderr
     assert res.returncode == (128 + signum if level in ("bwrap", "unshare-net+rlimits") else -signum), res.stderr
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root runs programs as a uid of their own")
+def test_a_killed_runs_scratch_dir_given_to_its_programs_uid_is_swept(tmp_path: Path) -> None:
+    """The next run removes it like any other dead owner's; a dir of some other user is left alone."""
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    given, foreign = tmp_path / f"{SCRATCH_PREFIX}{proc.pid}-own", tmp_path / f"{SCRATCH_PREFIX}{proc.pid}-other"
+    for path, uid in ((given, own_uid()), (foreign, 12345)):
+        (path / "sub").mkdir(parents=True)
+        chown_tree(str(path), uid)
+    assert sweep_stale(str(tmp_path)) == (str(given),)
+    assert foreign.is_dir()

@@ -2,7 +2,9 @@
 launcher instead stays as the command's parent and a child subreaper: when the command ends (or the host sends the
 launcher SIGTERM), every process re-parented to it — a double-forked ``setsid`` daemon — is killed and reaped
 before it exits with the command's status. The host's death (a SIGKILLed run) reaches the launcher as SIGTERM
-(``PR_SET_PDEATHSIG``), so a killed run leaves no sandboxed program running without its wall-clock limit.
+(``PR_SET_PDEATHSIG``), so a killed run leaves no sandboxed program running without its wall-clock limit. The same
+launcher can run the command as a uid of its own (root only: then the program can signal no other process), and
+serves as the init of a fresh pid namespace (:func:`init_argv`).
 
 A launcher (``python -I -S -c LAUNCHER SPEC HOST_PID cmd...``) is used instead of ``preexec_fn`` because
 ``preexec_fn`` is unsafe when the parent has threads (the sandbox itself uses reader threads,
@@ -12,17 +14,13 @@ by bubblewrap / unshare and then by the sandboxed interpreter and everything it 
 
 from __future__ import annotations
 
-import functools
-import logging
 import os
 import secrets
 import signal
-import subprocess
 import sys
 
 import psutil
 
-from evoarena.sandbox.isolation import PROBE_ENV, PROBE_TIMEOUT_S
 from evoarena.sandbox.limits import SandboxLimits
 
 _MIB = 1024 * 1024
@@ -35,7 +33,6 @@ EXTRA_TASKS = 512
 #: tools allocate, below 2**31 (some tools take uid_t as signed).
 OWN_UID_BASE = 0x7E000000
 OWN_UID_SPAN = 1 << 24
-log = logging.getLogger(__name__)
 
 _LAUNCHER = """\
 import os, sys
@@ -228,26 +225,6 @@ def own_uid() -> int:
 def is_own_uid(uid: int) -> bool:
     """Whether `uid` is in the range :func:`own_uid` draws from."""
     return OWN_UID_BASE <= uid < OWN_UID_BASE + OWN_UID_SPAN
-
-
-@functools.lru_cache(maxsize=32)
-def own_uid_works(python: str) -> bool:
-    """Whether a program can run as a uid of its own here: this process is root (only root may switch uid) on
-    POSIX, and `python` starts as another uid (it cannot if it lives under a directory only root may enter, such
-    as a venv or pyenv in ``/root``). Probed once per interpreter."""
-    if not hasattr(os, "setuid") or os.geteuid() != 0:
-        return False
-    argv = _launch(python, f"uid={own_uid()}", [python, "-E", "-s", "-c", "import encodings, site"])
-    try:
-        done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, cwd="/", env=PROBE_ENV,
-                              timeout=PROBE_TIMEOUT_S, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return False
-    if done.returncode != 0:
-        why = (done.stderr.decode("utf-8", "replace").strip().splitlines() or ["no error output"])[-1]
-        log.warning("at 'rlimits', sandboxed programs run as root, not as a uid of their own, and can signal this "
-                    "process: %s cannot be started by another user (%s)", python, why)
-    return done.returncode == 0
 
 
 def _launch(python: str, spec: str, command: list[str]) -> list[str]:

@@ -3,6 +3,8 @@ isolation this machine offers (see :mod:`evoarena.sandbox.isolation`)."""
 
 from __future__ import annotations
 
+import functools
+import logging
 import os
 import secrets
 import subprocess
@@ -20,7 +22,7 @@ from evoarena.sandbox.guard import SandboxGuard
 from evoarena.sandbox.interpreter import Interpreter, resolve_python
 from evoarena.sandbox.limits import SandboxLimits, SandboxResult
 from evoarena.sandbox.process import RUN_MARK, CappedReader, ProcessTree, StdinFeeder
-from evoarena.sandbox.rlimits import init_argv, killed_by_cpu_limit, launcher_argv, own_uid, own_uid_works
+from evoarena.sandbox.rlimits import init_argv, killed_by_cpu_limit, launcher_argv, own_uid
 from evoarena.sandbox.scratch import SCRATCH_PREFIX, chown_tree, remove_tree, sweep_scratch
 
 MAIN = "main.py"
@@ -28,6 +30,9 @@ MAIN = "main.py"
 #: but the scratch dir stays first on sys.path so that ``files`` such as ``helper.py`` are importable.
 PYTHON_FLAGS = ("-E", "-s", "-X", "utf8")
 _READER_GRACE_S = 5.0
+#: What the probe for a uid of its own runs: the interpreter's start-up, site-packages, and a write to the scratch dir.
+_PROBE = "import encodings, site\nwith open('probe', 'w') as fh:\n    fh.write('ok')"
+log = logging.getLogger(__name__)
 
 
 def run_python(
@@ -139,6 +144,33 @@ def _command(level: str, det: isolation.Detected, interp: Interpreter, scratch: 
     uid = own_uid() if own_uid_works(exe) else None
     return _Command(launcher_argv(exe, limits, program, uid), "rlimits", uid=uid,
                     sweep=not sys.platform.startswith("linux"))
+
+
+@functools.lru_cache(maxsize=32)
+def own_uid_works(exe: str) -> bool:
+    """Whether a program can run as a uid of its own here: this process is root (only root may switch uid) on
+    POSIX, a scratch dir can be given to another uid, and `exe` starts as that uid and writes there (it cannot if it
+    lives under a directory only root may enter, such as a venv or pyenv in ``/root``). Probed once per interpreter."""
+    if not hasattr(os, "setuid") or os.geteuid() != 0:
+        return False
+    uid = own_uid()
+    scratch = tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-")
+    try:
+        chown_tree(scratch, uid)
+        done = subprocess.run(launcher_argv(exe, SandboxLimits(), [exe, *PYTHON_FLAGS, "-c", _PROBE], uid),
+                              stdin=subprocess.DEVNULL, capture_output=True, cwd=scratch,
+                              env=child_env(exe, scratch, "rlimits"), timeout=isolation.PROBE_TIMEOUT_S, check=False)
+    except (OSError, subprocess.SubprocessError) as exc:
+        why = str(exc)
+    else:
+        if done.returncode == 0:
+            return True
+        why = (done.stderr.decode("utf-8", "replace").strip().splitlines() or [f"exit {done.returncode}"])[-1]
+    finally:
+        remove_tree(scratch)
+    log.warning("at 'rlimits', sandboxed programs run as root, not as a uid of their own, and can signal this "
+                "process: %s cannot run as another user here (%s)", exe, why)
+    return False
 
 
 def child_env(exe: str, scratch: str, level: str) -> dict[str, str]:
