@@ -22,6 +22,7 @@ from sandbox_modes import WARM, run, split_mode
 
 from evoarena.sandbox import isolation
 from evoarena.sandbox.interpreter import resolve_python
+from evoarena.sandbox.isolation import UNSHARE_FLAGS
 from evoarena.sandbox.rlimits import own_uid
 from evoarena.sandbox.runner import own_uid_works
 from evoarena.sandbox.scratch import SCRATCH_PREFIX, chown_tree, sweep_stale
@@ -68,25 +69,30 @@ ATTACK = textwrap.dedent("""
 """)
 
 RUNNER = textwrap.dedent("""
-    import os, sys
-    from evoarena.sandbox import SandboxLimits
+    import dataclasses, os, sys
+    from evoarena.sandbox import SandboxLimits, isolation
     from evoarena.sandbox.runner import run_with
+    if sys.argv[5]:  # another of the unshare variants the probe may pick
+        forced = dataclasses.replace(isolation.detect(), unshare=tuple(sys.argv[5].split()))
+        isolation.detect = lambda: forced
     sys.path.insert(0, sys.argv[3])
     from sandbox_modes import split_mode
     code = sys.argv[1].format(host=os.getpid(), pgid=os.getpgid(0), euid=os.geteuid(),
                               pidns=os.readlink("/proc/self/ns/pid"), mntns=os.readlink("/proc/self/ns/mnt"))
     level, warm = split_mode(sys.argv[2])
-    res = run_with(level, code, limits=SandboxLimits(wall_s=20.0), warm=warm, python=sys.argv[4] or None)
+    res = run_with(level, code, limits=SandboxLimits(wall_s=20.0, network=bool(sys.argv[6])), warm=warm,
+                   python=sys.argv[4] or None)
     print(res.stdout + res.stderr, flush=True)
     print("RUNNER SURVIVED", flush=True)
 """)
 
 
-def _attack(mode: str, python: str = "") -> subprocess.CompletedProcess[str]:
-    """The runner, in a session of its own, running the attack at `mode` with `python` (default: this one)."""
+def _attack(mode: str, python: str = "", unshare: str = "", network: bool = False) -> subprocess.CompletedProcess[str]:
+    """The runner, in a session of its own, running the attack at `mode` with `python` (default: this one), and
+    `unshare` (a command prefix) instead of the one detected."""
     here = os.path.dirname(__file__)
-    return subprocess.run([sys.executable, "-c", RUNNER, ATTACK, mode, here, python], capture_output=True,
-                          text=True, timeout=60, start_new_session=True, check=False)
+    return subprocess.run([sys.executable, "-c", RUNNER, ATTACK, mode, here, python, unshare, "1" if network else ""],
+                          capture_output=True, text=True, timeout=60, start_new_session=True, check=False)
 
 
 def _protected(mode: str, python: str) -> bool:
@@ -150,3 +156,18 @@ def test_a_killed_runs_scratch_dir_given_to_its_programs_uid_is_swept(tmp_path: 
         chown_tree(str(path), uid)
     assert sweep_stale(str(tmp_path)) == (str(given),)
     assert foreign.is_dir()
+
+
+@pytest.mark.skipif("unshare-net+rlimits" not in MODES, reason="no unshare level here")
+@pytest.mark.parametrize("flags", [" ".join(flags) for flags in UNSHARE_FLAGS])
+@pytest.mark.parametrize("network", [False, True])
+def test_every_unshare_variant_keeps_the_runner_out_of_reach(flags: str, network: bool) -> None:
+    """Each prefix the probe may choose, with the network off and on (which runs without ``-n``, recorded as
+    ``rlimits``): without ``-m`` the program shares the host's /proc and still cannot name the runner."""
+    unshare = shutil.which("unshare")
+    assert unshare is not None
+    if subprocess.run([unshare, *flags.split(), "true"], capture_output=True, check=False).returncode != 0:
+        pytest.skip(f"unshare {flags} does not work here")
+    done = _attack("unshare-net+rlimits", unshare=f"{unshare} {flags}", network=network)
+    assert done.returncode == 0 and "RUNNER SURVIVED" in done.stdout, (done.stdout, done.stderr)
+    assert "confined" in done.stdout.split() and "runner 3" in done.stdout  # ESRCH: no such pid in its namespace
