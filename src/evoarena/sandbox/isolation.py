@@ -56,7 +56,7 @@ class Detected:
     level: str
     bwrap: str | None = None  # absolute path of a working bwrap
     hardened: bool = False  # bwrap accepts --unshare-user --disable-userns and --size
-    unshare: tuple[str, ...] = ()  # a working unshare prefix, e.g. ("/usr/bin/unshare", "-rn")
+    unshare: tuple[str, ...] = ()  # a working unshare prefix, e.g. ("/usr/bin/unshare", "-r", "-n", "-p", "-f")
     available: tuple[str, ...] = ()  # every level that works here, strongest first
 
 
@@ -106,10 +106,19 @@ def _probe_bwrap() -> Detected | None:
     return None
 
 
+#: `unshare` flags, tried in turn: a network and a pid namespace (``-p -f``), so that the program can name no process
+#: outside (none it could signal), with a fresh /proc where the kernel allows mounting one (``-m --mount-proc``);
+#: ``-r`` (a user namespace) for a normal user, without it for root where user namespaces are off.
+UNSHARE_FLAGS = (
+    ("-r", "-n", "-p", "-f", "-m", "--mount-proc"), ("-n", "-p", "-f", "-m", "--mount-proc"),
+    ("-r", "-n", "-p", "-f"), ("-n", "-p", "-f"),
+)  # fmt: skip
+
+
 def _probe_unshare() -> tuple[str, ...]:
     unshare = shutil.which("unshare")
     if unshare is not None:
-        for flags in (("-rn",), ("-n",)):
+        for flags in UNSHARE_FLAGS:
             if _runs([unshare, *flags, "true"]):
                 return (unshare, *flags)
     return ()

@@ -14,6 +14,9 @@ from typing import IO
 
 import psutil
 
+#: The environment variable that marks every process of one run where no launcher reaps orphans: a double-forked
+#: daemon is re-parented out of sight of the snapshots, but keeps the environment it was started with.
+RUN_MARK = "EVOARENA_SANDBOX_RUN"
 _CHUNK = 65536
 _KILL = getattr(signal, "SIGKILL", signal.SIGTERM)
 _KILLPG = getattr(os, "killpg", None)
@@ -77,10 +80,14 @@ class ProcessTree:
     """Remembers every descendant seen of a child started in its own session / process group, so
     that descendants which left the group (``setsid``) or were orphaned can still be killed."""
 
-    def __init__(self, proc: subprocess.Popen[bytes], *, reaper: bool = False) -> None:
-        """`reaper`: the child is the rlimits launcher, which kills what was re-parented to it on SIGTERM."""
+    def __init__(self, proc: subprocess.Popen[bytes], *, reaper: bool = False, mark: str | None = None) -> None:
+        """`reaper`: the child is the rlimits launcher, which kills what was re-parented to it on SIGTERM.
+        `mark`: the value of :data:`RUN_MARK` in the child's environment; at the end, every process started since
+        that still carries it is killed too."""
         self._proc = proc
         self._reaper = reaper
+        self._mark = mark
+        self._started = time.time()
         self._seen: set[psutil.Process] = set()
         self.live = 0  # descendants alive at the last snapshot
         self.breach: str | None = None  # the limit the guard reported, which ended the wait
@@ -151,6 +158,28 @@ class ProcessTree:
         for proc in alive:  # e.g. in uninterruptible sleep: one last try
             with contextlib.suppress(psutil.Error):
                 proc.kill()
+        if self._mark is not None:
+            self._sweep_marked()
+
+    def _sweep_marked(self) -> None:
+        """Kill the processes carrying this run's mark, until none is left (a daemon may fork meanwhile), for up
+        to two seconds. Only processes started since the run are looked at (reading an environment costs more)."""
+        deadline = time.monotonic() + 2.0
+        while (marked := self._marked()) and time.monotonic() < deadline:
+            for proc in marked:
+                with contextlib.suppress(psutil.Error):
+                    proc.kill()
+            time.sleep(0.01)
+
+    def _marked(self) -> list[psutil.Process]:
+        found = []
+        for proc in psutil.process_iter(["create_time"]):
+            if (proc.info.get("create_time") or 0.0) < self._started - 1.0 or not _alive(proc):
+                continue
+            with contextlib.suppress(psutil.Error):
+                if proc.environ().get(RUN_MARK) == self._mark:
+                    found.append(proc)
+        return found
 
 
 def _alive(proc: psutil.Process) -> bool:

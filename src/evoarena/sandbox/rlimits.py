@@ -2,7 +2,9 @@
 launcher instead stays as the command's parent and a child subreaper: when the command ends (or the host sends the
 launcher SIGTERM), every process re-parented to it — a double-forked ``setsid`` daemon — is killed and reaped
 before it exits with the command's status. The host's death (a SIGKILLed run) reaches the launcher as SIGTERM
-(``PR_SET_PDEATHSIG``), so a killed run leaves no sandboxed program running without its wall-clock limit.
+(``PR_SET_PDEATHSIG``), so a killed run leaves no sandboxed program running without its wall-clock limit. The same
+launcher can run the command as a uid of its own (root only: then the program can signal no other process), and
+serves as the init of a fresh pid namespace (:func:`init_argv`).
 
 A launcher (``python -I -S -c LAUNCHER SPEC HOST_PID cmd...``) is used instead of ``preexec_fn`` because
 ``preexec_fn`` is unsafe when the parent has threads (the sandbox itself uses reader threads,
@@ -13,6 +15,7 @@ by bubblewrap / unshare and then by the sandboxed interpreter and everything it 
 from __future__ import annotations
 
 import os
+import secrets
 import signal
 import sys
 
@@ -26,6 +29,10 @@ _SIGXCPU: int | None = getattr(signal, "SIGXCPU", None)
 FILE_SIZE_BYTES = 64 * _MIB
 #: Threads/processes the sandbox may add on top of what this user already runs (RLIMIT_NPROC).
 EXTRA_TASKS = 512
+#: The uids :func:`own_uid` draws from (0x7E000000 + 24 bits): above the ranges distributions, systemd and container
+#: tools allocate, below 2**31 (some tools take uid_t as signed).
+OWN_UID_BASE = 0x7E000000
+OWN_UID_SPAN = 1 << 24
 
 _LAUNCHER = """\
 import os, sys
@@ -33,8 +40,12 @@ try:
     import resource
 except ImportError:
     resource = None
+opts = {}
 for item in sys.argv[1].split(","):
     name, _, values = item.partition("=")
+    if not name.startswith("RLIMIT_"):
+        opts[name] = values
+        continue
     res = getattr(resource, name, None)
     if res is None or not values:
         continue
@@ -47,6 +58,40 @@ for item in sys.argv[1].split(","):
         resource.setrlimit(res, (soft, hard))
     except (ValueError, OSError):
         pass
+uid = int(opts["uid"]) if "uid" in opts else None
+def become():  # in the process about to exec the command: take the program's own uid (gid, no groups), or fail
+    if uid is None:
+        return
+    try:
+        os.setgroups([])
+        os.setgid(uid)
+        os.setuid(uid)
+    except OSError as exc:
+        sys.stderr.write("evoarena sandbox: cannot switch to uid %d: %s\\n" % (uid, exc))
+        os._exit(126)
+    if os.getresuid() != (uid, uid, uid) or os.getresgid() != (uid, uid, uid):
+        os._exit(126)
+if "init" in opts:  # pid 1 of a fresh pid namespace: run the command as pid 2 in its own session, reap every
+    import signal  # orphan, and exit with its status (128 + N for a signal: pid 1 cannot die of its own signal)
+    signal.signal(signal.SIGTERM, lambda signum, frame: os._exit(128 + signum))
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG, SIGKILL
+    except (OSError, AttributeError):
+        pass
+    child = os.fork()
+    if child == 0:
+        os.setsid()
+        become()
+        os.execv(sys.argv[3], sys.argv[3:])
+    while True:
+        try:
+            pid, status = os.waitpid(-1, 0)
+        except ChildProcessError:
+            os._exit(1)
+        if pid == child:
+            break
+    os._exit(128 + os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status))
 reaper = False
 if sys.platform.startswith("linux"):
     try:
@@ -58,10 +103,12 @@ if sys.platform.startswith("linux"):
     except (OSError, AttributeError, ValueError):
         reaper = False
 if not reaper:
+    become()
     os.execv(sys.argv[3], sys.argv[3:])
 import signal
 child = os.fork()
 if child == 0:
+    become()
     os.execv(sys.argv[3], sys.argv[3:])
 def children():
     out = []
@@ -100,7 +147,10 @@ signal.signal(signal.SIGTERM, signal.SIG_IGN)
 sweep()
 if os.WIFSIGNALED(status):
     sig = os.WTERMSIG(status)
-    signal.signal(sig, signal.SIG_DFL)
+    try:
+        signal.signal(sig, signal.SIG_DFL)
+    except (OSError, ValueError):  # SIGKILL and SIGSTOP: always the default
+        pass
     os.kill(os.getpid(), sig)
 os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
 """
@@ -118,8 +168,9 @@ def reaper_launcher_argv(python: str, command: list[str]) -> list[str]:
     return _launch(python, "RLIMIT_CORE=0:0", command)
 
 
-def rlimit_spec(limits: SandboxLimits) -> str:
-    """The limits as ``NAME=soft:hard,...`` for the launcher."""
+def rlimit_spec(limits: SandboxLimits, uid: int | None = None) -> str:
+    """The limits as ``NAME=soft:hard,...`` for the launcher; with `uid` (a uid of the sandbox's own, which runs
+    nothing else), ``RLIMIT_NPROC`` is :data:`EXTRA_TASKS`."""
     memory = limits.memory_mb * _MIB
     items = [
         # SIGXCPU at the soft limit; SIGKILL one second later if the program catches SIGXCPU.
@@ -128,7 +179,7 @@ def rlimit_spec(limits: SandboxLimits) -> str:
         ("RLIMIT_FSIZE", FILE_SIZE_BYTES, FILE_SIZE_BYTES),
         ("RLIMIT_CORE", 0, 0),  # SIGXCPU would otherwise dump core into the scratch dir
     ]
-    nproc = _nproc_limit()
+    nproc = EXTRA_TASKS if uid is not None else _nproc_limit()
     if nproc is not None:
         items.append(("RLIMIT_NPROC", nproc, nproc))
     return ",".join(f"{name}={soft}:{hard}" for name, soft, hard in items)
@@ -151,9 +202,29 @@ def _nproc_limit() -> int | None:
     return tasks + EXTRA_TASKS
 
 
-def launcher_argv(python: str, limits: SandboxLimits, command: list[str]) -> list[str]:
-    """``command`` (whose first item must be an absolute path) wrapped so that it runs under rlimits."""
-    return _launch(python, rlimit_spec(limits), command)
+def launcher_argv(python: str, limits: SandboxLimits, command: list[str], uid: int | None = None) -> list[str]:
+    """``command`` (whose first item must be an absolute path) wrapped so that it runs under rlimits; with `uid`
+    (see :func:`own_uid`) it runs as that uid, gid and no supplementary group, while the launcher stays root."""
+    return _launch(python, rlimit_spec(limits, uid) + (f",uid={uid}" if uid is not None else ""), command)
+
+
+def init_argv(python: str, command: list[str]) -> list[str]:
+    """``command`` below the launcher as the init of a fresh pid namespace (put it right after ``unshare -p -f``):
+    the command runs as pid 2 in a session of its own, so that it gets the usual signal semantics (the kernel
+    shields pid 1 from signals it has no handler for, SIGXCPU included); orphans are reaped; when the command ends,
+    the init exits with its status (``128 + N`` for a signal N) and the kernel kills what is left in the namespace."""
+    return _launch(python, "init=1", command)
+
+
+def own_uid() -> int:
+    """A fresh uid for one sandboxed program run by root: no process, file or user of the machine has it, so the
+    program cannot signal (or read the memory and environment of) any process but its own."""
+    return OWN_UID_BASE + secrets.randbelow(OWN_UID_SPAN)
+
+
+def is_own_uid(uid: int) -> bool:
+    """Whether `uid` is in the range :func:`own_uid` draws from."""
+    return OWN_UID_BASE <= uid < OWN_UID_BASE + OWN_UID_SPAN
 
 
 def _launch(python: str, spec: str, command: list[str]) -> list[str]:

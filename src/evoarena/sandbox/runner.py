@@ -3,11 +3,16 @@ isolation this machine offers (see :mod:`evoarena.sandbox.isolation`)."""
 
 from __future__ import annotations
 
+import functools
+import logging
 import os
+import secrets
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import PurePosixPath, PureWindowsPath
 from typing import Any
 
@@ -16,15 +21,18 @@ import evoarena.sandbox.worker as worker_mod
 from evoarena.sandbox.guard import SandboxGuard
 from evoarena.sandbox.interpreter import Interpreter, resolve_python
 from evoarena.sandbox.limits import SandboxLimits, SandboxResult
-from evoarena.sandbox.process import CappedReader, ProcessTree, StdinFeeder
-from evoarena.sandbox.rlimits import killed_by_cpu_limit, launcher_argv
-from evoarena.sandbox.scratch import SCRATCH_PREFIX, remove_tree, sweep_scratch
+from evoarena.sandbox.process import RUN_MARK, CappedReader, ProcessTree, StdinFeeder
+from evoarena.sandbox.rlimits import init_argv, killed_by_cpu_limit, launcher_argv, own_uid
+from evoarena.sandbox.scratch import SCRATCH_PREFIX, chown_tree, remove_tree, sweep_scratch
 
 MAIN = "main.py"
 #: ``-E -s`` is isolated mode (``-I``) minus ``-P``: no PYTHON* variables, no user site-packages,
 #: but the scratch dir stays first on sys.path so that ``files`` such as ``helper.py`` are importable.
 PYTHON_FLAGS = ("-E", "-s", "-X", "utf8")
 _READER_GRACE_S = 5.0
+#: What the probe for a uid of its own runs: the interpreter's start-up, site-packages, and a write to the scratch dir.
+_PROBE = "import encodings, site\nwith open('probe', 'w') as fh:\n    fh.write('ok')"
+log = logging.getLogger(__name__)
 
 
 def run_python(
@@ -85,8 +93,10 @@ def run_with(
             result = pool.run(scratch, child_env(interp.executable, scratch, level), stdin, limits)
             if result is not None:
                 return result
-        argv, used = _command(level, det, interp, scratch, limits)
-        return _execute(argv, child_env(interp.executable, scratch, level), scratch, stdin, limits, used)
+        cmd = _command(level, det, interp, scratch, limits)
+        if cmd.uid is not None:
+            chown_tree(scratch, cmd.uid)
+        return _execute(cmd, child_env(interp.executable, scratch, level), scratch, stdin, limits)
     finally:
         remove_tree(scratch)
 
@@ -107,20 +117,60 @@ def _safe_parts(name: str) -> tuple[str, ...]:
     return parts
 
 
-def _command(
-    level: str, det: isolation.Detected, interp: Interpreter, scratch: str, limits: SandboxLimits
-) -> tuple[list[str], str]:
-    """The argv to start, and the isolation name to record for it."""
+@dataclass(frozen=True)
+class _Command:
+    """How one cold run is started."""
+
+    argv: list[str]
+    used: str  # the isolation level to record
+    uid: int | None = None  # the program's own uid (root runs it as a fresh uid at `rlimits`)
+    status_128: bool = False  # a signal death comes back as 128 + N (an init in a pid namespace reported it)
+    sweep: bool = False  # no launcher reaps orphans here: find them by the run's mark in their environment
+
+
+def _command(level: str, det: isolation.Detected, interp: Interpreter, scratch: str, limits: SandboxLimits) -> _Command:
+    """The argv to start, the isolation name to record for it, and how the program runs."""
     exe = interp.executable
     program = [exe, *PYTHON_FLAGS, MAIN]
     if level == "timeout-only":
-        return program, level
+        return _Command(program, level, sweep=True)
     if level == "bwrap":
         inner = isolation.bwrap_prefix(det, scratch, interp.roots, limits) + program
-        return launcher_argv(exe, limits, inner), level
-    if level == "unshare-net+rlimits" and not limits.network:
-        return launcher_argv(exe, limits, [*det.unshare, *program]), level
-    return launcher_argv(exe, limits, program), "rlimits"
+        return _Command(launcher_argv(exe, limits, inner), level, status_128=True)
+    if level == "unshare-net+rlimits":  # its own pid namespace even with the network on (then recorded as rlimits)
+        unshare = [flag for flag in det.unshare if not (limits.network and flag == "-n")]
+        inner = [*unshare, *init_argv(exe, program)]
+        return _Command(launcher_argv(exe, limits, inner), "rlimits" if limits.network else level, status_128=True)
+    uid = own_uid() if own_uid_works(exe) else None
+    return _Command(launcher_argv(exe, limits, program, uid), "rlimits", uid=uid,
+                    sweep=not sys.platform.startswith("linux"))
+
+
+@functools.lru_cache(maxsize=32)
+def own_uid_works(exe: str) -> bool:
+    """Whether a program can run as a uid of its own here: this process is root (only root may switch uid) on
+    POSIX, a scratch dir can be given to another uid, and `exe` starts as that uid and writes there (it cannot if it
+    lives under a directory only root may enter, such as a venv or pyenv in ``/root``). Probed once per interpreter."""
+    if not hasattr(os, "setuid") or os.geteuid() != 0:
+        return False
+    uid = own_uid()
+    scratch = tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-")
+    try:
+        chown_tree(scratch, uid)
+        done = subprocess.run(launcher_argv(exe, SandboxLimits(), [exe, *PYTHON_FLAGS, "-c", _PROBE], uid),
+                              stdin=subprocess.DEVNULL, capture_output=True, cwd=scratch,
+                              env=child_env(exe, scratch, "rlimits"), timeout=isolation.PROBE_TIMEOUT_S, check=False)
+    except (OSError, subprocess.SubprocessError) as exc:
+        why = str(exc)
+    else:
+        if done.returncode == 0:
+            return True
+        why = (done.stderr.decode("utf-8", "replace").strip().splitlines() or [f"exit {done.returncode}"])[-1]
+    finally:
+        remove_tree(scratch)
+    log.warning("at 'rlimits', sandboxed programs run as root, not as a uid of their own, and can signal this "
+                "process: %s cannot run as another user here (%s)", exe, why)
+    return False
 
 
 def child_env(exe: str, scratch: str, level: str) -> dict[str, str]:
@@ -142,9 +192,10 @@ def child_env(exe: str, scratch: str, level: str) -> dict[str, str]:
     return env
 
 
-def _execute(
-    argv: list[str], env: dict[str, str], scratch: str, stdin: str, limits: SandboxLimits, used: str
-) -> SandboxResult:
+def _execute(cmd: _Command, env: dict[str, str], scratch: str, stdin: str, limits: SandboxLimits) -> SandboxResult:
+    mark = secrets.token_hex(16) if cmd.sweep else None
+    if mark is not None:
+        env = {**env, RUN_MARK: mark}
     group: dict[str, Any] = (
         {"start_new_session": True}
         if os.name != "nt"
@@ -152,11 +203,11 @@ def _execute(
     )
     start = time.monotonic()
     proc = subprocess.Popen(
-        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        cmd.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         cwd=scratch, env=env, bufsize=0, **group,
     )  # fmt: skip
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
-    tree = ProcessTree(proc, reaper=used != "timeout-only")
+    tree = ProcessTree(proc, reaper=cmd.used != "timeout-only", mark=mark)
     readers = [CappedReader(proc.stdout, limits.output_bytes), CappedReader(proc.stderr, limits.output_bytes)]
     guard = SandboxGuard(scratch, limits.disk_mb, limits.max_processes)
     try:
@@ -169,7 +220,7 @@ def _execute(
     for thread in readers:
         thread.join(_READER_GRACE_S)  # a reader can only hang on a pipe held by a process we missed
     returncode: int | None = proc.returncode if exited else None
-    cpu_killed = killed_by_cpu_limit(returncode, bwrap=used == "bwrap")
+    cpu_killed = killed_by_cpu_limit(returncode, bwrap=cmd.status_128)
     if cpu_killed:
         returncode = None
     limit = "cpu" if cpu_killed else tree.breach or (None if exited else "wall")
@@ -181,7 +232,7 @@ def _execute(
         returncode=returncode,
         timed_out=limit in ("wall", "cpu"),
         truncated=readers[0].truncated or readers[1].truncated,
-        isolation=used,
+        isolation=cmd.used,
         wall_s=round(elapsed, 4),
         limit=limit,
     )

@@ -13,6 +13,8 @@ import tempfile
 from collections.abc import Callable
 from typing import Any
 
+from evoarena.sandbox.rlimits import is_own_uid
+
 SCRATCH_PREFIX = "evoarena-sb-"
 
 
@@ -67,10 +69,26 @@ def sweep_stale(root: str) -> tuple[str, ...]:
             continue
         with contextlib.suppress(OSError):
             st = os.lstat(path)
-            if stat.S_ISDIR(st.st_mode) and (not hasattr(os, "getuid") or st.st_uid == os.getuid()):
+            if stat.S_ISDIR(st.st_mode) and _ours(st.st_uid):
                 remove_tree(path)
                 removed.append(path)
     return tuple(removed)
+
+
+def _ours(uid: int) -> bool:
+    """Whether a scratch dir owned by `uid` is this user's: its own, or (for root) a program's own uid."""
+    if not hasattr(os, "getuid"):
+        return True
+    return uid == os.getuid() or (os.getuid() == 0 and is_own_uid(uid))
+
+
+def chown_tree(path: str, uid: int) -> None:
+    """Give `path` and everything in it to `uid` (and the group of the same number): the scratch dir of a program
+    that runs as a uid of its own. Symlinks are changed themselves, never followed."""
+    os.lchown(path, uid, uid)
+    for parent, dirs, files in os.walk(path):
+        for name in (*dirs, *files):
+            os.lchown(os.path.join(parent, name), uid, uid)
 
 
 def _alive(pid: int) -> bool:
