@@ -78,9 +78,10 @@ def _connect(ray: Any, address: str) -> bool:
 
 
 def _token_auth_as_ray_start_does() -> None:
-    """`ray start` turns token authentication on when ~/.ray/auth_token exists and RAY_AUTH_MODE is unset, but Ray
-    2.60's `ray.init(address=...)` does not, and then waits 30 s for a cluster that refuses it: do what `ray start`
-    did (a private Ray function; without it, set RAY_AUTH_MODE=token yourself)."""
+    """`ray start` turns token authentication on when a token is available (RAY_AUTH_TOKEN, RAY_AUTH_TOKEN_PATH or
+    ~/.ray/auth_token) and RAY_AUTH_MODE is unset, but Ray 2.60's `ray.init(address=...)` does not, and then waits
+    20 s for a cluster that refuses it: do what `ray start` did (a private Ray function; without it, set
+    RAY_AUTH_MODE=token yourself)."""
     try:
         from ray._private.authentication.authentication_token_setup import (
             maybe_enable_token_auth_if_token_available,
