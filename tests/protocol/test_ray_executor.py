@@ -10,8 +10,8 @@ import contextlib
 import json
 import os
 import secrets
-import signal
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -87,10 +87,8 @@ def _stop(head: subprocess.Popen[bytes]) -> None:
     """SIGTERM to `ray start --block` (it stops its node's processes), then SIGKILL to what is left of its session."""
     if head.poll() is None:
         head.terminate()
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             head.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            pass
     with contextlib.suppress(ProcessLookupError):
         os.killpg(head.pid, signal.SIGKILL)
     head.wait(timeout=30)
