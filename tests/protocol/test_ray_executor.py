@@ -65,7 +65,10 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         with pytest.MonkeyPatch.context() as mp:
             mp.setenv("RAY_AUTH_TOKEN_PATH", str(token))
             mp.delenv("RAY_AUTH_MODE", raising=False)
-            yield f"127.0.0.1:{port}"
+            try:
+                yield f"127.0.0.1:{port}"
+            finally:
+                os.environ.pop("RAY_AUTH_MODE", None)  # set by the driver's token detection; the context restores
     finally:
         _stop(head)
 
