@@ -186,3 +186,19 @@ def test_the_command_line_runs_on_a_cluster_and_refuses_a_bad_executor(cluster: 
     bad = cli.invoke(app, [*args, "--run-dir", str(tmp_path / "bad"), "--executor", "dask"])
     assert bad.exit_code != 0 and "--executor: expected local, ray or ray:ADDRESS" in bad.output
     assert not (tmp_path / "bad").exists()
+
+
+def test_a_driver_without_the_clusters_token_is_refused_in_one_line(cluster: str, tmp_path: Path) -> None:
+    """A fresh process with an empty home and no RAY_AUTH_TOKEN* (a new machine, or a cluster whose token lives
+    elsewhere): the run stops with one line saying where the driver looks for a token."""
+    recipe = Path(__file__).resolve().parents[2] / "recipes" / "quickstart.yaml"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_AUTH")}
+    env.update(HOME=str(tmp_path), RAY_gcs_server_port_wait_time_s="1")  # one try to join, not 20
+    done = subprocess.run([sys.executable, "-m", "evoarena.cli", "run", str(recipe), "--model", "scripted",
+                           "--no-probe", "--executor", f"ray:{cluster}", "--run-dir", str(tmp_path / "run")],
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode != 0
+    assert "Traceback" not in done.stderr + done.stdout
+    assert f"executor.address {cluster}: no Ray cluster answered or it refused this driver (no Ray token was found " \
+           "here)" in " ".join((done.stderr + done.stdout).split())
+    assert "RAY_AUTH_TOKEN_PATH" in done.stderr + done.stdout
