@@ -6,12 +6,16 @@ ledger."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import secrets
 import shutil
+import signal
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -38,20 +42,59 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def cluster() -> Iterator[str]:
-    """A Ray head node on 127.0.0.1 with 2 CPUs and token authentication (Ray's default once ~/.ray/auth_token
-    exists; the driver finds the token itself), stopped after the module's tests."""
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A Ray head node on 127.0.0.1 with 2 CPUs and token authentication, its token in a file of its own (Ray reads
+    RAY_AUTH_TOKEN_PATH before ~/.ray/auth_token, so nothing in the home directory is needed or touched); the driver
+    gets only the path, not RAY_AUTH_MODE, and finds the token itself. `ray start --block` runs in a session of its
+    own and is stopped by its pid (its SIGTERM handler stops the processes it started), leaving any other Ray on the
+    machine alone."""
     ray_cli = shutil.which("ray", path=os.path.dirname(sys.executable))
     assert ray_cli is not None, "the ray extra installs the `ray` command next to the interpreter"
+    token = tmp_path_factory.mktemp("ray") / "auth_token"
+    token.write_text(secrets.token_hex(32), "utf-8")
     port = _free_port()
-    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "token"}
-    subprocess.run([ray_cli, "start", "--head", "--node-ip-address=127.0.0.1", f"--port={port}", "--num-cpus=2",
-                    "--include-dashboard=false", "--disable-usage-stats", 
-                    "--object-store-memory=100000000"], check=True, env=env, capture_output=True, timeout=120)
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": str(token)}
+    log = token.with_name("ray-start.log")
+    with log.open("wb") as out:
+        head = subprocess.Popen([ray_cli, "start", "--head", "--block", "--node-ip-address=127.0.0.1", f"--port={port}",
+                                 "--num-cpus=2", "--include-dashboard=false", "--disable-usage-stats",
+                                 "--object-store-memory=100000000"], env=env, stdout=out, stderr=subprocess.STDOUT,
+                                start_new_session=True)
     try:
-        yield f"127.0.0.1:{port}"
+        _wait_for_head(head, port, log)
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv("RAY_AUTH_TOKEN_PATH", str(token))
+            mp.delenv("RAY_AUTH_MODE", raising=False)
+            try:
+                yield f"127.0.0.1:{port}"
+            finally:
+                os.environ.pop("RAY_AUTH_MODE", None)  # set by the driver's token detection; the context restores
     finally:
-        subprocess.run([ray_cli, "stop", "--force"], env=env, capture_output=True, timeout=120)
+        _stop(head)
+
+
+def _wait_for_head(head: subprocess.Popen[bytes], port: int, log: Path) -> None:
+    """Until the head's GCS port answers; a `ray start` that exits first fails the fixture with its output."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if head.poll() is not None:
+            pytest.fail(f"ray start exited {head.returncode}:\n{log.read_text('utf-8', 'replace')[-3000:]}")
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.5)
+    pytest.fail(f"ray start did not open port {port} in 120 s:\n{log.read_text('utf-8', 'replace')[-3000:]}")
+
+
+def _stop(head: subprocess.Popen[bytes]) -> None:
+    """SIGTERM to `ray start --block` (it stops its node's processes), then SIGKILL to what is left of its session."""
+    if head.poll() is None:
+        head.terminate()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            head.wait(timeout=60)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(head.pid, signal.SIGKILL)
+    head.wait(timeout=30)
 
 
 def on_ray(spec: ExperimentSpec, address: str, cpus_per_cell: float = 1.0) -> ExperimentSpec:
@@ -143,3 +186,19 @@ def test_the_command_line_runs_on_a_cluster_and_refuses_a_bad_executor(cluster: 
     bad = cli.invoke(app, [*args, "--run-dir", str(tmp_path / "bad"), "--executor", "dask"])
     assert bad.exit_code != 0 and "--executor: expected local, ray or ray:ADDRESS" in bad.output
     assert not (tmp_path / "bad").exists()
+
+
+def test_a_driver_without_the_clusters_token_is_refused_in_one_line(cluster: str, tmp_path: Path) -> None:
+    """A fresh process with an empty home and no RAY_AUTH_TOKEN* (a new machine, or a cluster whose token lives
+    elsewhere): the run stops with one line saying where the driver looks for a token."""
+    recipe = Path(__file__).resolve().parents[2] / "recipes" / "quickstart.yaml"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_AUTH")}
+    env.update(HOME=str(tmp_path), RAY_gcs_server_port_wait_time_s="1")  # one try to join, not 20
+    done = subprocess.run([sys.executable, "-m", "evoarena.cli", "run", str(recipe), "--model", "scripted",
+                           "--no-probe", "--executor", f"ray:{cluster}", "--run-dir", str(tmp_path / "run")],
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode != 0
+    assert "Traceback" not in done.stderr + done.stdout
+    assert f"executor.address {cluster}: no Ray cluster answered or it refused this driver (no Ray token was found " \
+           "here)" in " ".join((done.stderr + done.stdout).split())
+    assert "RAY_AUTH_TOKEN_PATH" in done.stderr + done.stdout

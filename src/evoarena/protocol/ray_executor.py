@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -36,6 +37,11 @@ _POLL_S = 0.05
 
 class WorkerMismatch(RuntimeError):
     """A worker built a different run than the driver (another benchmark version, other task files)."""
+
+
+class RayUnreachable(RuntimeError):
+    """The driver could not join the cluster at `executor.address`: nothing answered there, or the cluster refused
+    the driver's authentication token (or its lack of one)."""
 
 
 def run_on_ray(plans: list[CellPlan], *, parts: RunParts, search: tuple[Path, ...], store: RunStore,
@@ -72,22 +78,30 @@ def _connect(ray: Any, address: str) -> bool:
     if address == "local":
         ray.init(include_dashboard=False, **kwargs)
     else:
-        _token_auth_as_ray_start_does()
-        ray.init(address=address, **kwargs)
+        token = _token_auth_as_ray_start_does()
+        try:
+            ray.init(address=address, **kwargs)
+        except (ConnectionError, ray.exceptions.AuthenticationError) as exc:
+            found = "a token was found here: is it the cluster's?" if token else "no Ray token was found here"
+            raise RayUnreachable(
+                f"executor.address {address}: no Ray cluster answered or it refused this driver ({found}); a cluster "
+                "with token authentication needs its token here, as a file named by RAY_AUTH_TOKEN_PATH or in "
+                "RAY_AUTH_TOKEN (docs/protocol.md § Executors)") from exc
     return True
 
 
-def _token_auth_as_ray_start_does() -> None:
-    """`ray start` turns token authentication on when ~/.ray/auth_token exists and RAY_AUTH_MODE is unset, but Ray
-    2.60's `ray.init(address=...)` does not, and then waits 30 s for a cluster that refuses it: do what `ray start`
-    did (a private Ray function; without it, set RAY_AUTH_MODE=token yourself)."""
+def _token_auth_as_ray_start_does() -> bool:
+    """`ray start` turns token authentication on when a token is available (RAY_AUTH_TOKEN, RAY_AUTH_TOKEN_PATH or
+    ~/.ray/auth_token) and RAY_AUTH_MODE is unset, but Ray 2.60's `ray.init(address=...)` does not, and then waits
+    20 s for a cluster that refuses it: do what `ray start` did (a private Ray function; without it, set
+    RAY_AUTH_MODE=token yourself). True when token authentication is on."""
     try:
         from ray._private.authentication.authentication_token_setup import (
             maybe_enable_token_auth_if_token_available,
         )
     except ImportError:
-        return
-    maybe_enable_token_auth_if_token_available(warn_if_disabled=False)
+        return os.environ.get("RAY_AUTH_MODE", "").lower() == "token"
+    return bool(maybe_enable_token_auth_if_token_available(warn_if_disabled=False))
 
 
 class _Absorber:

@@ -1,15 +1,16 @@
 """The warm sandbox worker's server: started once inside bubblewrap, it forks a fresh child per program.
 
-It runs as ``python -E -s -X utf8 -c <this file's source> CTL_FD NET USERNS`` (so the interpreter that runs it needs
-nothing but the standard library, and it is never imported by the host) and never runs user code itself. Per request
-(a message on the control socket carrying the program's scratch dir, rlimits and environment, and four file
-descriptors: a socket to the host and the program's stdin, stdout and stderr) it forks:
+It runs as ``python -E -s -X utf8 -c <this file's source> CTL_FD NET USERNS [ROOT ...]`` (so the interpreter that
+runs it needs nothing but the standard library, and it is never imported by the host) and never runs user code
+itself. Per request (a message on the control socket carrying the program's scratch dir, rlimits and environment, and
+four file descriptors: a socket to the host and the program's stdin, stdout and stderr) it forks:
 
 * **A**, in the worker's namespaces: unshares a mount, pid, IPC and UTS namespace (and a network one when the worker
   has no network), makes every mount private, forks B, reports B's wait status to the host and then waits for the
   host to hang up, which keeps B's pid reserved while the host may still kill it;
 * **B**, pid 1 of the new pid namespace: mounts a fresh ``/proc`` (``sys``, ``sysrq-trigger``, ``irq`` and ``bus``
-  read-only), a fresh size-capped tmpfs on ``/tmp`` and ``/dev/shm``, makes ``/dev`` read-only, hides the worker's
+  read-only), a fresh size-capped tmpfs on ``/tmp`` and ``/dev/shm`` (binding back, read-only, the interpreter's
+  ``ROOT`` directories that lie there: a venv under ``/tmp``), makes ``/dev`` read-only, hides the worker's
   scratch root under an empty read-only tmpfs with only this program's scratch dir bound back at its usual path;
   then tells the host its pid (``SCM_CREDENTIALS`` translate it into the host's pid namespace), forks C, reaps
   orphans, and exits as soon as C does, which makes the kernel kill whatever else is left in the namespace;
@@ -54,6 +55,8 @@ MAIN = "main.py"
 #: A program's setup failed (a mount, the capability drop): the exit status it is reported with.
 SETUP_FAILED = 125
 _LAST_CAP: list[int] = []  # /proc/sys/kernel/cap_last_cap, read once at start
+_ROOTS: list[str] = []  # the interpreter's directories (prefixes, sys.path entries), bound read-only by bubblewrap
+_FRESH = ("/tmp", "/dev/shm")  # what each program gets a fresh tmpfs on
 
 
 def _check(ret: int, what: str) -> None:
@@ -85,6 +88,7 @@ def _send(conn: int, data: bytes) -> None:
 def main() -> NoReturn:
     ctl = socket.socket(fileno=int(sys.argv[1]))
     net, userns = sys.argv[2] == "1", sys.argv[3] == "1"
+    _ROOTS.extend(sys.argv[4:])
     problem = _capable(userns)
     ctl.send(b"E" + problem.encode() if problem else b"H")
     if problem:
@@ -255,6 +259,8 @@ def _init_b(fields: list[str], fds: list[int], alive_r: int, status_w: int) -> N
 def _private_view(scratch: str, tmp_bytes: int) -> None:
     """This program's mounts: its own /proc, /tmp, /dev/shm and scratch dir, nothing of its siblings'."""
     scratch_fd = os.open(scratch, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    kept = {path: os.open(path, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC) for path in _ROOTS
+            if any(path.startswith(fresh + "/") for fresh in _FRESH)}
     root, name = os.path.split(scratch)
     quiet = MS_NOSUID | MS_NODEV
     _mount("proc", "/proc", "proc", quiet | MS_NOEXEC)
@@ -266,6 +272,11 @@ def _private_view(scratch: str, tmp_bytes: int) -> None:
     _mount("tmpfs", "/tmp", "tmpfs", quiet, f"size={tmp_bytes},mode=755")
     if os.path.isdir("/dev/shm"):
         _mount("tmpfs", "/dev/shm", "tmpfs", quiet, f"size={tmp_bytes},mode=1777")
+    for path, fd in kept.items():  # the interpreter and its site-packages, where the fresh tmpfs hid them
+        os.makedirs(path, exist_ok=True)
+        _mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC)
+        _mount(None, path, None, MS_REMOUNT | MS_BIND | MS_RDONLY | quiet)
+        os.close(fd)
     _mount(None, "/dev", None, MS_REMOUNT | MS_BIND | MS_RDONLY | quiet)
     os.makedirs(root, exist_ok=True)
     _mount("tmpfs", root, "tmpfs", quiet, "size=65536,mode=755")

@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 
 from evoarena.sandbox.isolation import PROBE_ENV, PROBE_TIMEOUT_S, SYSTEM_DIRS
@@ -16,15 +17,18 @@ from evoarena.sandbox.isolation import PROBE_ENV, PROBE_TIMEOUT_S, SYSTEM_DIRS
 log = logging.getLogger(__name__)
 
 _QUERY = (
-    "import json, sys; print(json.dumps([sys.executable, sys.prefix, sys.exec_prefix, sys.base_prefix, "
-    "sys.base_exec_prefix]))"
+    "import json, sys; print(json.dumps({'executable': sys.executable, 'prefixes': [sys.prefix, sys.exec_prefix, "
+    "sys.base_prefix, sys.base_exec_prefix], 'path': sys.path}))"
 )
+#: Never bound for a sys.path entry, nor anything above them: a .pth file naming one of these (or `/`) would expose the
+#: user's files or hide the sandbox's private /tmp.
+_NOT_FROM_PATH = ("/tmp", "/var/tmp", "/dev", "/proc", "/sys", "/run", "/etc", "/home", "/root")
 
 
 @dataclass(frozen=True)
 class Interpreter:
     executable: str  # what to run: the interpreter's own sys.executable (so a pyenv shim is skipped)
-    roots: tuple[str, ...]  # directories to bind read-only under bubblewrap (prefixes, venv)
+    roots: tuple[str, ...]  # directories to bind read-only under bubblewrap (prefixes, venv, sys.path entries)
 
 
 def resolve_python(python: str | None) -> Interpreter:
@@ -40,20 +44,44 @@ def resolve_python(python: str | None) -> Interpreter:
 
 @functools.lru_cache(maxsize=32)
 def _inspect(exe: str) -> Interpreter:
+    """Ask `exe` where it lives: its real executable, its prefixes (venv and base) and the absolute entries of its
+    sys.path (site-packages, and what .pth files add, such as an editable install's source directory) — wherever
+    they are, /tmp included, since the sandbox binds them back over its private /tmp."""
     try:
         out = subprocess.run(
             [exe, "-I", "-c", _QUERY], capture_output=True, text=True, env=PROBE_ENV,
             timeout=PROBE_TIMEOUT_S, check=True,
         ).stdout  # fmt: skip
-        reported = [str(p) for p in json.loads(out) if p]
-    except (OSError, ValueError, subprocess.SubprocessError):
+        reported = json.loads(out)
+        executable = str(reported["executable"] or "")
+        prefixes = [str(p) for p in reported["prefixes"] if p]
+        entries = [str(p) for p in reported["path"] if p]
+    except (OSError, ValueError, KeyError, TypeError, subprocess.SubprocessError):
         log.warning("could not ask %s for its prefix; binding only the directory above its bin/", exe)
-        reported = []
-    real = reported[0] if reported and os.path.isabs(reported[0]) and os.path.exists(reported[0]) else exe
+        executable, prefixes, entries = "", [], []
+    real = executable if os.path.isabs(executable) and os.path.exists(executable) else exe
     found = {os.path.dirname(os.path.dirname(p)) for p in (real, os.path.realpath(real))}
-    found.update(reported[1:])
+    found.update(prefixes)
+    found.update(_path_roots(entries))
     found |= {os.path.realpath(p) for p in found}
     return Interpreter(real, outermost_dirs(found))
+
+
+def _path_roots(entries: list[str]) -> set[str]:
+    """The sys.path directories to bind: absolute, existing, and not one of (or above) `_NOT_FROM_PATH` or the
+    home directory, which are left out with a warning."""
+    guarded = {*_NOT_FROM_PATH, os.path.expanduser("~"), tempfile.gettempdir()}
+    roots: set[str] = set()
+    for entry in entries:
+        path = os.path.normpath(entry)
+        if not os.path.isabs(path) or not os.path.isdir(path):
+            continue
+        held = sorted(g for g in guarded if g and _is_within(os.path.realpath(g), os.path.realpath(path)))
+        if held:
+            log.warning("evoarena.sandbox: not binding the sys.path entry %s (it holds %s)", path, ", ".join(held))
+            continue
+        roots.add(path)
+    return roots
 
 
 def outermost_dirs(found: set[str]) -> tuple[str, ...]:

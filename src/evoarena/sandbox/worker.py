@@ -116,7 +116,7 @@ class WarmWorker:
         host, server = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         exe = self.interp.executable
         command = [exe, *self._flags, "-c", _server_source(), str(server.fileno()), "1" if self.network else "0",
-                   "1" if det.hardened else "0"]
+                   "1" if det.hardened else "0", *self.interp.roots]
         own = SandboxLimits(network=self.network, memory_mb=16)  # the server's own /tmp: each program mounts its own
         argv = reaper_launcher_argv(exe, [*isolation.bwrap_prefix(det, self.root, self.interp.roots, own,
                                                                   worker=True), *command])
