@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from own_process import strongest
 from typer.testing import CliRunner
 
 from evoarena.cli import app
@@ -31,6 +32,8 @@ def test_quickstart_recipe_runs_with_scripted_model(run_dir: Path) -> None:
     assert "evidence: mechanism" in (run_dir / "report.html").read_text()
 
 
+@pytest.mark.skipif(strongest() != "bwrap", reason="--certified needs bubblewrap (make system-deps); "
+                    "tests/security/test_certified.py checks that it refuses without")
 def test_certified_run_isolates_methods_and_gives_the_same_science(run_dir: Path, tmp_path: Path) -> None:
     target = tmp_path / "certified"
     result = runner.invoke(app, ["run", str(RECIPE), "--model", "scripted", "--certified", "--run-dir", str(target),

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from own_process import own_process
 
 from evoarena.api import policy
 from evoarena.benchmarks.maze.scripted import maze_explorer
@@ -235,7 +236,7 @@ def test_the_scopes_mutate_what_they_name(tmp_path: Path, make_spec: Any, scope:
 
 def test_the_method_runs_alike_under_process_isolation(tmp_path: Path, make_spec: Any) -> None:
     here = run(tmp_path / "in", make_spec, episodes=4, seed=3, mutate="paper")
-    apart = run(tmp_path / "out", make_spec, episodes=4, seed=3, mutate="paper", protocol={"isolation": "process"})
+    apart = run(tmp_path / "out", make_spec, episodes=4, seed=3, mutate="paper", protocol=own_process())
     assert episodes(here) == episodes(apart) and [e["score"] for e in episodes(here)] == [0.0, 0.0, 1.0, 1.0]
     assert final_state(here)[0] == final_state(apart)[0]
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from own_process import own_process
 
 from evoarena.api import policy
 from evoarena.harness import load_tree
@@ -174,7 +175,8 @@ def test_harness_programs_are_checked_smoke_tested_and_run_in_the_sandbox(
         tmp_path: Path, make_spec: Any, isolation: str) -> None:
     spec = make_spec(methods=[{"name": "meta_harness", "params": {"programs": True, "max_iterations": 2}}],
                      models={"s": {"backend": "scripted", "model": "test-mh-program"}},
-                     roles={"solver": "s", "proposer": "s"}, protocol={"isolation": isolation})
+                     roles={"solver": "s", "proposer": "s"},
+                     protocol=own_process() if isolation == "process" else {"isolation": isolation})
     run_experiment(spec, tmp_path / "run", probe=False)
     store = RunStore(tmp_path / "run")
     tree = load_tree(store, store.cells()[0]["current_version"])

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from own_process import own_process
 from test_isolation_results import without_identity
 from test_results_pinned import RECIPES, normalised
 
@@ -19,7 +20,8 @@ from evoarena.store import RunStore
 
 def _spec(name: str, isolation: str) -> ExperimentSpec:
     spec = load_spec(RECIPES / f"{name}.yaml").with_model("scripted")
-    return spec.model_copy(update={"seeds": [0], "protocol": spec.protocol.model_copy(update={"isolation": isolation})})
+    settings = own_process() if isolation == "process" else {"isolation": isolation}
+    return spec.model_copy(update={"seeds": [0], "protocol": spec.protocol.model_copy(update=settings)})
 
 
 def _versions(run: Path) -> list[tuple[str, str]]:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from own_process import own_process, strongest
 from test_results_pinned import GOLDEN, narrowed, normalised
 
 from evoarena.protocol.runner import run_experiment
@@ -27,10 +28,10 @@ def without_identity(value: Any) -> Any:
 @pytest.mark.parametrize("name", ["quickstart", "clr-methods"])
 def test_isolated_methods_give_the_pinned_results(name: str, tmp_path: Path) -> None:
     spec = narrowed(name)
-    spec = spec.model_copy(update={"protocol": spec.protocol.model_copy(update={"isolation": "process"})})
+    spec = spec.model_copy(update={"protocol": spec.protocol.model_copy(update=own_process())})
     results = run_experiment(spec, tmp_path / "run")
     assert results["meta"]["extra"]["method_isolation"]["mode"] == "process"
-    assert results["meta"]["extra"]["method_isolation"]["levels"] in (["bwrap"], ["process"])
+    assert results["meta"]["extra"]["method_isolation"]["levels"] == [strongest()]
     got = without_identity(normalised(results))
     want = without_identity(json.loads((GOLDEN / f"{name}.json").read_text("utf-8")))
     assert json.dumps(got, sort_keys=True, indent=1) == json.dumps(want, sort_keys=True, indent=1)
