@@ -71,7 +71,7 @@ def test_certified_without_bwrap_exits_in_one_line_and_writes_no_run_dir(tmp_pat
 
 def test_run_experiment_evolve_and_a_ray_worker_refuse_without_bwrap(tmp_path: Path, make_spec: Any,
                                                                       no_bwrap: str) -> None:
-    from evoarena.evolve import evolve
+    from evoarena.one_call import evolve
     from evoarena.protocol.ray_executor import work_cell
     from evoarena.protocol.runner import plan_cells
 
@@ -96,6 +96,8 @@ def test_a_weaker_confinement_applies_only_to_process_isolation(make_spec: Any) 
     plain = make_spec(protocol={"isolation": "process"})
     assert plain.spec_hash() == make_spec(protocol={"isolation": "process", "method_confinement": "bwrap"}).spec_hash()
     assert plain.spec_hash() != make_spec(protocol={"isolation": "process", "method_confinement": "none"}).spec_hash()
+    in_process = make_spec()  # as a Ray worker or a benchmark script gets it: every field set, at its default
+    validate_run(type(in_process).model_validate(in_process.model_dump()))
 
 
 @pytest.fixture
