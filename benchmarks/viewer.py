@@ -79,7 +79,7 @@ def time_pages(run: Path) -> dict[str, tuple[float, float, int]]:
     """Per page: (cold seconds, warm seconds, status)."""
     from starlette.testclient import TestClient
 
-    from evoarena.view import create_app
+    from evoarena.viewer import create_app
 
     params = fill(run)
     out: dict[str, tuple[float, float, int]] = {}

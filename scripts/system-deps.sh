@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # System packages: bubblewrap gives the sandbox its strongest isolation on Linux; Debian's chromium is the browser the
-# viewer's tests drive (tests/view). Installed when we can (root + apt-get); otherwise the sandbox falls back and says
+# viewer's tests drive (tests/viewer). Installed when we can (root + apt-get); otherwise the sandbox falls back and says
 # so in every run record, and the browser tests skip saying what is missing.
 set -u
 want=()

@@ -79,7 +79,7 @@ def test_evolve_refuses_bad_arguments(tmp_path: Path) -> None:
 
 
 def test_build_spec_puts_named_roles_on_other_models(tmp_path: Path) -> None:
-    from evoarena.evolve import build_spec
+    from evoarena.one_call import build_spec
 
     spec = build_spec("arith", method="reflexion", model="embedded-small",
                       roles={"reflector": "embedded", "curator": "embedded-small"}, budget={"max_attempts": 9},
@@ -92,7 +92,7 @@ def test_build_spec_puts_named_roles_on_other_models(tmp_path: Path) -> None:
 
 
 def test_a_judge_grader_grades_on_the_model_unless_roles_names_another(tmp_path: Path) -> None:
-    from evoarena.evolve import build_spec
+    from evoarena.one_call import build_spec
 
     rows = _rows()
     judged = build_spec(rows, method="frozen", model="embedded-small", params={"grader": "judge"}, root=tmp_path)
@@ -101,3 +101,13 @@ def test_a_judge_grader_grades_on_the_model_unless_roles_names_another(tmp_path:
                        params={"grader": "judge"}, root=tmp_path)
     assert other.roles == {"solver": "embedded-small", "judge": "judge-embedded"}
     assert "judge" not in build_spec(rows, method="frozen", model="embedded-small", root=tmp_path).roles
+
+
+def test_no_public_name_of_the_package_is_also_a_submodule() -> None:
+    """Importing a submodule sets the package attribute of its name, so a public function sharing a module's name
+    (`evoarena.evolve`) would turn into that module once anything imports it."""
+    import importlib.util
+
+    import evoarena
+
+    assert [n for n in evoarena.__all__ if importlib.util.find_spec(f"evoarena.{n}") is not None] == []

@@ -16,13 +16,13 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "evoarena"
 # inside its own part. The package face (evoarena/__init__.py) re-exports lazily and is not a floor.
 FLOORS: dict[str, int] = {
     "cli": 60, "cli_common": 55, "cli_clr": 58, "cli_list": 58, "cli_trace": 58, "cli_serve": 58,
-    "cli_export": 58, "cli_banner": 58, "evolve": 58, "cli_probe": 58, "cli_study": 58, "cli_view": 58,
+    "cli_export": 58, "cli_banner": 58, "one_call": 58, "cli_probe": 58, "cli_study": 58, "cli_view": 58,
     "protocol": 50,
     "scripted": 40,
     "methods": 30, "benchmarks": 30, "studies": 30,
     "retrieval": 25, "runtime": 25, "envs": 25,
     "api": 20,
-    "view": 13,
+    "viewer": 13,
     "report": 12,
     "models": 11, "harness": 11,
     "store": 5, "sandbox": 5, "search": 5, "spec": 5, "version": 0,

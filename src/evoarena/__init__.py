@@ -27,7 +27,7 @@ _EXPORTS: dict[str, str] = {
     "run_experiment": "evoarena.protocol.runner", "validate_spec": "evoarena.protocol.validate",
     "RunStore": "evoarena.store",
     "rebuild_report": "evoarena.protocol.reporting",
-    "evolve": "evoarena.evolve", "Evolved": "evoarena.evolve", "load_prompt": "evoarena.protocol.prompt_file",
+    "evolve": "evoarena.one_call", "Evolved": "evoarena.one_call", "load_prompt": "evoarena.protocol.prompt_file",
 }
 
 __all__ = [
@@ -80,7 +80,7 @@ if TYPE_CHECKING:
         policy,
         view,
     )
-    from evoarena.evolve import Evolved, evolve
+    from evoarena.one_call import Evolved, evolve
     from evoarena.protocol.prompt_file import load_prompt
     from evoarena.protocol.reporting import rebuild_report
     from evoarena.protocol.runner import run_experiment

@@ -1,4 +1,4 @@
-"""`evoarena view [RUN_DIR…|RUNS_ROOT]`: the run viewer (`evoarena.view`) on 127.0.0.1 until Ctrl-C. Stores are
+"""`evoarena view [RUN_DIR…|RUNS_ROOT]`: the run viewer (`evoarena.viewer`) on 127.0.0.1 until Ctrl-C. Stores are
 opened read-only, so it can watch a run that is writing."""
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ def view(
     """Browse runs in a web page: runs, conditions, lineage with diffs, tasks, traces, the ledger and curves."""
     import uvicorn
 
-    from evoarena.view import create_app, find_runs
+    from evoarena.viewer import create_app, find_runs
 
     roots = paths or [Path("runs")]
     missing = [p for p in roots if not p.exists()]

@@ -16,7 +16,7 @@ from view_server import Server
 from evoarena.report import build_results
 from evoarena.report.collect import call_records, cell_budgets, run_meta, score_records, spec_conditions
 from evoarena.store import AttemptRow, RunStore, queries
-from evoarena.view import create_app, results_cache
+from evoarena.viewer import create_app, results_cache
 
 
 def _expected(run_dir: Path) -> dict[str, Any]:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from starlette.testclient import TestClient
 
-from evoarena.view import create_app
+from evoarena.viewer import create_app
 
 BIG = "9" * 20  # past 2**63 - 1
 

@@ -18,7 +18,7 @@ from evoarena.protocol.runner import run_experiment
 from evoarena.report.diff_view import diff_lines
 from evoarena.spec import load_spec
 from evoarena.store import RunStore
-from evoarena.view.pages.lineage_graph import NODE_H, layout
+from evoarena.viewer.pages.lineage_graph import NODE_H, layout
 
 RECIPES = Path(__file__).resolve().parents[2] / "recipes"
 

@@ -16,7 +16,7 @@ from view_server import Server
 
 from evoarena.store import RunStore
 from evoarena.store.calls import attempt_conversation
-from evoarena.view import create_app
+from evoarena.viewer import create_app
 
 
 @pytest.fixture(scope="module")

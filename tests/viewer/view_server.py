@@ -13,7 +13,7 @@ class Server:
     def __init__(self, paths: list[Path]) -> None:
         import uvicorn
 
-        from evoarena.view import create_app
+        from evoarena.viewer import create_app
 
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))

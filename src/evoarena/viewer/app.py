@@ -11,9 +11,9 @@ from starlette.responses import Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from evoarena.view.catalog import RunCatalog, UnknownRun
-from evoarena.view.pages import conditions, curves, ledger, lineage, runs, tasks, trace
-from evoarena.view.render import environment, page
+from evoarena.viewer.catalog import RunCatalog, UnknownRun
+from evoarena.viewer.pages import conditions, curves, ledger, lineage, runs, tasks, trace
+from evoarena.viewer.render import environment, page
 
 PAGES = [runs, conditions, lineage, tasks, curves, ledger, trace]
 STATIC = Path(__file__).resolve().parent / "static"

@@ -13,7 +13,7 @@ from starlette.responses import HTMLResponse
 
 @cache
 def environment() -> Environment:
-    env = Environment(loader=PackageLoader("evoarena.view", "templates"), autoescape=select_autoescape(["j2"]),
+    env = Environment(loader=PackageLoader("evoarena.viewer", "templates"), autoescape=select_autoescape(["j2"]),
                       trim_blocks=True, lstrip_blocks=True)
     env.filters["score"] = score
     env.filters["short"] = lambda s, n=10: "" if s is None else str(s)[:n]

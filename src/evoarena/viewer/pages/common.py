@@ -11,7 +11,7 @@ from starlette.requests import Request
 from evoarena.report.collect import spec_conditions
 from evoarena.store import RunStore, queries
 from evoarena.store.queries import RunRow
-from evoarena.view.catalog import RunCatalog
+from evoarena.viewer.catalog import RunCatalog
 
 
 def catalog(request: Request) -> RunCatalog:

@@ -13,9 +13,9 @@ from starlette.routing import Route
 from evoarena.report.order import spec_rank
 from evoarena.store import RunStore, queries
 from evoarena.store.view_conditions import phase_counts
-from evoarena.view.pages.common import RunHeader, header, run_store
-from evoarena.view.render import page
-from evoarena.view.results_cache import cached_results
+from evoarena.viewer.pages.common import RunHeader, header, run_store
+from evoarena.viewer.render import page
+from evoarena.viewer.results_cache import cached_results
 
 
 def _ordered(rows: list[dict[str, Any]], order: list[str]) -> list[dict[str, Any]]:

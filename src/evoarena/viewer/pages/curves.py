@@ -10,8 +10,8 @@ from starlette.routing import Route
 
 from evoarena.report.learning_curves import practice_curves, practice_svg, step_word, token_series
 from evoarena.report.line_chart import line_svg
-from evoarena.view.pages.common import header, run_store
-from evoarena.view.render import page
+from evoarena.viewer.pages.common import header, run_store
+from evoarena.viewer.render import page
 
 
 def curves(request: Request) -> HTMLResponse:

@@ -11,9 +11,9 @@ from starlette.routing import Route
 
 from evoarena.store import view_ledger
 from evoarena.store.view_ledger import NO_CELL, LedgerFilter, YesNo
-from evoarena.view.pages.common import header, run_store
-from evoarena.view.pages.paging import int_param, with_query
-from evoarena.view.render import page
+from evoarena.viewer.pages.common import header, run_store
+from evoarena.viewer.pages.paging import int_param, with_query
+from evoarena.viewer.render import page
 
 PAGE_SIZE = 100
 

@@ -16,11 +16,11 @@ from evoarena.report.diff_view import diff_lines
 from evoarena.report.lineage_tree import parent_policies
 from evoarena.store import queries
 from evoarena.store.view_lineage import cell_events, version_counts
-from evoarena.view.pages.common import header, run_store
-from evoarena.view.pages.lineage_data import LINEAGE_EVENTS, cell_lineage
-from evoarena.view.pages.lineage_graph import NODE_H, NODE_W, layout
-from evoarena.view.pages.paging import int_param
-from evoarena.view.render import page
+from evoarena.viewer.pages.common import header, run_store
+from evoarena.viewer.pages.lineage_data import LINEAGE_EVENTS, cell_lineage
+from evoarena.viewer.pages.lineage_graph import NODE_H, NODE_W, layout
+from evoarena.viewer.pages.paging import int_param
+from evoarena.viewer.render import page
 
 EVENTS_PAGE = 50
 

@@ -10,8 +10,8 @@ from starlette.routing import Route
 
 from evoarena.store import RunStore, queries
 from evoarena.store.view_queries import run_totals
-from evoarena.view.pages.common import catalog, header, run_store, wall_time
-from evoarena.view.render import page
+from evoarena.viewer.pages.common import catalog, header, run_store, wall_time
+from evoarena.viewer.render import page
 
 
 def _summary(run_id: str, store: RunStore) -> dict[str, Any]:

@@ -10,9 +10,9 @@ from starlette.routing import Route
 
 from evoarena.spec import INT64_MAX
 from evoarena.store.view_tasks import phases, task_grid
-from evoarena.view.pages.common import header, run_store
-from evoarena.view.pages.paging import int_param, with_query
-from evoarena.view.render import page
+from evoarena.viewer.pages.common import header, run_store
+from evoarena.viewer.pages.paging import int_param, with_query
+from evoarena.viewer.render import page
 
 PER_PAGE = 50
 

@@ -11,9 +11,9 @@ from starlette.routing import Route
 
 from evoarena.store.calls import conversation
 from evoarena.store.view_trace import attempt, call_attempts, episode, neighbours, output_text, unit_calls
-from evoarena.view.pages.common import header, run_store
-from evoarena.view.pages.paging import row_id
-from evoarena.view.render import page
+from evoarena.viewer.pages.common import header, run_store
+from evoarena.viewer.pages.paging import row_id
+from evoarena.viewer.render import page
 
 
 def attempt_page(request: Request) -> HTMLResponse:
