@@ -4,28 +4,36 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
+from evoarena.harness.files import TMP_SUFFIX, HarnessFileError, encoded, read_file, read_tree
 from evoarena.harness.paths import HarnessPathError, resolve_inside
+from evoarena.spec import HarnessLimits
 
 Tree = dict[str, str]
-TMP_SUFFIX = ".evoarena-tmp"
-"""Temp files of interrupted writes end so; `tree()` leaves them out."""
 
 
 class HarnessWorkspace:
-    """A harness directory (`system.md`, `skills/…`, `memory/…`, `harness.toml`) on disk."""
+    """A harness directory (`system.md`, `skills/…`, `memory/…`, `harness.toml`) on disk. `limits`: the size caps
+    its reads and writes keep (None: none; file types, names and UTF-8 are checked always)."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, limits: HarnessLimits | None = None) -> None:
         self.root = Path(root)
+        self.limits = limits
         self.root.mkdir(parents=True, exist_ok=True)
 
     def write(self, rel: str, text: str) -> None:
         """Atomic: the text goes to a fresh temp file (created exclusively, so a planted symlink at any temp name is
-        never followed), then replaces `rel`. An OS refusal is a one-line HarnessPathError."""
+        never followed), then replaces `rel`. A bad name or text, a cap passed or an OS refusal is a one-line
+        HarnessPathError, before anything is written."""
         path = resolve_inside(self.root, rel)
+        data = encoded(rel, text)
+        if self.limits is not None and len(data) > self.limits.max_file_bytes:
+            raise HarnessFileError(f"{rel!r}: {len(data)} bytes, over the cap of {self.limits.max_file_bytes} per "
+                                   f"file (protocol.harness.max_file_bytes)")
         if path.is_dir():
             raise HarnessPathError(f"{rel!r}: is a directory")
         try:
@@ -34,13 +42,15 @@ class HarnessWorkspace:
         except OSError as err:
             raise HarnessPathError(f"{rel!r}: cannot be written ({err.strerror or err})") from None
         try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-                fh.write(text)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
             os.chmod(tmp, 0o644)
             os.replace(tmp, path)
-        except BaseException:
+        except BaseException as err:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
+            if isinstance(err, OSError):
+                raise HarnessPathError(f"{rel!r}: cannot be written ({err.strerror or err})") from None
             raise
 
     def append(self, rel: str, text: str) -> None:
@@ -52,7 +62,7 @@ class HarnessWorkspace:
             if default is not None:
                 return default
             raise FileNotFoundError(f"harness file {rel!r} does not exist")
-        return path.read_text(encoding="utf-8")
+        return read_file(path, rel, self.limits)
 
     def exists(self, rel: str) -> bool:
         return resolve_inside(self.root, rel).is_file()
@@ -63,22 +73,9 @@ class HarnessWorkspace:
             path.unlink()
 
     def tree(self) -> Tree:
-        """All files as {posix relpath: text}; a symlink anywhere in the tree is an error."""
-        out: Tree = {}
-        pending = [(str(self.root), "")]
-        while pending:  # os.scandir, not pathlib: every rollout on the live harness reads the tree
-            directory, prefix = pending.pop()
-            with os.scandir(directory) as entries:
-                for entry in entries:
-                    rel = f"{prefix}{entry.name}"
-                    if entry.is_symlink():
-                        raise HarnessPathError(f"{rel}: symlinks are refused")
-                    if entry.is_dir(follow_symlinks=False):
-                        pending.append((entry.path, f"{rel}/"))
-                    elif not entry.name.endswith(TMP_SUFFIX):
-                        with open(entry.path, encoding="utf-8") as fh:
-                            out[rel] = fh.read()
-        return dict(sorted(out.items()))
+        """All files as {posix relpath: text}; anything but regular UTF-8 files and directories under checked
+        names (a symlink, a FIFO, a device), or a cap passed, is a one-line HarnessFileError naming the file."""
+        return read_tree(self.root, self.limits)
 
     def replace_all(self, tree: Mapping[str, str]) -> None:
         """Make the directory hold exactly `tree` (checkout / rollback). Files already holding their text stay as they
@@ -107,9 +104,10 @@ class HarnessWorkspace:
 
 
 def _holds(path: Path, text: str) -> bool:
-    """Whether the regular file `path` holds exactly `text` as `write` writes it (UTF-8, newlines as given)."""
+    """Whether `path` is a regular file holding exactly `text` as `write` writes it (UTF-8, newlines as given)."""
     data = text.encode("utf-8")
     try:
-        return path.stat().st_size == len(data) and path.read_bytes() == data
+        st = path.lstat()
+        return stat.S_ISREG(st.st_mode) and st.st_size == len(data) and path.read_bytes() == data
     except OSError:
         return False

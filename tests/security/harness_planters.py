@@ -1,0 +1,57 @@
+"""A method that leaves its cell a harness no version may hold: a FIFO, a sparse 300 MiB file, bytes that are not
+UTF-8, a name with a lone surrogate, a socket, or a candidate version with a climbing or absolute name. It writes
+with the OS's own calls, past the harness API, as a method in its own process can. Imported by name, so that a
+method's own process can import it too."""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+
+from evoarena.api import Method, PracticeContext, TaskView, method
+from evoarena.harness import Manifest
+
+BIG = 300 * 2**20
+
+
+def plant(root: Path, what: str) -> None:
+    """Leave `what` in the harness directory `root`."""
+    if what == "fifo":
+        os.mkfifo(root / "memory.fifo")
+    elif what == "big":
+        with open(root / "big.md", "wb") as fh:
+            fh.truncate(BIG)  # sparse: no disk is used
+    elif what == "binary":
+        (root / "blob.bin").write_bytes(b"\x89PNG\r\n\x1a\n\xff\xfe")
+    elif what == "surrogate":
+        with open(os.path.join(os.fsencode(root), b"bad\xffname.md"), "wb") as fh:
+            fh.write(b"text\n")
+    elif what == "socket":
+        sock = socket.socket(socket.AF_UNIX)
+        sock.bind(str(root / "s.sock"))
+        sock.close()
+    elif what == "symlink":
+        os.symlink("/etc/hostname", root / "link.md")
+    else:
+        raise ValueError(f"nothing to plant called {what!r}")
+
+
+@method("test-harness-planter")
+class Planter(Method):
+    """Practises like frozen and, at its first step, plants `plant` in its harness (or, for `candidate-dotdot` and
+    `candidate-absolute`, proposes a candidate version holding such a name)."""
+
+    defaults = {"plant": "fifo"}
+
+    def __init__(self, plant: str = "fifo") -> None:
+        self.plant = plant
+
+    def practice(self, ctx: PracticeContext, task: TaskView) -> Manifest | None:
+        if self.plant == "candidate-dotdot":
+            ctx.candidate({"system.md": "x", "../escaped.md": "out"}, parents=[], intent="climb")
+        elif self.plant == "candidate-absolute":
+            ctx.candidate({"system.md": "x", "/tmp/escaped.md": "out"}, parents=[], intent="absolute")
+        else:
+            plant(Path(ctx.harness.root), self.plant)
+        return Manifest(intent=f"planted {self.plant}")
