@@ -5,9 +5,15 @@ method's own process can import it too."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
+import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from evoarena.api import Method, PracticeContext, TaskView, method
 from evoarena.harness import Manifest
@@ -28,9 +34,12 @@ def plant(root: Path, what: str) -> None:
         with open(os.path.join(os.fsencode(root), b"bad\xffname.md"), "wb") as fh:
             fh.write(b"text\n")
     elif what == "socket":
-        sock = socket.socket(socket.AF_UNIX)
-        sock.bind(str(root / "s.sock"))
-        sock.close()
+        fd = os.open(root, os.O_RDONLY)
+        try:
+            with socket.socket(socket.AF_UNIX) as sock:
+                sock.bind(f"/proc/self/fd/{fd}/s.sock")  # a short name for a deep directory
+        finally:
+            os.close(fd)
     elif what == "symlink":
         os.symlink("/etc/hostname", root / "link.md")
     else:
@@ -55,3 +64,35 @@ class Planter(Method):
         else:
             plant(Path(ctx.harness.root), self.plant)
         return Manifest(intent=f"planted {self.plant}")
+
+
+def within(seconds: float, fn: Callable[[], Any], unblock: Callable[[], None] = lambda: None) -> Any:
+    """`fn()`, failing the test (not hanging the suite) if it has not returned after `seconds`; then `unblock` frees
+    the thread it left waiting."""
+    out: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            out["value"] = fn()
+        except BaseException as err:  # noqa: BLE001 - handed to the test's thread
+            out["error"] = err
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive():
+        unblock()
+        thread.join(5)
+        pytest.fail(f"still blocked after {seconds} s")
+    if "error" in out:
+        raise out["error"]
+    return out.get("value")
+
+
+def release(*fifos: Path) -> Callable[[], None]:
+    """Open each FIFO for writing and close it: a reader blocked on it gets end-of-file."""
+    def unblock() -> None:
+        for fifo in fifos:
+            with contextlib.suppress(OSError):  # no reader waits on it
+                os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+    return unblock

@@ -74,6 +74,11 @@ def encoded(rel: str, text: str) -> bytes:
                                ) from None
 
 
+def check_size(rel: str, size: int, limits: HarnessLimits | None) -> None:
+    """Refuse, in one line, a file of `size` bytes over the cap (before it is written or read)."""
+    _Tally(limits).file(rel, size)
+
+
 def read_file(path: str | Path, rel: str, limits: HarnessLimits | None) -> str:
     """The text of the regular file at `path` (`rel` in its harness), within the per-file cap."""
     return _read(path, rel, _Tally(limits))

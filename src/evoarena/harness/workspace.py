@@ -9,7 +9,7 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from evoarena.harness.files import TMP_SUFFIX, HarnessFileError, encoded, read_file, read_tree
+from evoarena.harness.files import TMP_SUFFIX, check_size, encoded, read_file, read_tree
 from evoarena.harness.paths import HarnessPathError, resolve_inside
 from evoarena.spec import HarnessLimits
 
@@ -31,9 +31,7 @@ class HarnessWorkspace:
         HarnessPathError, before anything is written."""
         path = resolve_inside(self.root, rel)
         data = encoded(rel, text)
-        if self.limits is not None and len(data) > self.limits.max_file_bytes:
-            raise HarnessFileError(f"{rel!r}: {len(data)} bytes, over the cap of {self.limits.max_file_bytes} per "
-                                   f"file (protocol.harness.max_file_bytes)")
+        check_size(rel, len(data), self.limits)
         if path.is_dir():
             raise HarnessPathError(f"{rel!r}: is a directory")
         try:
