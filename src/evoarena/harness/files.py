@@ -84,11 +84,12 @@ def read_file(path: str | Path, rel: str, limits: HarnessLimits | None) -> str:
     return _read(path, rel, _Tally(limits))
 
 
-def _read(path: str | Path, rel: str, tally: _Tally) -> str:
-    """Checked by lstat before it is opened and by fstat after (opened without following a link or blocking, so a
-    file swapped for a FIFO in between is refused, not waited on); read to one byte past the cap at most."""
+def _read(path: str | Path, rel: str, tally: _Tally, st: os.stat_result | None = None) -> str:
+    """Checked by lstat (`st`, when the caller has it) before it is opened and by fstat after (opened without
+    following a link or blocking, so a file swapped for a FIFO in between is refused, not waited on); read to one
+    byte past the cap at most."""
     try:
-        st = os.lstat(path)
+        st = st or os.lstat(path)
     except OSError as err:
         raise HarnessFileError(f"{rel!r}: cannot be read ({err.strerror or err})") from None
     _regular(rel, st.st_mode)
@@ -131,16 +132,16 @@ def read_tree(root: Path, limits: HarnessLimits | None) -> dict[str, str]:
             rel = f"{prefix}{entry.name}"
             try:
                 check_relpath(rel)
-                mode = entry.stat(follow_symlinks=False).st_mode
+                st = entry.stat(follow_symlinks=False)
             except HarnessPathError as err:
                 raise HarnessFileError(str(err)) from None
             except OSError as err:
                 raise HarnessFileError(f"{rel!r}: cannot be read ({err.strerror or err})") from None
             tally.entry(rel)
-            if stat.S_ISDIR(mode):
+            if stat.S_ISDIR(st.st_mode):
                 pending.append((entry.path, f"{rel}/"))
-            elif not (entry.name.endswith(TMP_SUFFIX) and stat.S_ISREG(mode)):
-                out[rel] = _read(entry.path, rel, tally)
+            elif not (entry.name.endswith(TMP_SUFFIX) and stat.S_ISREG(st.st_mode)):
+                out[rel] = _read(entry.path, rel, tally, st)
     return dict(sorted(out.items()))
 
 
