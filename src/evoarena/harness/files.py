@@ -56,8 +56,9 @@ class _Tally:
 
 
 def _decode(rel: str, data: bytes) -> str:
+    r"""The file's text as Python's text mode reads it (universal newlines: `\r\n` and `\r` become `\n`)."""
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
     except UnicodeDecodeError as err:
         raise HarnessFileError(f"{rel!r}: not UTF-8 text (byte 0x{data[err.start]:02x} at offset {err.start}); "
                                f"harness files are text") from None
