@@ -210,3 +210,31 @@ def test_the_caps_are_checked_in_the_spec_and_leave_earlier_hashes_alone(make_sp
             make_spec(protocol={"harness": {field: 0}})
     with pytest.raises(SpecError, match=r"^protocol.harness.max_file_byte: Extra inputs"):
         parse_spec({**make_spec().model_dump(mode="json"), "protocol": {"harness": {"max_file_byte": 1}}})
+
+
+def test_checkout_and_export_refuse_a_bad_version_an_older_run_stored(tmp_path: Path, make_spec: Any) -> None:
+    """A run written before versions were checked may hold `..` in a version: `checkout` and `export` refuse it in
+    one line naming the version, before anything is written (they wrote up to it, then raised a traceback)."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from evoarena.cli import app
+    from evoarena.protocol.runner import run_experiment
+    from evoarena.store.versions import insert_version
+
+    run_dir = tmp_path / "run"
+    run_experiment(make_spec(methods=[{"name": "frozen"}]), run_dir, probe=False)
+    store = RunStore(run_dir)
+    cell = store.cells()[0]["cell"]
+    blob = store.blobs.put(json.dumps({"a.md": "in", "../escaped.md": "out"}))
+    insert_version(store, version_id="badbadbadbad" + "0" * 52, cell=cell, parents=[], method="frozen",
+                   manifest_json="{}", tree_blob=blob, step="old")
+    store.close()
+    for dest, args in (("co", ["checkout", str(run_dir), "badbad", str(tmp_path / "co")]),
+                       ("ex", ["export", str(run_dir), str(tmp_path / "ex"), "--as", "files", "--version", "badbad"])):
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 2, result.output
+        lines = [line for line in result.output.splitlines() if line.strip()]
+        assert len(lines) == 1 and "version badbadbadbad" in lines[0] and "'../escaped.md'" in lines[0], lines
+        assert not (tmp_path / dest).exists() and not (tmp_path / "escaped.md").exists()
