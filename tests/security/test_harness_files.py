@@ -122,6 +122,16 @@ def test_the_tree_cap_and_the_entry_cap_are_counted_before_reading(tmp_path: Pat
     assert _one_line(err, "more than 6 files and directories (protocol.harness.max_entries)")
 
 
+def test_a_directory_of_many_files_is_refused_naming_it(tmp_path: Path) -> None:
+    ws = _ws(tmp_path, SMALL)
+    (ws.root / "memory" / "many").mkdir(parents=True)
+    for i in range(2000):
+        (ws.root / "memory" / "many" / f"{i}.md").touch()
+    with pytest.raises(HarnessFileError) as err:
+        ws.tree()
+    assert _one_line(err, "'memory/many': the tree holds more than 6 files and directories")
+
+
 def test_bytes_that_are_not_utf8_are_refused_naming_the_file_and_offset(tmp_path: Path) -> None:
     ws = _ws(tmp_path)
     (ws.root / "skills").mkdir()

@@ -123,12 +123,7 @@ def read_tree(root: Path, limits: HarnessLimits | None) -> dict[str, str]:
     pending = [(str(root), "")]
     while pending:  # os.scandir, not pathlib: every rollout on the live harness reads the tree
         directory, prefix = pending.pop()
-        try:
-            with os.scandir(directory) as it:
-                entries = sorted(it, key=lambda e: e.name)
-        except OSError as err:
-            raise HarnessFileError(f"{prefix.rstrip('/') or '.'!r}: cannot be listed ({err.strerror or err})"
-                                   ) from None
+        entries = _listing(directory, prefix.rstrip("/") or ".", tally)
         for entry in entries:
             rel = f"{prefix}{entry.name}"
             try:
@@ -144,6 +139,23 @@ def read_tree(root: Path, limits: HarnessLimits | None) -> dict[str, str]:
             elif not (entry.name.endswith(TMP_SUFFIX) and stat.S_ISREG(st.st_mode)):
                 out[rel] = _read(entry.path, rel, tally, st)
     return dict(sorted(out.items()))
+
+
+def _listing(directory: str, rel: str, tally: _Tally) -> list[os.DirEntry[str]]:
+    """The entries of `directory` in name order; one past the entry cap ends the listing (a directory of millions
+    of entries is not read whole)."""
+    limits = tally.limits
+    entries: list[os.DirEntry[str]] = []
+    try:
+        with os.scandir(directory) as it:
+            for entry in it:
+                entries.append(entry)
+                if limits is not None and tally.entries + len(entries) > limits.max_entries:
+                    raise HarnessFileError(f"{rel!r}: the tree holds more than {limits.max_entries} files "
+                                           f"and directories (protocol.harness.max_entries)")
+    except OSError as err:
+        raise HarnessFileError(f"{rel!r}: cannot be listed ({err.strerror or err})") from None
+    return sorted(entries, key=lambda e: e.name)
 
 
 def check_tree(tree: Mapping[str, str], limits: HarnessLimits | None) -> None:
