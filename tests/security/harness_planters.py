@@ -49,12 +49,14 @@ def plant(root: Path, what: str) -> None:
 @method("test-harness-planter")
 class Planter(Method):
     """Practises like frozen and, at its first step, plants `plant` in its harness (or, for `candidate-dotdot` and
-    `candidate-absolute`, proposes a candidate version holding such a name)."""
+    `candidate-absolute`, proposes a candidate version holding such a name); with `rollout`, then asks for a
+    rollout on the live harness, which the cell reads there and then."""
 
-    defaults = {"plant": "fifo"}
+    defaults = {"plant": "fifo", "rollout": False}
 
-    def __init__(self, plant: str = "fifo") -> None:
+    def __init__(self, plant: str = "fifo", rollout: bool = False) -> None:
         self.plant = plant
+        self.rollout = rollout
 
     def practice(self, ctx: PracticeContext, task: TaskView) -> Manifest | None:
         if self.plant == "candidate-dotdot":
@@ -63,6 +65,8 @@ class Planter(Method):
             ctx.candidate({"system.md": "x", "/tmp/escaped.md": "out"}, parents=[], intent="absolute")
         else:
             plant(Path(ctx.harness.root), self.plant)
+        if self.rollout:
+            ctx.rollout(task)
         return Manifest(intent=f"planted {self.plant}")
 
 

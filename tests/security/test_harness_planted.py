@@ -66,10 +66,13 @@ def test_a_planted_file_fails_its_cell_in_one_line_and_again_on_resume(tmp_path:
 
 
 @pytest.mark.skipif(not BWRAP, reason="bubblewrap does not work here")
-@pytest.mark.parametrize("plant", ["fifo", "big", "surrogate", "candidate-dotdot"])
-def test_a_method_in_its_own_process_fails_its_cell_the_same_way(tmp_path: Path, make_spec: Any,
-                                                                 plant: str) -> None:
-    spec = make_spec(methods=[{"name": "test-harness-planter", "params": {"plant": plant}}],
+@pytest.mark.parametrize(("plant", "rollout"), [("fifo", False), ("fifo", True), ("big", False), ("big", True),
+                                                ("surrogate", False), ("candidate-dotdot", False)])
+def test_a_method_in_its_own_process_fails_its_cell_the_same_way(tmp_path: Path, make_spec: Any, plant: str,
+                                                                 rollout: bool) -> None:
+    """The cell reads the tree where the step ends, and also mid-step when the method asks for a rollout on its
+    live harness (the read the method's process waits on)."""
+    spec = make_spec(methods=[{"name": "test-harness-planter", "params": {"plant": plant, "rollout": rollout}}],
                      protocol={"isolation": "process"})
     first = _fails(spec, tmp_path / "run")
     assert first.startswith(STEP) and PLANTS[plant] in first
