@@ -248,3 +248,47 @@ def test_checkout_and_export_refuse_a_bad_version_an_older_run_stored(tmp_path: 
         lines = [line for line in result.output.splitlines() if line.strip()]
         assert len(lines) == 1 and "version badbadbadbad" in lines[0] and "'../escaped.md'" in lines[0], lines
         assert not (tmp_path / dest).exists() and not (tmp_path / "escaped.md").exists()
+
+
+LOCKED = """
+import json, os, tempfile
+from evoarena.harness import HarnessPathError, HarnessWorkspace
+ws = HarnessWorkspace(tempfile.mkdtemp(prefix="evoarena-locked-"))
+ws.write("locked/x.md", "x")
+out = {}
+os.chmod(ws.root / "locked", 0o500)  # what a method's process may leave: a directory it cannot be emptied of
+try:
+    ws.replace_all({})
+except HarnessPathError as err:
+    out["replace_all"] = str(err)
+os.chmod(ws.root / "locked", 0o000)
+try:
+    ws.tree()
+except HarnessPathError as err:
+    out["tree"] = str(err)
+os.chmod(ws.root / "locked", 0o700)
+ws.replace_all({})
+os.rmdir(ws.root)
+print(json.dumps(out))
+"""
+
+
+def test_a_directory_a_method_locked_fails_in_one_line_naming_it() -> None:
+    """Only an unprivileged user sees it (root ignores modes), so it runs as `nobody` when the tests run as root."""
+    import json
+    import shutil
+    import subprocess
+    import sys
+
+    prefix: list[str] = []
+    if os.geteuid() == 0:
+        setpriv = shutil.which("setpriv")
+        if setpriv is None:
+            pytest.skip("running as root without setpriv")
+        prefix = [setpriv, "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--reset-env"]
+    done = subprocess.run([*prefix, sys.executable, "-c", LOCKED], capture_output=True, text=True, timeout=60,
+                          env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/tmp"}, cwd="/tmp")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == {
+        "replace_all": "'locked/x.md': cannot be removed (Permission denied)",
+        "tree": "'locked': cannot be listed (Permission denied)"}

@@ -85,7 +85,7 @@ class HarnessWorkspace:
             for name in dirnames:
                 child = base / name
                 if child.is_symlink():
-                    child.unlink()
+                    _remove(child, self.root)
                 else:
                     with contextlib.suppress(OSError):  # a directory that still holds kept files stays
                         child.rmdir()
@@ -95,10 +95,19 @@ class HarnessWorkspace:
                 if not child.is_symlink() and rel in tree and _holds(child, tree[rel]):
                     kept.add(rel)
                 else:
-                    child.unlink()
+                    _remove(child, self.root)
         for rel, text in tree.items():
             if rel not in kept:
                 self.write(rel, text)
+
+
+def _remove(path: Path, root: Path) -> None:
+    """Unlink `path`; a refusal (a directory a method made read-only) is a one-line HarnessPathError naming it."""
+    try:
+        path.unlink()
+    except OSError as err:
+        raise HarnessPathError(f"{path.relative_to(root).as_posix()!r}: cannot be removed ({err.strerror or err})"
+                               ) from None
 
 
 def _holds(path: Path, text: str) -> bool:
