@@ -135,7 +135,8 @@ class ProtocolSpec(_Strict):
     # on model calls in flight across the run (each endpoint's own `concurrency` still applies). Results are the same
     # at any value, so it is not part of the spec hash: a run may be resumed at another (`evoarena run --concurrency`)
     concurrency: int = Field(default=1, ge=1, le=1024)
-    # caps on each cell's harness, checked whenever its tree is read or a version is saved
+    # caps on each cell's harness, checked whenever its tree is read or a version is saved. A run either stays
+    # within them or fails, so they are not part of the spec hash: raise one and run the same command to resume
     harness: HarnessLimits = HarnessLimits()
 
 
@@ -219,8 +220,7 @@ class ExperimentSpec(_Strict):
         for key in ("isolation", "method_cpu_s"):  # at their defaults they leave earlier runs' hashes as they were
             if data["protocol"][key] == ProtocolSpec.model_fields[key].default:
                 del data["protocol"][key]
-        if self.protocol.harness == HarnessLimits():  # at their defaults the caps leave earlier hashes unchanged
-            del data["protocol"]["harness"]
+        del data["protocol"]["harness"]  # a guard, not what is run: a cell stopped at a cap resumes with a raised one
         data["models"] = {name: m.dumped() for name, m in self.models.items()}
         del data["protocol"]["concurrency"]  # how fast, not what: the results do not depend on it
         del data["executor"]  # where, not what

@@ -42,6 +42,8 @@ def plant(root: Path, what: str) -> None:
             os.close(fd)
     elif what == "symlink":
         os.symlink("/etc/hostname", root / "link.md")
+    elif what == "2k":
+        (root / "notes.md").write_text("x" * 2000)
     else:
         raise ValueError(f"nothing to plant called {what!r}")
 

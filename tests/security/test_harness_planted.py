@@ -33,6 +33,7 @@ PLANTS = {
     "candidate-dotdot": "new candidate version: '../escaped.md': '.' and '..' are refused",
     "candidate-absolute": "new candidate version: '/tmp/escaped.md': absolute paths are refused",
 }
+PLANTS_2K = "'notes.md': 2000 bytes, over the cap of 1000 bytes per file (protocol.harness.max_file_bytes)"
 
 
 def _fifos(run_dir: Path) -> list[Path]:
@@ -115,3 +116,15 @@ def test_evoarena_run_certified_fails_in_one_line_instead_of_hanging(tmp_path: P
     assert lines[0] == lines[1]
     assert lines[0].startswith("error: cell ") and ", step practice/e0/" in lines[0]
     assert PLANTS[plant] in lines[0] and ", version after " in lines[0]
+
+
+def test_a_cell_stopped_at_a_cap_resumes_with_a_raised_one(tmp_path: Path, make_spec: Any) -> None:
+    """The caps are a guard, not part of what is run (nor of the spec hash): the same command with a raised cap
+    resumes the run where it stopped."""
+    method = {"name": "test-harness-planter", "params": {"plant": "2k"}}
+    tight = make_spec(methods=[method], protocol={"harness": {"max_file_bytes": 1000}})
+    assert PLANTS_2K in _fails(tight, tmp_path / "run")
+    results = run_experiment(make_spec(methods=[method], protocol={"harness": {"max_file_bytes": 4096}}),
+                             tmp_path / "run", probe=False)
+    assert [c["condition"] for c in results["conditions"]] == ["test-harness-planter"]
+    assert "init" in _versions(tmp_path / "run") and len(_versions(tmp_path / "run")) == 2
