@@ -1,7 +1,8 @@
 """A method that leaves its cell a harness no version may hold: a FIFO, a sparse 300 MiB file, bytes that are not
-UTF-8, a name with a lone surrogate, a socket, or a candidate version with a climbing or absolute name. It writes
-with the OS's own calls, past the harness API, as a method in its own process can. Imported by name, so that a
-method's own process can import it too."""
+UTF-8, a name with a lone surrogate, a socket, a symlink, a 2,000-byte file (for a low cap), or a candidate version
+with a climbing or absolute name. It writes with the OS's own calls, past the harness API, as a method in its own
+process can. Imported by name, so that a method's own process can import it too; with the helpers its tests use to
+fail, rather than hang, on a read that blocks."""
 
 from __future__ import annotations
 
