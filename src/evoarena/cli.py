@@ -318,14 +318,23 @@ def diff(
 @app.command()
 def checkout(run_dir: RunDirArg, version: str, dest: Path) -> None:
     """Write a harness version's files into DEST (which must be empty or absent)."""
-    from evoarena.harness import HarnessWorkspace
+    from evoarena.harness import HarnessPathError, HarnessWorkspace, check_tree
 
     store = open_run(run_dir)
     if dest.exists() and any(dest.iterdir()):
         fail(f"{dest} is not empty")
-    vid = resolve_version(store, version)
+    try:
+        vid = resolve_version(store, version)
+        tree = load_tree(store, vid)
+        check_tree(tree, None)  # a version stored before names were checked: refused before anything is written
+    except KeyError as e:
+        fail(str(e.args[0]))
+        return
+    except HarnessPathError as e:
+        fail(f"version {vid[:12]}: {e}")
+        return
     ws = HarnessWorkspace(dest)
-    for rel, text in load_tree(store, vid).items():
+    for rel, text in tree.items():
         ws.write(rel, text)
     out.print(f"checked out {vid[:12]} into {dest}")
 

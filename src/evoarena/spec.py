@@ -107,6 +107,15 @@ class MethodSpec(_Strict):
         return self.label or self.name
 
 
+class HarnessLimits(_Strict):
+    """Caps on a harness tree, checked from each file's size on disk before it is read (and on every version a method
+    proposes): a method cannot stall its cell with a huge file or a tree of millions of entries."""
+
+    max_file_bytes: int = Field(default=4 * 2**20, ge=1, le=2**30)  # one file's UTF-8 bytes
+    max_tree_bytes: int = Field(default=32 * 2**20, ge=1, le=2**32)  # all files' bytes together
+    max_entries: int = Field(default=10_000, ge=1, le=1_000_000)  # files and directories together
+
+
 class ProtocolSpec(_Strict):
     epochs: int = Field(default=1, ge=1)
     # evaluate a checkpoint on val every N practice steps (0 = end of each epoch)
@@ -134,6 +143,9 @@ class ProtocolSpec(_Strict):
     # on model calls in flight across the run (each endpoint's own `concurrency` still applies). Results are the same
     # at any value, so it is not part of the spec hash: a run may be resumed at another (`evoarena run --concurrency`)
     concurrency: int = Field(default=1, ge=1, le=1024)
+    # caps on each cell's harness, checked whenever its tree is read or a version is saved. A run either stays
+    # within them or fails, so they are not part of the spec hash: raise one and run the same command to resume
+    harness: HarnessLimits = HarnessLimits()
 
 
 class ExecutorSpec(_Strict):
@@ -245,6 +257,7 @@ class ExperimentSpec(_Strict):
         for key in ("isolation", "method_confinement", "method_cpu_s"):
             if data["protocol"][key] == ProtocolSpec.model_fields[key].default:
                 del data["protocol"][key]
+        del data["protocol"]["harness"]  # a guard, not what is run: a cell stopped at a cap resumes with a raised one
         data["models"] = {name: m.dumped() for name, m in self.models.items()}
         del data["protocol"]["concurrency"]  # how fast, not what: the results do not depend on it
         del data["executor"]  # where, not what

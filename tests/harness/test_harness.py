@@ -64,3 +64,10 @@ def test_save_checkout_diff_and_rollback(tmp_path: Path) -> None:
     assert rollback(store, "c", v1[:10]) == v1
     assert ws.tree() == {"system.md": "one\n"}
     assert store.query("SELECT kind FROM events")[-1]["kind"] == "rollback"
+
+
+def test_a_tree_reads_newlines_as_text_mode_does(tmp_path: Path) -> None:
+    r"""`\r\n` and a lone `\r` read as `\n`, as a text-mode read always gave, so versions hash as they did."""
+    ws = HarnessWorkspace(tmp_path / "h")
+    (ws.root / "a.md").write_bytes(b"x\r\ny\rz\n")
+    assert ws.tree() == {"a.md": "x\ny\nz\n"} and ws.read("a.md") == "x\ny\nz\n"

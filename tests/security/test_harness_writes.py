@@ -1,15 +1,16 @@
-"""Attacks on the harness write API (issue 12, item 3): a planted symlink at a temp-file name, over-long and
+"""Attacks on the harness write API: a planted symlink at a temp-file name, over-long and
 impossible names, an interrupted write. Each either writes inside the root only or fails in one line, leaving
 nothing outside and no half-written file in the tree."""
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 
 import pytest
 
-from evoarena.harness import HarnessPathError, HarnessWorkspace
+from evoarena.harness import HarnessPathError, HarnessWorkspace, workspace
 
 
 def _victim(tmp_path: Path) -> Path:
@@ -56,9 +57,24 @@ def test_a_file_in_the_way_of_a_directory_fails_in_one_line(tmp_path: Path) -> N
     assert ws.tree() == {"skills": "a file, not a folder\n"}
 
 
-def test_an_interrupted_write_keeps_the_old_text_and_leaves_no_temp_file(tmp_path: Path) -> None:
+def test_an_interrupted_write_keeps_the_old_text_and_leaves_no_temp_file(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     ws = HarnessWorkspace(tmp_path / "h")
     ws.write("x.md", "old\n")
-    with pytest.raises(UnicodeEncodeError):
-        ws.write("x.md", "half \ud800 written")  # fails while the temp file is being written
+
+    def full(src: str, dst: object) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(workspace.os, "replace", full)  # the disk fills once the temp file is written
+    with pytest.raises(HarnessPathError, match=r"^'x.md': cannot be written \(No space left on device\)$"):
+        ws.write("x.md", "new\n")
+    monkeypatch.undo()
+    assert ws.tree() == {"x.md": "old\n"} and sorted(p.name for p in ws.root.iterdir()) == ["x.md"]
+
+
+def test_text_utf8_cannot_hold_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    ws = HarnessWorkspace(tmp_path / "h")
+    ws.write("x.md", "old\n")
+    with pytest.raises(HarnessPathError, match=r"^'x.md': the text is not valid Unicode \(surrogates not allowed"):
+        ws.write("x.md", "half \ud800 written")
     assert ws.tree() == {"x.md": "old\n"} and sorted(p.name for p in ws.root.iterdir()) == ["x.md"]

@@ -20,13 +20,16 @@ from evoarena.harness.changes import (
     from_version_manifest,
     rollback_files,
 )
+from evoarena.harness.files import HarnessFileError, check_tree, read_tree
 from evoarena.harness.paths import HarnessPathError, check_relpath, resolve_inside
 from evoarena.harness.rollback import rollback
 from evoarena.harness.versions import (
     Manifest,
+    check_version,
     diff_trees,
     lineage,
     load_tree,
+    located,
     normalise,
     resolve_version,
     save_version,
@@ -39,6 +42,7 @@ __all__ = [
     "ChangeManifest",
     "ChangeScore",
     "ChangeVerdict",
+    "HarnessFileError",
     "HarnessPathError",
     "HarnessWorkspace",
     "Manifest",
@@ -48,14 +52,18 @@ __all__ = [
     "Tree",
     "changed_files",
     "check_relpath",
+    "check_tree",
+    "check_version",
     "diff_trees",
     "from_version_manifest",
     "harmful_files",
     "lineage",
     "load_tree",
+    "located",
     "mean_pr",
     "normalise",
     "pooled_pr",
+    "read_tree",
     "resolve_inside",
     "resolve_version",
     "rollback",

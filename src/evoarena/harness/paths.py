@@ -10,17 +10,40 @@ from pathlib import Path, PurePosixPath
 class HarnessPathError(ValueError):
     """A harness path that is absolute, climbs out, crosses a symlink or leaves the root."""
 
+    where = ""
+    """The cell, step and version the error happened in, once known (see `at`)."""
+
+    def at(self, where: str) -> HarnessPathError:
+        """The same error, its one line prefixed by where it happened (unchanged if it already says where)."""
+        if self.where:
+            return self
+        located = type(self)(f"{where}: {self}")
+        located.where = where
+        return located
+
 
 _DRIVE = re.compile(r"^[A-Za-z]:")
 MAX_NAME_BYTES = 200
 """Per path component: below the usual 255-byte file-name limit, with room for a write's temp-file name."""
 MAX_DEPTH = 32
+MAX_PATH_BYTES = 1024
+"""A whole relative path: far below the OS's 4096-byte path limit, wherever the run directory is."""
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 def check_relpath(rel: str) -> PurePosixPath:
     """Validate a harness-relative path written with forward slashes; return it normalised."""
     if not rel or "\x00" in rel:
         raise HarnessPathError(f"{rel!r}: empty or contains NUL")
+    try:
+        size = len(rel.encode("utf-8"))
+    except UnicodeEncodeError as err:
+        raise HarnessPathError(f"{_short(rel)}: the name is not valid UTF-8 ({err.reason}: character {err.start})"
+                               ) from None
+    if size > MAX_PATH_BYTES:
+        raise HarnessPathError(f"{_short(rel)}: a path of at most {MAX_PATH_BYTES} bytes (got {size})")
+    if _CONTROL.search(rel):
+        raise HarnessPathError(f"{_short(rel)}: control characters are refused in harness names")
     if "\\" in rel:
         raise HarnessPathError(f"{rel!r}: use forward slashes in harness paths")
     if rel.startswith("/") or _DRIVE.match(rel):
@@ -28,11 +51,16 @@ def check_relpath(rel: str) -> PurePosixPath:
     parts = PurePosixPath(rel).parts
     if any(p in ("..", ".") for p in parts) or not parts:
         raise HarnessPathError(f"{rel!r}: '.' and '..' are refused")
-    longest = max(len(p.encode("utf-8", "surrogatepass")) for p in parts)
+    longest = max(len(p.encode("utf-8")) for p in parts)
     if longest > MAX_NAME_BYTES or len(parts) > MAX_DEPTH:
-        raise HarnessPathError(f"{rel[:80]!r}{'…' if len(rel) > 80 else ''}: names of at most {MAX_NAME_BYTES} "
+        raise HarnessPathError(f"{_short(rel)}: names of at most {MAX_NAME_BYTES} "
                                f"bytes and at most {MAX_DEPTH} levels (got {longest} bytes, {len(parts)} levels)")
     return PurePosixPath(*parts)
+
+
+def _short(rel: str) -> str:
+    """`rel` quoted for a one-line message: its first 80 characters."""
+    return f"{rel[:80]!r}{'…' if len(rel) > 80 else ''}"
 
 
 def resolve_inside(root: Path, rel: str) -> Path:

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 
+from evoarena.harness.files import check_tree
+from evoarena.harness.paths import HarnessPathError
+from evoarena.spec import HarnessLimits
 from evoarena.store import RunStore
 from evoarena.store.versions import cell_versions, insert_version, tree_blob, version_ids
 
@@ -32,7 +36,13 @@ def normalise(tree: Tree) -> dict[str, str]:
 
 
 def tree_hash(tree: Tree) -> str:
-    blob = json.dumps(normalise(tree), sort_keys=True, ensure_ascii=False).encode("utf-8")
+    """The content address of `tree`; a name or text UTF-8 cannot hold is a one-line error naming the file."""
+    norm = normalise(tree)
+    try:
+        blob = json.dumps(norm, sort_keys=True, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        check_tree(norm, None)  # says which file
+        raise
     return hashlib.sha256(blob).hexdigest()
 
 
@@ -45,14 +55,43 @@ def save_version(
     method: str,
     manifest: Manifest,
     step: str,
+    limits: HarnessLimits | None = None,
 ) -> str:
-    """Store a snapshot and return its id; saving the same tree twice in a cell keeps the first record."""
-    norm = normalise(tree)
+    """Store a snapshot and return its id; saving the same tree twice in a cell keeps the first record. A tree that
+    could not be checked out as it is (`files.check_tree`; `limits`: the size caps) is refused in one line naming
+    the file, the cell and the version, before anything is stored."""
+    norm = check_version(cell, step, parents, tree, limits)
     vid = tree_hash(norm)
     blob = store.blobs.put(json.dumps(norm, sort_keys=True, ensure_ascii=False))
     insert_version(store, version_id=vid, cell=cell, parents=parents, method=method,
                    manifest_json=manifest.to_json(), tree_blob=blob, step=step)
     return vid
+
+
+def place(cell: str, step: str, parents: Sequence[str], what: str = "version") -> str:
+    """Where a harness error happened, for its one line: the cell, the step and the version being made (`what`:
+    "version" or "candidate version"), named by its parents — its own id is the hash of the tree that was refused."""
+    shown = ", ".join(p[:12] if p.isalnum() else repr(p[:12]) for p in parents[:3]) + (" …" if len(parents) > 3
+                                                                                     else "")
+    return f"cell {cell}, step {step}, " + (f"{what} after {shown}" if parents else f"new {what}")
+
+
+@contextlib.contextmanager
+def located(cell: str, step: str, parents: Sequence[str], what: str = "version") -> Iterator[None]:
+    """Re-raise a harness error from the block with `place` in front of its one line."""
+    try:
+        yield
+    except HarnessPathError as err:
+        raise err.at(place(cell, step, parents, what)) from None
+
+
+def check_version(cell: str, step: str, parents: Sequence[str], tree: Tree, limits: HarnessLimits | None,
+                  what: str = "version") -> dict[str, str]:
+    """`tree` normalised, once it passes `files.check_tree`; else a one-line error naming the file and `place`."""
+    norm = normalise(tree)
+    with located(cell, step, parents, what):
+        check_tree(norm, limits)
+    return norm
 
 
 def resolve_version(store: RunStore, ref: str) -> str:

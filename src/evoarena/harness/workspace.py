@@ -4,28 +4,34 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
+from evoarena.harness.files import TMP_SUFFIX, check_size, encoded, read_file, read_tree
 from evoarena.harness.paths import HarnessPathError, resolve_inside
+from evoarena.spec import HarnessLimits
 
 Tree = dict[str, str]
-TMP_SUFFIX = ".evoarena-tmp"
-"""Temp files of interrupted writes end so; `tree()` leaves them out."""
 
 
 class HarnessWorkspace:
-    """A harness directory (`system.md`, `skills/…`, `memory/…`, `harness.toml`) on disk."""
+    """A harness directory (`system.md`, `skills/…`, `memory/…`, `harness.toml`) on disk. `limits`: the size caps
+    its reads and writes keep (None: none; file types, names and UTF-8 are checked always)."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, limits: HarnessLimits | None = None) -> None:
         self.root = Path(root)
+        self.limits = limits
         self.root.mkdir(parents=True, exist_ok=True)
 
     def write(self, rel: str, text: str) -> None:
         """Atomic: the text goes to a fresh temp file (created exclusively, so a planted symlink at any temp name is
-        never followed), then replaces `rel`. An OS refusal is a one-line HarnessPathError."""
+        never followed), then replaces `rel`. A bad name or text, a cap passed or an OS refusal is a one-line
+        HarnessPathError, before anything is written."""
         path = resolve_inside(self.root, rel)
+        data = encoded(rel, text)
+        check_size(rel, len(data), self.limits)
         if path.is_dir():
             raise HarnessPathError(f"{rel!r}: is a directory")
         try:
@@ -34,13 +40,15 @@ class HarnessWorkspace:
         except OSError as err:
             raise HarnessPathError(f"{rel!r}: cannot be written ({err.strerror or err})") from None
         try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-                fh.write(text)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
             os.chmod(tmp, 0o644)
             os.replace(tmp, path)
-        except BaseException:
+        except BaseException as err:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
+            if isinstance(err, OSError):
+                raise HarnessPathError(f"{rel!r}: cannot be written ({err.strerror or err})") from None
             raise
 
     def append(self, rel: str, text: str) -> None:
@@ -52,7 +60,7 @@ class HarnessWorkspace:
             if default is not None:
                 return default
             raise FileNotFoundError(f"harness file {rel!r} does not exist")
-        return path.read_text(encoding="utf-8")
+        return read_file(path, rel, self.limits)
 
     def exists(self, rel: str) -> bool:
         return resolve_inside(self.root, rel).is_file()
@@ -63,22 +71,9 @@ class HarnessWorkspace:
             path.unlink()
 
     def tree(self) -> Tree:
-        """All files as {posix relpath: text}; a symlink anywhere in the tree is an error."""
-        out: Tree = {}
-        pending = [(str(self.root), "")]
-        while pending:  # os.scandir, not pathlib: every rollout on the live harness reads the tree
-            directory, prefix = pending.pop()
-            with os.scandir(directory) as entries:
-                for entry in entries:
-                    rel = f"{prefix}{entry.name}"
-                    if entry.is_symlink():
-                        raise HarnessPathError(f"{rel}: symlinks are refused")
-                    if entry.is_dir(follow_symlinks=False):
-                        pending.append((entry.path, f"{rel}/"))
-                    elif not entry.name.endswith(TMP_SUFFIX):
-                        with open(entry.path, encoding="utf-8") as fh:
-                            out[rel] = fh.read()
-        return dict(sorted(out.items()))
+        """All files as {posix relpath: text}; anything but regular UTF-8 files and directories under checked
+        names (a symlink, a FIFO, a device), or a cap passed, is a one-line HarnessFileError naming the file."""
+        return read_tree(self.root, self.limits)
 
     def replace_all(self, tree: Mapping[str, str]) -> None:
         """Make the directory hold exactly `tree` (checkout / rollback). Files already holding their text stay as they
@@ -90,7 +85,7 @@ class HarnessWorkspace:
             for name in dirnames:
                 child = base / name
                 if child.is_symlink():
-                    child.unlink()
+                    _remove(child, self.root)
                 else:
                     with contextlib.suppress(OSError):  # a directory that still holds kept files stays
                         child.rmdir()
@@ -100,16 +95,26 @@ class HarnessWorkspace:
                 if not child.is_symlink() and rel in tree and _holds(child, tree[rel]):
                     kept.add(rel)
                 else:
-                    child.unlink()
+                    _remove(child, self.root)
         for rel, text in tree.items():
             if rel not in kept:
                 self.write(rel, text)
 
 
+def _remove(path: Path, root: Path) -> None:
+    """Unlink `path`; a refusal (a directory a method made read-only) is a one-line HarnessPathError naming it."""
+    try:
+        path.unlink()
+    except OSError as err:
+        raise HarnessPathError(f"{path.relative_to(root).as_posix()!r}: cannot be removed ({err.strerror or err})"
+                               ) from None
+
+
 def _holds(path: Path, text: str) -> bool:
-    """Whether the regular file `path` holds exactly `text` as `write` writes it (UTF-8, newlines as given)."""
+    """Whether `path` is a regular file holding exactly `text` as `write` writes it (UTF-8, newlines as given)."""
     data = text.encode("utf-8")
     try:
-        return path.stat().st_size == len(data) and path.read_bytes() == data
+        st = path.lstat()
+        return stat.S_ISREG(st.st_mode) and st.st_size == len(data) and path.read_bytes() == data
     except OSError:
         return False

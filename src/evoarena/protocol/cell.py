@@ -15,7 +15,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from evoarena.api import GRADING_PHASE, Benchmark, Method, Task, TaskView
-from evoarena.harness import HarnessWorkspace, Manifest, load_tree, save_version, tree_hash
+from evoarena.harness import (
+    HarnessWorkspace,
+    Manifest,
+    check_version,
+    load_tree,
+    located,
+    save_version,
+    tree_hash,
+)
 from evoarena.models import CallScope, Meter, RoleModel, attributed
 from evoarena.protocol.budget import BudgetExhausted, BudgetMeter
 from evoarena.protocol.channel import serving
@@ -78,7 +86,7 @@ class CellRunner:
         self.tracker = Tracker(plan.cell, 0, None, self._spent)
         self.method = method
         self.meter = BudgetMeter(spec.budget)
-        self.ws = HarnessWorkspace(store.run_dir / "cells" / plan.cell / "harness")
+        self.ws = HarnessWorkspace(store.run_dir / "cells" / plan.cell / "harness", spec.protocol.harness)
         self.grader = Grader({t.id: t for t in practice.train + practice.val}, benchmark.grade)
 
     # -- helpers --------------------------------------------------------------------------------
@@ -168,13 +176,22 @@ class CellRunner:
         if done is not None:
             return str(done["version"])
         self.ws.replace_all({})
-        self.method.initialize(self.ws, self.benchmark.system_prompt(), self.benchmark.solver_params())
-        vid = save_version(self.store, self.plan.cell, self.ws.tree(), parents=[], method=self.method.name,
-                           manifest=Manifest(intent="initial harness"), step="init")
+        with located(self.plan.cell, "init", []):
+            self.method.initialize(self.ws, self.benchmark.system_prompt(), self.benchmark.solver_params())
+            tree = self.ws.tree()
+        vid = save_version(self.store, self.plan.cell, tree, parents=[], method=self.method.name,
+                           manifest=Manifest(intent="initial harness"), step="init", limits=self.spec.protocol.harness)
         self._finish("init", {"version": vid, "budget": self.meter.state()}, [])
         return vid
 
-    def _practice_step(
+    def _practice_step(self, key: str, task: Task, current: str, n: int, checkpoint: bool,
+                       **options: Any) -> dict[str, Any]:
+        """One practice unit (`_practice_unit`); a harness error in it (a bad file the method left, a bad name it
+        wrote) fails the cell in one line naming the cell, the step and the version the step started from."""
+        with located(self.plan.cell, key, [current]):
+            return self._practice_unit(key, task, current, n, checkpoint, **options)
+
+    def _practice_unit(
         self, key: str, task: Task, current: str, n: int, checkpoint: bool, *, attempt_limit: int | None = None,
         first_attempt: int = 1, visible: tuple[tuple[TaskView, ...], tuple[TaskView, ...]] | None = None,
         meter: BudgetMeter | None = None, ws: HarnessWorkspace | None = None,
@@ -211,13 +228,16 @@ class CellRunner:
             self._event("budget_exhausted", {"unit": key, "reason": str(err)})
             ws.replace_all(before)
         self._check_provider_errors(key, since)
+        tree, limits = ws.tree(), self.spec.protocol.harness  # it and every candidate checked before any is stored
+        for cand in service.candidates:
+            check_version(self.plan.cell, key, cand.parents, cand.tree, limits, "candidate version")
         for cand in service.candidates:  # the candidates the method searched over, each under its content address
             save_version(self.store, self.plan.cell, cand.tree, parents=cand.parents, method=self.method.name,
-                         manifest=Manifest(intent=cand.intent, evidence=cand.evidence), step=key)
-        tree = ws.tree()
+                         manifest=Manifest(intent=cand.intent, evidence=cand.evidence), step=key, limits=limits)
         if status == "ok" and tree_hash(tree) != current:
             version = save_version(self.store, self.plan.cell, tree, parents=[current], method=self.method.name,
-                                   manifest=manifest or Manifest(intent="(method gave no manifest)"), step=key)
+                                   manifest=manifest or Manifest(intent="(method gave no manifest)"), step=key,
+                                   limits=limits)
         passed = any(r.passed for r in service.attempt_rows if r.phase == "practice")  # rollouts never pass a stage
         result = {"version": version, "budget": meter.state(), "status": status, "checkpoint": checkpoint,
                   "rejections": service.rejections, "passed": passed}

@@ -87,7 +87,8 @@ class CurriculumCellRunner(CellRunner):
         return first is None or first.get("budget_scope") == "episode"
 
     def _episode_ws(self, k: int) -> HarnessWorkspace:
-        return HarnessWorkspace(self.store.run_dir / "cells" / self.plan.cell / "episodes" / f"{k:03d}")
+        return HarnessWorkspace(self.store.run_dir / "cells" / self.plan.cell / "episodes" / f"{k:03d}",
+                                self.spec.protocol.harness)
 
     def _episode(self, episode: Sequence[Task], initial: str, meter: BudgetMeter, ws: HarnessWorkspace) -> str:
         current = initial  # a fresh state per episode

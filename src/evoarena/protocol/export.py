@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from evoarena.api import Benchmark, Method, TaskView, UnknownName
-from evoarena.harness import HarnessWorkspace, lineage, load_tree, resolve_version
+from evoarena.harness import HarnessPathError, HarnessWorkspace, check_tree, lineage, load_tree, resolve_version
 from evoarena.harness.program import PROGRAM, is_program
 from evoarena.models import Message
 from evoarena.protocol import catalog
@@ -207,6 +207,10 @@ def export(run_dir: Path, dest: Path, mode: str, *, cell: str | None = None, ver
     check_dest(dest, force=force)  # before any work
     source = open_source(run_dir, cell=cell, version=version)
     files = export_files(source, mode, search)
+    try:
+        check_tree(files, None)  # a version stored before names were checked: refused before anything is written
+    except HarnessPathError as err:
+        raise ExportError(f"version {source.version[:12]} of {source.cell}: {err}") from None
     write_export(dest, files, force=force)
     return source
 
