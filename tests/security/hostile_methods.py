@@ -34,16 +34,21 @@ def _run_db(root: Path) -> Path:
     return root.parents[2] / "run.sqlite"  # <run>/cells/<cell>/harness
 
 
-def _forge(db: Path) -> int:
-    """Mark every test attempt as passed; the number of rows changed (0 when the database is out of reach)."""
+def _rewrite(db: Path, sql: str) -> int:
+    """Run an UPDATE on a database this process should not reach; the rows changed (0 when it is out of reach)."""
     try:
         con = sqlite3.connect(f"file:{db}?mode=rw", uri=True, timeout=0.2)
         with con:
-            n = con.execute("UPDATE attempts SET score = 1.0, passed = 1 WHERE phase = 'test'").rowcount
+            n = con.execute(sql).rowcount
         con.close()
         return int(n)
     except sqlite3.Error:
         return 0
+
+
+def _forge(db: Path) -> int:
+    """Mark every test attempt as passed."""
+    return _rewrite(db, "UPDATE attempts SET score = 1.0, passed = 1 WHERE phase = 'test'")
 
 
 def snoop(ctx: PracticeContext) -> dict[str, Any]:
@@ -197,15 +202,8 @@ def _connects(port: int) -> None:
 
 
 def _poison(cache: Path) -> int:
-    """Rewrite every cached completion to a wrong answer; the rows changed (0 out of reach)."""
-    try:
-        con = sqlite3.connect(f"file:{cache}?mode=rw", uri=True, timeout=0.2)
-        with con:
-            n = con.execute("UPDATE responses SET completion = json_set(completion, '$.text', 'POISONED')").rowcount
-        con.close()
-        return int(n)
-    except sqlite3.Error:
-        return 0
+    """Rewrite every cached completion to a wrong answer."""
+    return _rewrite(cache, "UPDATE responses SET completion = json_set(completion, '$.text', 'POISONED')")
 
 
 def _open_files() -> list[str]:
