@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from harness_planters import release, within
+from unprivileged import as_unprivileged
 
 from evoarena.harness import HarnessFileError, HarnessPathError, HarnessWorkspace, Manifest, save_version, tree_hash
 from evoarena.harness import files as harness_files
@@ -276,18 +277,11 @@ print(json.dumps(out))
 def test_a_directory_a_method_locked_fails_in_one_line_naming_it() -> None:
     """Only an unprivileged user sees it (root ignores modes), so it runs as `nobody` when the tests run as root."""
     import json
-    import shutil
     import subprocess
     import sys
 
-    prefix: list[str] = []
-    if os.geteuid() == 0:
-        setpriv = shutil.which("setpriv")
-        if setpriv is None:
-            pytest.skip("running as root without setpriv")
-        prefix = [setpriv, "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--reset-env"]
-    done = subprocess.run([*prefix, sys.executable, "-c", LOCKED], capture_output=True, text=True, timeout=60,
-                          env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/tmp"}, cwd="/tmp")
+    done = subprocess.run([*as_unprivileged(), sys.executable, "-c", LOCKED], capture_output=True, text=True,
+                          timeout=60, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/tmp"}, cwd="/tmp")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.strip().splitlines()[-1]) == {
         "replace_all": "'locked/x.md': cannot be removed (Permission denied)",

@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
 
-import pytest
+from unprivileged import as_unprivileged
 
 SCENARIO = textwrap.dedent("""
     import json, os, stat, tempfile
@@ -34,24 +33,9 @@ SCENARIO = textwrap.dedent("""
 """)
 
 
-def _as_unprivileged() -> list[str]:
-    if os.geteuid() != 0:
-        return []
-    setpriv = shutil.which("setpriv")
-    if setpriv is None:
-        pytest.skip("running as root without setpriv: the unprivileged clean-up path cannot be reached")
-    prefix = [setpriv, "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--reset-env"]
-    probe = subprocess.run([*prefix, sys.executable, "-c", "import evoarena.sandbox"], capture_output=True,
-                           timeout=60, cwd="/tmp", check=False)
-    if probe.returncode != 0:  # e.g. a clone under a directory only root may enter (mktemp -d)
-        pytest.skip(f"nobody cannot import evoarena with {sys.executable}: the unprivileged clean-up path cannot be "
-                    "reached from this checkout")
-    return prefix
-
-
 def test_cleanup_retry_never_chmods_through_a_planted_symlink() -> None:
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/tmp"}
-    done = subprocess.run([*_as_unprivileged(), sys.executable, "-c", SCENARIO], capture_output=True, text=True,
+    done = subprocess.run([*as_unprivileged(), sys.executable, "-c", SCENARIO], capture_output=True, text=True,
                           timeout=60, env=env, cwd="/tmp")
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout.strip().splitlines()[-1])
