@@ -57,8 +57,8 @@ test-embedded: install system-deps $(VENV)/.llama-built
 	$(BIN)/pip install -q -e ".[dev,embedded,retrieval]"
 	$(BIN)/python -m pytest -m 'embedded or retrieval' -o addopts='-q --import-mode=importlib'
 
-# GEPA and DSPy in a venv of their own, for benchmarks/overhead.py's side-by-side figures (docs/performance.md).
-BENCH_VENV := benchmarks/.venv-compare
+# GEPA and DSPy in a venv of their own, for perf/overhead.py's side-by-side figures (docs/performance.md).
+BENCH_VENV := perf/.venv-compare
 bench-venv: $(BENCH_VENV)/bin/python
 $(BENCH_VENV)/bin/python:
 	$(PYTHON) -m venv $(BENCH_VENV)

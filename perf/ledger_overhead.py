@@ -2,7 +2,7 @@
 
 Runs the scripted backend directly and through `RoleModel`, cold (miss, then stored) and warm (cache
 hit), and reports calls/s and the ratio against the bare backend measured in the same run.
-Usage: python benchmarks/ledger_overhead.py [--calls 2000]
+Usage: python perf/ledger_overhead.py [--calls 2000]
 """
 
 from __future__ import annotations

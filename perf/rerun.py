@@ -1,8 +1,8 @@
 """Performance benchmark: a fully cached rerun. The quickstart runs against an OpenAI-compatible stub with 200 ms per
-call (benchmarks/stub_endpoint.py) into a fresh run directory; then again into another fresh run directory with the
+call (perf/stub_endpoint.py) into a fresh run directory; then again into another fresh run directory with the
 same response cache. Target: the rerun makes 0 calls to the endpoint and takes <= 5% of the first run's wall time.
 
-Usage: python benchmarks/rerun.py [--latency 0.2] [--concurrency 1] [--smoke]
+Usage: python perf/rerun.py [--latency 0.2] [--concurrency 1] [--smoke]
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 a scripted player (instant, right on most tasks), in this process. Reported per size: wall time, time per graded
 attempt, run store size, and the process's peak memory; wall time and store size should grow linearly.
 
-Usage: python benchmarks/scale.py [--sizes 1000,10000] [--smoke]
+Usage: python perf/scale.py [--sizes 1000,10000] [--smoke]
 """
 
 from __future__ import annotations

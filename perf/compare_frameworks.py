@@ -5,7 +5,7 @@ measured wall time is the frameworks' own bookkeeping per scored example: prompt
 Pareto tracking, reflection plumbing (GEPA); adapter formatting/parsing, LM call path, threads (DSPy).
 Run it in the same session as our own overhead benchmark and compare ratios, not absolute numbers.
 
-Standalone: run with benchmarks/.venv-compare/bin/python (gepa + dspy installed); never imports evoarena.
+Standalone: run with perf/.venv-compare/bin/python (gepa + dspy installed); never imports evoarena.
 Usage: compare_frameworks.py TASKS.json OUT.json   (TASKS.json = {"tasks": [{id, question, answer}], "budget": N})
 """
 

@@ -1,4 +1,4 @@
-"""The performance benchmarks stay runnable: each one's seconds-long `--smoke` version runs in a fresh process and
+"""The performance scripts in perf/ stay runnable: each one's seconds-long `--smoke` version runs in a fresh process and
 prints its table (the measured figures are in docs/performance.md, never asserted here)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
+PERF = Path(__file__).resolve().parent.parent / "perf"
 
 
 @pytest.mark.timeout(180)
@@ -18,7 +18,7 @@ BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
     ("overhead.py", "scripted quickstart end to end"), ("sandbox.py", "bare python ms"),
 ])
 def test_smoke(script: str, expect: str, tmp_path: Path) -> None:
-    out = subprocess.run([sys.executable, str(BENCH / script), "--smoke"], cwd=BENCH, capture_output=True, text=True,
+    out = subprocess.run([sys.executable, str(PERF / script), "--smoke"], cwd=PERF, capture_output=True, text=True,
                          timeout=170, env={"PATH": "/usr/bin:/bin", "EVOARENA_CACHE_DIR": str(tmp_path),
                                            "HOME": str(tmp_path)})
     assert out.returncode == 0, out.stderr[-2000:]

@@ -4,7 +4,7 @@ next to a bare `python -E -s` subprocess measured in the same run, and the warm 
 started once inside bubblewrap, a fresh isolated child per program; target <= 10 ms per program) with the same limits.
 The worker is started (and its first program run) before the timing, as in a run, where it starts once per process.
 
-Usage: python benchmarks/sandbox.py [--runs 20] [--smoke]
+Usage: python perf/sandbox.py [--runs 20] [--smoke]
 """
 
 from __future__ import annotations

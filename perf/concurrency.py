@@ -1,7 +1,7 @@
 """Performance benchmark: throughput against a remote-like endpoint as the run's concurrency grows.
 
-An OpenAI-compatible stub on 127.0.0.1 answers every call after 200 ms with the scripted policy (benchmarks/
-stub_endpoint.py); evoarena runs through its `openai` backend, with an empty response cache each time, at
+An OpenAI-compatible stub on 127.0.0.1 answers every call after 200 ms with the scripted policy
+(perf/stub_endpoint.py); evoarena runs through its `openai` backend, with an empty response cache each time, at
 concurrency N in {1, 4, 8, 16, 32}. Reported: calls per second, the speed-up over N = 1 measured in the same run and
 its share of N (target >= 0.8 N), and the critical path — the longest chain of dependent calls (a CLR episode's
 calls; a quickstart cell's practice steps, which build on each other, plus one wave per evaluation) times the
@@ -11,7 +11,7 @@ latency — with wall time over it (target <= 1.1 on CLR). Where the critical pa
 With `--executor ray` the same runs go through the Ray executor (`executor: {kind: ray, address: local}`: a Ray
 instance on this machine, each cell a Ray task whose own scheduler runs at N, so up to N calls in flight per cell).
 
-Usage: python benchmarks/concurrency.py [--latency 0.2] [--levels 1,4,8,16,32] [--executor local|ray] [--smoke]
+Usage: python perf/concurrency.py [--latency 0.2] [--levels 1,4,8,16,32] [--executor local|ray] [--smoke]
 """
 
 from __future__ import annotations

@@ -1,12 +1,12 @@
 """Performance benchmark: `evoarena view` on a large run. A real run of the `files` benchmark (frozen + reflexion on
-benchmarks/scale.py's scripted player) at a small and a large task count, its ledger padded with copies of its own
+perf/scale.py's scripted player) at a small and a large task count, its ledger padded with copies of its own
 calls to a target row count; then every page of the viewer is fetched (in process, Starlette's TestClient: server
 time, rendering included) cold and warm. Reported per page: seconds at each size and the large/small ratio (the
 baseline is the same page on the small run, in the same process). The issue's target: 10k tasks and 100k calls open
 in under 2 s. The last cell's lineage is grown to a version count (a seeded random tree, each version one line away
 from its parent), so the lineage and version pages are timed on a search-sized tree too.
 
-Usage: python benchmarks/viewer.py [--tasks 1000,10000] [--calls 10000,100000] [--versions 100,3000] [--smoke]
+Usage: python perf/viewer.py [--tasks 1000,10000] [--calls 10000,100000] [--versions 100,3000] [--smoke]
 """
 
 from __future__ import annotations

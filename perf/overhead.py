@@ -4,10 +4,10 @@ evoarena runs in this process on the scripted zero-latency model with everything
 run store, the ledger with its texts, the response cache, units and harness versions, the report): `frozen` grading
 N arithmetic tasks (what DSPy's `Evaluate` does) and the `gepa` method with a budget of B graded attempts (what
 GEPA's `optimize()` does with `max_metric_calls=B`). GEPA and DSPy run the same tasks on instant fake models in
-their own virtualenv (`make bench-venv`; benchmarks/compare_frameworks.py), timed in the same invocation.
+their own virtualenv (`make bench-venv`; perf/compare_frameworks.py), timed in the same invocation.
 Also the scripted quickstart end to end (`evoarena run recipes/quickstart.yaml --model scripted`, a fresh process).
 
-Usage: python benchmarks/overhead.py [--tasks 400] [--budget 400] [--repeat 3] [--smoke]
+Usage: python perf/overhead.py [--tasks 400] [--budget 400] [--repeat 3] [--smoke]
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from evoarena.protocol.runner import run_experiment
 from evoarena.spec import parse_spec
 
 ROOT = Path(__file__).resolve().parent.parent
-COMPARE_PY = ROOT / "benchmarks" / ".venv-compare" / "bin" / "python"
+COMPARE_PY = ROOT / "perf" / ".venv-compare" / "bin" / "python"
 SCRIPTED = {"scripted": {"backend": "scripted", "model": "arith-student"}}
 
 
@@ -81,7 +81,7 @@ def frameworks(n: int, budget: int, tmp: Path) -> dict[str, Any] | None:
     src, out = tmp / "tasks.json", tmp / "frameworks.json"
     src.write_text(json.dumps({"budget": budget, "tasks": [
         {"id": t.id, "question": t.prompt, "answer": t.reference} for t in tasks]}))
-    subprocess.run([str(COMPARE_PY), str(ROOT / "benchmarks" / "compare_frameworks.py"), str(src), str(out)],
+    subprocess.run([str(COMPARE_PY), str(ROOT / "perf" / "compare_frameworks.py"), str(src), str(out)],
                    check=True, capture_output=True)
     result: dict[str, Any] = json.loads(out.read_text())
     return result
@@ -117,7 +117,7 @@ def main() -> None:
         print(f"ratio evoarena gepa / GEPA optimize: {base['evoarena gepa (budgeted search)'] / rows[2][1]:.2f}"
               f"   evoarena frozen / DSPy Evaluate: {base['evoarena frozen (test grading)'] / rows[3][1]:.2f}")
     else:
-        print("(GEPA and DSPy not measured: `make bench-venv` makes benchmarks/.venv-compare)")
+        print("(GEPA and DSPy not measured: `make bench-venv` makes perf/.venv-compare)")
     print(f"scripted quickstart end to end: {quick:.2f} s (a fresh process; target <= 1 s)")
 
 
