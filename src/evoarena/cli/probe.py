@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from evoarena.cli_common import JsonOpt, check_range, emit_json, err, fail, out
+from evoarena.cli.common import JsonOpt, check_range, emit_json, err, fail, out
 from evoarena.spec import INT64_MAX, SpecError, load_spec
 
 

@@ -10,7 +10,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from evoarena.cli_trace import calls_command, register
+from evoarena.cli.trace import calls_command, register
 from evoarena.models import CallScope, Completion, GenParams, Message, ResponseCache, RoleModel, Usage
 from evoarena.spec import ModelSpec
 from evoarena.store import AttemptRow, RunStore

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from evoarena.cli_common import out
+from evoarena.cli.common import out
 from evoarena.spec import ExperimentSpec
 
 if TYPE_CHECKING:

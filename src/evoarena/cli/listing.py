@@ -7,7 +7,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from evoarena.cli_common import JsonOpt, emit_json, fail, out
+from evoarena.cli.common import JsonOpt, emit_json, fail, out
 
 PLURALS = {"methods": "method", "benchmarks": "benchmark", "policies": "policy", "views": "view"}
 

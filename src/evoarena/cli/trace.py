@@ -12,7 +12,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from evoarena.cli_common import JsonOpt, RunDirArg, emit_json, err, fail, open_run, out, resolve_cell
+from evoarena.cli.common import JsonOpt, RunDirArg, emit_json, err, fail, open_run, out, resolve_cell
 from evoarena.spec import INT64_MAX
 from evoarena.store import (
     CallRow,

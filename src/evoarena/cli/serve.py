@@ -18,7 +18,7 @@ from typing import Annotated
 
 import typer
 
-from evoarena.cli_common import err, fail, out
+from evoarena.cli.common import err, fail, out
 
 DEFAULT_PORT = 8080
 READY_TIMEOUT_S = 180.0

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from evoarena.cli_common import err, fail, out
+from evoarena.cli.common import err, fail, out
 
 DEFAULT_PORT = 8765
 

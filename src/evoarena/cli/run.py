@@ -18,18 +18,18 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from evoarena.cli_banner import print_banner, print_roles
-from evoarena.cli_clr import clr_app
-from evoarena.cli_common import JsonOpt, RunDirArg, emit_json, err, fail, open_run, out, resolve_cell
-from evoarena.cli_export import register as register_export
-from evoarena.cli_list import register as register_list
-from evoarena.cli_probe import probe_warnings
-from evoarena.cli_probe import register as register_probe
-from evoarena.cli_serve import register as register_serve
-from evoarena.cli_study import register as register_study
-from evoarena.cli_trace import calls_command
-from evoarena.cli_trace import register as register_trace
-from evoarena.cli_view import register as register_view
+from evoarena.cli.banner import print_banner, print_roles
+from evoarena.cli.clr import clr_app
+from evoarena.cli.common import JsonOpt, RunDirArg, emit_json, err, fail, open_run, out, resolve_cell
+from evoarena.cli.export import register as register_export
+from evoarena.cli.listing import register as register_list
+from evoarena.cli.probe import probe_warnings
+from evoarena.cli.probe import register as register_probe
+from evoarena.cli.serve import register as register_serve
+from evoarena.cli.study import register as register_study
+from evoarena.cli.trace import calls_command
+from evoarena.cli.trace import register as register_trace
+from evoarena.cli.view import register as register_view
 from evoarena.harness import diff_trees, lineage, load_tree, resolve_version, rollback
 from evoarena.spec import ExecutorSpec, ExperimentSpec, SpecError, load_spec
 from evoarena.store import DB_NAME, RunStore
@@ -70,7 +70,7 @@ def run(
 ) -> None:
     """Run (or resume) an experiment. Re-running the same command resumes and makes no repeated calls. The role
     probes run first (`evoarena probe-roles`; cached, kept in the run store); a role below the threshold warns."""
-    from evoarena.cli_common import check_range
+    from evoarena.cli.common import check_range
     from evoarena.protocol.progress import CellProgress
     from evoarena.protocol.runner import RunDirConflict, default_run_dir, plan_cells, run_experiment
     from evoarena.protocol.validate import validate_run
@@ -388,6 +388,3 @@ register_view(app)
 register_export(app)
 app.command(name="calls")(calls_command)
 
-
-if __name__ == "__main__":  # pragma: no cover
-    app()

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from evoarena.cli_common import RunDirArg, fail, out
+from evoarena.cli.common import RunDirArg, fail, out
 
 
 def export_command(
