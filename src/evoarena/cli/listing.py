@@ -44,7 +44,3 @@ def list_command(
         shown = {**r, "roles": ", ".join(r.get("roles", ())), "params": _params(r["params"])}
         table.add_row(*(shown[c] for c in columns))
     out.print(table)
-
-
-def register(app: typer.Typer) -> None:
-    app.command(name="list")(list_command)

@@ -64,7 +64,3 @@ def probe_roles(
     out.print(probe_table(rows, threshold, title=f"role probes: {spec.name}"))
     probe_warnings(rows)
     out.print(f"kept in {target}")
-
-
-def register(app: typer.Typer) -> None:
-    app.command(name="probe-roles")(probe_roles)

@@ -1,9 +1,9 @@
-"""The `evoarena` command line: run, report, show, versions, diff, calls, checkout, rollback, ls (and `clr …`)."""
+"""`evoarena run SPEC`: run (or resume) an experiment with a progress bar per cell, after the lines a run prints at
+its start: the run's target and evidence, the methods' confinement and the promises it lacks, and which model plays
+each role of each condition."""
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -16,31 +16,16 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
-from rich.table import Table
 
-from evoarena.cli.banner import print_banner, print_roles
-from evoarena.cli.clr import clr_app
-from evoarena.cli.common import JsonOpt, RunDirArg, emit_json, err, fail, open_run, out, resolve_cell
-from evoarena.cli.export import register as register_export
-from evoarena.cli.listing import register as register_list
+from evoarena.cli.common import JsonOpt, check_range, emit_json, err, fail, out
 from evoarena.cli.probe import probe_warnings
-from evoarena.cli.probe import register as register_probe
-from evoarena.cli.serve import register as register_serve
-from evoarena.cli.study import register as register_study
-from evoarena.cli.trace import calls_command
-from evoarena.cli.trace import register as register_trace
-from evoarena.cli.view import register as register_view
-from evoarena.harness import diff_trees, lineage, load_tree, resolve_version, rollback
+from evoarena.cli.results import print_results
 from evoarena.spec import ExecutorSpec, ExperimentSpec, SpecError, load_spec
-from evoarena.store import DB_NAME, RunStore
 
 if TYPE_CHECKING:
-    pass
-
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="evoarena: evolve and compare agent harnesses.")
+    from evoarena.protocol.validate import Resolved
 
 
-@app.command()
 def run(
     spec_path: Annotated[Path, typer.Argument(help="Experiment spec (YAML).")],
     model: Annotated[str | None, typer.Option(help="Map every role to this model (e.g. scripted, embedded).")] = None,
@@ -70,7 +55,6 @@ def run(
 ) -> None:
     """Run (or resume) an experiment. Re-running the same command resumes and makes no repeated calls. The role
     probes run first (`evoarena probe-roles`; cached, kept in the run store); a role below the threshold warns."""
-    from evoarena.cli.common import check_range
     from evoarena.protocol.progress import CellProgress
     from evoarena.protocol.runner import RunDirConflict, default_run_dir, plan_cells, run_experiment
     from evoarena.protocol.validate import validate_run
@@ -131,7 +115,7 @@ def run(
     if as_json:
         emit_json({"run_dir": str(target), **results})
     else:
-        _print_results(results)
+        print_results(results)
         out.print(f"wrote {target / 'results.json'} and {target / 'report.html'}")
 
 
@@ -156,235 +140,24 @@ def _seeds(text: str) -> list[int]:
         raise SpecError(f"--seeds: expected comma-separated integers, got {text!r}") from None
 
 
-def _print_results(results: dict[str, Any]) -> None:
-    table = Table(title=f"test accuracy (evidence: {results.get('evidence')})")
-    for col in ("condition", "model", "test acc", "95% CI", "n", "errors"):
-        table.add_column(col)
-    for c in results.get("conditions", []):
-        test = c.get("test") or {}
-        mean, lo, hi = test.get("mean"), test.get("ci_low"), test.get("ci_high")
-        table.add_row(
-            str(c.get("condition")),
-            str(c.get("model")),
-            "-" if mean is None else f"{mean:.3f}",
-            "-" if lo is None else f"[{lo:.3f}, {hi:.3f}]",
-            str(test.get("n_graded", 0)),
-            str(test.get("n_errors", 0)),
-        )
-    out.print(table)
-    for v in results.get("versus_baseline", []):  # spec order, each against the spec's first condition
-        if v["condition"] == v["baseline"]:
-            out.print(f"{v['condition']} ({v['model']}): {v['mean']:.3f}   baseline")
-        elif v["n_paired"]:
-            out.print(f"{v['condition']} ({v['model']}): {v['mean']:.3f}   vs {v['baseline']}: {v['diff']:+.3f} "
-                      f"[{v['ci_low']:+.3f}, {v['ci_high']:+.3f}] ({v['n_paired']} paired tasks)", soft_wrap=True)
-    by_role = results.get("calls", {}).get("by_role", {})
-    out.print(_role_table("model calls by role (cached calls included and shown)", sorted(by_role.items())))
+def print_roles(spec: ExperimentSpec, resolved: Resolved) -> None:
+    """Under the run's first line: which model plays each role of each condition, and where the solver's stands in."""
+    from evoarena.protocol.roles import role_lines
+
+    plays = {condition: cls.roles for condition, cls in resolved.methods.items()}
+    for line in role_lines(spec, plays, resolved.benchmark.grader_roles(spec.benchmark.params)):
+        out.print(f"  roles  {line}", markup=False, highlight=False, soft_wrap=True)
 
 
-def _role_table(title: str, rows: list[tuple[str, dict[str, Any]]]) -> Table:
-    """Calls, cached calls, errors, tokens and cost per role (from results.json or straight from the ledger)."""
-    table = Table(title=title)
-    for col in ("role", "calls", "cached", "errors", "input tokens", "output tokens", "cost $"):
-        table.add_column(col)
-    for role, r in rows:
-        table.add_row(
-            role,
-            str(r["calls"]),
-            str(r["cached_calls"]),
-            str(r["errors"]),
-            str(r["input_tokens"]),
-            str(r["output_tokens"]),
-            f"{r['cost_usd'] or 0:.4f}",
-        )
-    return table
+def print_banner(spec: ExperimentSpec, target: Path, evidence: str) -> None:
+    """The run's first line; under process isolation, the methods' confinement and (below bubblewrap) a second line
+    with the promises that do not hold at that level."""
+    from evoarena.protocol.confinement import promises
 
-
-@app.command()
-def report(run_dir: RunDirArg, as_json: JsonOpt = False) -> None:
-    """Rebuild results.json and report.html from the run store."""
-    from evoarena.protocol.reporting import rebuild_report
-
-    results = rebuild_report(open_run(run_dir))
-    if as_json:
-        emit_json(results)
-    else:
-        _print_results(results)
-        out.print(f"wrote {run_dir / 'results.json'} and {run_dir / 'report.html'}")
-
-
-@app.command()
-def show(run_dir: RunDirArg, as_json: JsonOpt = False) -> None:
-    """The run: spec, evidence, each cell's scores and selected version, and call totals per role."""
-    from dataclasses import asdict
-
-    from evoarena.store.calls import totals_by_role
-    from evoarena.store.scores import cell_scores
-
-    store = open_run(run_dir)
-    run_row = store.run() or {}
-    calls = [asdict(r) for r in totals_by_role(store)]
-    scores = cell_scores(store)
-    data: dict[str, Any] = {
-        "run": {k: v for k, v in run_row.items() if k != "spec_json"},
-        "spec": json.loads(run_row["spec_json"]) if run_row else None,
-        "cells": store.cells(),
-        "scores": [asdict(s) for s in scores],
-        "calls_by_role": calls,
-    }
-    if as_json:
-        emit_json(data)
-        return
-    out.print(
-        f"[bold]{run_row.get('name')}[/] status={run_row.get('status')} evidence={run_row.get('evidence')} "
-        f"isolation={run_row.get('isolation')} code={run_row.get('code_version')}"
-    )
-    t = Table(title="cells (test: the deployed version; val: its selection score)")
-    t.add_column("cell", no_wrap=True)
-    for col in ("status", "version", "test mean", "test pass", "n", "errors", "val mean"):
-        t.add_column(col, no_wrap=True)
-    for s in scores:
-        t.add_row(s.cell, s.status, (s.version or "(curriculum)")[:12], _num(s.test.mean), _num(s.test.pass_rate),
-                  str(s.test.n_graded), str(s.test.n_errors), _num(s.val.mean))
-    out.print(t)
-    out.print(_role_table("model calls by role", [(r["role"], r) for r in calls]))
-
-
-def _num(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3f}"
-
-
-@app.command()
-def versions(run_dir: RunDirArg,
-             cell: Annotated[str | None, typer.Option(help="A cell, by name or unique prefix.")] = None,
-             as_json: JsonOpt = False) -> None:
-    """Harness versions of every cell (or one) as a tree: each version with the scores of the attempts made with it
-    (practice, rollouts, val, test), its clade's val mean where it has children, the selected version starred."""
-    from dataclasses import asdict
-
-    from evoarena.report.lineage_tree import cell_tree, parent_policies
-    from evoarena.store import queries
-    from evoarena.store.archive import result_matrix, task_scores, version_costs
-    from evoarena.store.queries import version_results
-
-    store = open_run(run_dir)
-    rows = {str(c["cell"]): c for c in store.cells()}
-    cells = [resolve_cell(store, cell)] if cell else list(rows)
-    if as_json:
-        data = {}
-        for c in cells:
-            results, matrix = version_results(store, c), result_matrix(store, c)
-            costs = version_costs(matrix)
-            data[c] = [{**v, "scores": {phase: {"mean": sum(xs) / len(xs), "n": len(xs)}
-                                        for phase, xs in results.get(str(v["id"]), {}).items()},
-                        "tasks": task_scores(matrix, str(v["id"])),
-                        "cost": asdict(costs[str(v["id"])]) if str(v["id"]) in costs else None}
-                       for v in lineage(store, c)]
-        emit_json(data)
-        return
-    row = queries.run(store)
-    policies = parent_policies((row.spec if row else None) or {})
-    for c in cells:
-        out.print(f"[bold]{c}[/]")
-        out.print(cell_tree(store, c, rows[c]["selected_version"], policies.get(rows[c]["condition"])),
-                  markup=False, highlight=False, soft_wrap=True)
-
-
-@app.command()
-def diff(
-    run_dir: RunDirArg, v1: str, v2: str,
-    color: Annotated[bool | None, typer.Option("--color/--no-color", help="Colour (default: on a terminal).")] = None,
-) -> None:
-    """Unified diff between two harness versions (ids or unique prefixes), coloured on a terminal."""
-    store = open_run(run_dir)
-    try:
-        a, b = resolve_version(store, v1), resolve_version(store, v2)
-    except KeyError as e:
-        fail(str(e.args[0]))
-        return
-    text = diff_trees(load_tree(store, a), load_tree(store, b), a[:12], b[:12])
-    if color is None:
-        color = sys.stdout.isatty()
-    if color:
-        from rich.console import Console
-        from rich.syntax import Syntax
-
-        Console(force_terminal=True, soft_wrap=True).print(
-            Syntax(text, "diff", theme="ansi_dark", background_color="default"))
-    else:
-        sys.stdout.write(text)
-
-
-@app.command()
-def checkout(run_dir: RunDirArg, version: str, dest: Path) -> None:
-    """Write a harness version's files into DEST (which must be empty or absent)."""
-    from evoarena.harness import HarnessPathError, HarnessWorkspace, check_tree
-
-    store = open_run(run_dir)
-    if dest.exists() and any(dest.iterdir()):
-        fail(f"{dest} is not empty")
-    try:
-        vid = resolve_version(store, version)
-        tree = load_tree(store, vid)
-        check_tree(tree, None)  # a version stored before names were checked: refused before anything is written
-    except KeyError as e:
-        fail(str(e.args[0]))
-        return
-    except HarnessPathError as e:
-        fail(f"version {vid[:12]}: {e}")
-        return
-    ws = HarnessWorkspace(dest)
-    for rel, text in tree.items():
-        ws.write(rel, text)
-    out.print(f"checked out {vid[:12]} into {dest}")
-
-
-@app.command(name="rollback")
-def rollback_cmd(run_dir: RunDirArg, cell: str, version: str) -> None:
-    """Put an earlier version back into a cell's working harness (recorded as an event)."""
-    store = open_run(run_dir)
-    try:
-        vid = rollback(store, cell, version)
-    except KeyError as e:
-        fail(str(e.args[0]))
-        return
-    out.print(f"{cell}: rolled back to {vid[:12]}")
-
-
-@app.command(name="ls")
-def list_runs(root: Annotated[Path, typer.Argument()] = Path("runs"), as_json: JsonOpt = False) -> None:
-    """Run directories under ROOT."""
-    rows = []
-    for db in sorted(root.glob(f"*/{DB_NAME}")):
-        run_row = RunStore(db.parent).run() or {}
-        rows.append(
-            {
-                "run_dir": str(db.parent),
-                "name": run_row.get("name"),
-                "status": run_row.get("status"),
-                "evidence": run_row.get("evidence"),
-                "started_at": run_row.get("started_at"),
-            }
-        )
-    if as_json:
-        emit_json(rows)
-        return
-    t = Table(title=str(root))
-    for col in ("run_dir", "name", "status", "evidence", "started_at"):
-        t.add_column(col)
-    for r in rows:
-        t.add_row(*(str(r[k]) for k in ("run_dir", "name", "status", "evidence", "started_at")))
-    out.print(t)
-
-
-app.add_typer(clr_app, name="clr")
-
-register_list(app)
-register_probe(app)
-register_study(app)
-register_trace(app)
-register_serve(app)
-register_view(app)
-register_export(app)
-app.command(name="calls")(calls_command)
-
+    level = spec.protocol.method_confinement
+    isolation = "" if spec.protocol.isolation == "in-process" else f"   methods: [bold]own process, {level}[/]"
+    out.print(f"[bold]{spec.name}[/] → {target}   evidence: [bold]{evidence}[/]{isolation}")
+    lacks = promises(level)["lacks"] if spec.protocol.isolation == "process" else []
+    if lacks:
+        out.print(f"[yellow]method confinement {level} (protocol.method_confinement): a method {'; '.join(lacks)}[/]",
+                  markup=True, highlight=False)

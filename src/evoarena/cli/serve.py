@@ -159,8 +159,3 @@ def serve(
 
 def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
-
-
-def register(app: typer.Typer) -> None:
-    """Add `serve` to the `evoarena` app."""
-    app.command(name="serve")(serve)

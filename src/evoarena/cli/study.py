@@ -58,7 +58,3 @@ def observation_pack(
                    "rows": [r.as_dict() for r in rows]})
     else:
         out.print(table(rows), soft_wrap=True, highlight=False)
-
-
-def register(app: typer.Typer) -> None:
-    app.add_typer(study_app, name="study")

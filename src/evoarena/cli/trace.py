@@ -238,8 +238,3 @@ def calls_command(
             (r.error or "")[:40],
         )
     out.print(t)
-
-
-def register(app: typer.Typer) -> None:
-    """Add `trace` to the `evoarena` app (`calls_command` is wired by cli.py as `calls`)."""
-    app.command(name="trace")(trace)

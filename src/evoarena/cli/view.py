@@ -44,8 +44,3 @@ def _loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
-
-
-def register(app: typer.Typer) -> None:
-    """Add `view` to the `evoarena` app."""
-    app.command(name="view")(view)
