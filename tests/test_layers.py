@@ -15,8 +15,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "evoarena"
 # floor of each part (top-level module or package of evoarena); an import must go to a strictly lower floor or stay
 # inside its own part. The package face (evoarena/__init__.py) re-exports lazily and is not a floor.
 FLOORS: dict[str, int] = {
-    "cli": 60, "cli_common": 55, "cli_clr": 58, "cli_list": 58, "cli_trace": 58, "cli_serve": 58,
-    "cli_export": 58, "cli_banner": 58, "one_call": 58, "cli_probe": 58, "cli_study": 58, "cli_view": 58,
+    "cli": 60, "one_call": 58,
     "protocol": 50,
     "scripted": 40,
     "methods": 30, "benchmarks": 30, "studies": 30,

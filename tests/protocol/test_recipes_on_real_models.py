@@ -39,7 +39,7 @@ def test_clr_methods_recipe_runs_unchanged_on_a_real_model(target: str, tmp_path
         spec = spec.model_copy(update={"models": models}).with_model("local")
     else:
         spec = spec.with_model("embedded-small")
-    # the role probes have their own embedded test (tests/test_cli_probe.py)
+    # the role probes have their own embedded test (tests/cli/test_probe.py)
     results: dict[str, Any] = run_experiment(narrowed(spec), tmp_path / "run", probe=False)
     assert results["evidence"] == "scaled"
     store = RunStore(tmp_path / "run")

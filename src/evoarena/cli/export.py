@@ -1,4 +1,5 @@
-"""`evoarena export`: a harness version of a run as the solver's prompt, as its files, or as an Agent Skill."""
+"""`evoarena export` (a harness version of a run as the solver's prompt, as its files, or as an Agent Skill) and
+`evoarena checkout` (a version's files, as stored)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ from typing import Annotated
 
 import typer
 
-from evoarena.cli_common import RunDirArg, fail, out
+from evoarena.cli.common import RunDirArg, fail, open_run, out
+from evoarena.harness import load_tree, resolve_version
 
 
 def export_command(
@@ -31,5 +33,24 @@ def export_command(
     out.print(f"exported {summary(source)} as {as_} into {dest}", soft_wrap=True)
 
 
-def register(app: typer.Typer) -> None:
-    app.command(name="export")(export_command)
+def checkout(run_dir: RunDirArg, version: str, dest: Path) -> None:
+    """Write a harness version's files into DEST (which must be empty or absent)."""
+    from evoarena.harness import HarnessPathError, HarnessWorkspace, check_tree
+
+    store = open_run(run_dir)
+    if dest.exists() and any(dest.iterdir()):
+        fail(f"{dest} is not empty")
+    try:
+        vid = resolve_version(store, version)
+        tree = load_tree(store, vid)
+        check_tree(tree, None)  # a version stored before names were checked: refused before anything is written
+    except KeyError as e:
+        fail(str(e.args[0]))
+        return
+    except HarnessPathError as e:
+        fail(f"version {vid[:12]}: {e}")
+        return
+    ws = HarnessWorkspace(dest)
+    for rel, text in tree.items():
+        ws.write(rel, text)
+    out.print(f"checked out {vid[:12]} into {dest}")

@@ -12,7 +12,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from evoarena.cli_common import JsonOpt, RunDirArg, emit_json, err, fail, open_run, out, resolve_cell
+from evoarena.cli.common import JsonOpt, RunDirArg, emit_json, err, fail, open_run, out, resolve_cell
 from evoarena.spec import INT64_MAX
 from evoarena.store import (
     CallRow,
@@ -238,8 +238,3 @@ def calls_command(
             (r.error or "")[:40],
         )
     out.print(t)
-
-
-def register(app: typer.Typer) -> None:
-    """Add `trace` to the `evoarena` app (`calls_command` is wired by cli.py as `calls`)."""
-    app.command(name="trace")(trace)

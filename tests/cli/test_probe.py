@@ -17,7 +17,7 @@ from evoarena.spec import load_spec
 from evoarena.store import RunStore, queries
 
 runner = CliRunner()
-RECIPES = Path(__file__).resolve().parents[1] / "recipes"
+RECIPES = Path(__file__).resolve().parents[2] / "recipes"
 POLICY = 'def refuser(messages, params):\n    return "Certainly! Please provide the new instruction."\n'
 
 

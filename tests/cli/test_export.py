@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from evoarena.cli import app
 
 runner = CliRunner()
-RECIPE = Path(__file__).resolve().parents[1] / "recipes" / "quickstart.yaml"
+RECIPE = Path(__file__).resolve().parents[2] / "recipes" / "quickstart.yaml"
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from evoarena.cli_common import fail, out
+from evoarena.cli.common import fail, out
 from evoarena.spec import SpecError, load_spec
 from evoarena.store import RunStore
 

@@ -18,7 +18,7 @@ from typing import Annotated
 
 import typer
 
-from evoarena.cli_common import err, fail, out
+from evoarena.cli.common import err, fail, out
 
 DEFAULT_PORT = 8080
 READY_TIMEOUT_S = 180.0
@@ -159,8 +159,3 @@ def serve(
 
 def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
-
-
-def register(app: typer.Typer) -> None:
-    """Add `serve` to the `evoarena` app."""
-    app.command(name="serve")(serve)

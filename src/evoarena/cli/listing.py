@@ -7,7 +7,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from evoarena.cli_common import JsonOpt, emit_json, fail, out
+from evoarena.cli.common import JsonOpt, emit_json, fail, out
 
 PLURALS = {"methods": "method", "benchmarks": "benchmark", "policies": "policy", "views": "view"}
 
@@ -44,7 +44,3 @@ def list_command(
         shown = {**r, "roles": ", ".join(r.get("roles", ())), "params": _params(r["params"])}
         table.add_row(*(shown[c] for c in columns))
     out.print(table)
-
-
-def register(app: typer.Typer) -> None:
-    app.command(name="list")(list_command)

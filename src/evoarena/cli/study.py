@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from evoarena.cli_common import JsonOpt, emit_json, fail, out
+from evoarena.cli.common import JsonOpt, emit_json, fail, out
 
 study_app = typer.Typer(no_args_is_help=True, help="Model-free studies of mechanisms (seconds on a CPU).")
 
@@ -58,7 +58,3 @@ def observation_pack(
                    "rows": [r.as_dict() for r in rows]})
     else:
         out.print(table(rows), soft_wrap=True, highlight=False)
-
-
-def register(app: typer.Typer) -> None:
-    app.add_typer(study_app, name="study")

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from evoarena.cli_common import JsonOpt, check_range, emit_json, err, fail, out
+from evoarena.cli.common import JsonOpt, check_range, emit_json, err, fail, out
 from evoarena.spec import INT64_MAX, SpecError, load_spec
 
 
@@ -64,7 +64,3 @@ def probe_roles(
     out.print(probe_table(rows, threshold, title=f"role probes: {spec.name}"))
     probe_warnings(rows)
     out.print(f"kept in {target}")
-
-
-def register(app: typer.Typer) -> None:
-    app.command(name="probe-roles")(probe_roles)

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from evoarena.cli_common import err, fail, out
+from evoarena.cli.common import err, fail, out
 
 DEFAULT_PORT = 8765
 
@@ -44,8 +44,3 @@ def _loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
-
-
-def register(app: typer.Typer) -> None:
-    """Add `view` to the `evoarena` app."""
-    app.command(name="view")(view)

@@ -1,4 +1,4 @@
-"""`evoarena trace` and `calls_command` on a store the test builds with a RoleModel and an in-test backend."""
+"""`evoarena trace` and `evoarena calls` on a store the test builds with a RoleModel and an in-test backend."""
 
 from __future__ import annotations
 
@@ -7,24 +7,15 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
-import typer
 from typer.testing import CliRunner
 
-from evoarena.cli_trace import calls_command, register
+from evoarena.cli import app
 from evoarena.models import CallScope, Completion, GenParams, Message, ResponseCache, RoleModel, Usage
 from evoarena.spec import ModelSpec
 from evoarena.store import AttemptRow, RunStore
 
 runner = CliRunner()
 SYSTEM = "SYSTEM PROMPT: answer with one number.\nLine two of the prompt."
-
-
-def cli() -> typer.Typer:
-    """A throwaway app: `trace` as `register` adds it, `calls` wired from `calls_command` as cli.py will."""
-    app = typer.Typer()
-    register(app)
-    app.command(name="calls")(calls_command)
-    return app
 
 
 class Backend:
@@ -71,7 +62,7 @@ def run_dir(tmp_path: Path) -> Path:
 
 
 def trace(run_dir: Path, *args: str) -> str:
-    result = runner.invoke(cli(), ["trace", str(run_dir), *args])
+    result = runner.invoke(app, ["trace", str(run_dir), *args])
     assert result.exit_code == 0, result.output
     return result.stdout
 
@@ -96,7 +87,7 @@ def test_trace_filters_by_task_attempt_and_shows_a_cached_calls_prompt(run_dir: 
     assert by_attempt.count("=== call") == 1 and f"=== call {second['call_id']} " in by_attempt
     assert "--- user\nWhat is 1 + 1?\n--- response (finish: stop)\nANSWER to <What is 1 + 1?>\n" in by_attempt
     assert trace(run_dir, "--phase", "test", "--limit", "1").count("=== call") == 1
-    missing = runner.invoke(cli(), ["trace", str(run_dir), "--attempt", "999"])
+    missing = runner.invoke(app, ["trace", str(run_dir), "--attempt", "999"])
     assert missing.exit_code == 2 and "no attempt 999" in missing.output
 
 
@@ -121,14 +112,14 @@ def test_trace_of_a_call_recorded_before_texts_were_kept_says_so(run_dir: Path) 
 
 
 def test_calls_command_filters_the_ledger(run_dir: Path) -> None:
-    result = runner.invoke(cli(), ["calls", str(run_dir), "--role", "solver", "--phase", "practice", "--json"])
+    result = runner.invoke(app, ["calls", str(run_dir), "--role", "solver", "--phase", "practice", "--json"])
     assert result.exit_code == 0, result.output
     rows = json.loads(result.stdout)
     assert [r["unit"] for r in rows] == ["practice/e0/0000/t1", "practice/e0/0001/t2", "practice/e1/0000/t1"]
     assert [r["cached"] for r in rows] == [False, False, True]
-    result = runner.invoke(cli(), ["calls", str(run_dir), "--task", "t10", "--json"])
+    result = runner.invoke(app, ["calls", str(run_dir), "--task", "t10", "--json"])
     assert [r["unit"] for r in json.loads(result.stdout)] == ["test/v1"]
-    table = runner.invoke(cli(), ["calls", str(run_dir), "--limit", "2"])
+    table = runner.invoke(app, ["calls", str(run_dir), "--limit", "2"])
     assert table.exit_code == 0 and "last 2 calls" in table.stdout
 
 
@@ -145,26 +136,26 @@ def test_an_episode_is_shown_step_by_step(tmp_path: Path) -> None:
                        "roles": {"solver": "s"}, "seeds": [0]})
     run_experiment(spec, tmp_path / "run", probe=False)
     row = RunStore(tmp_path / "run").query("SELECT id, answer FROM attempts WHERE phase='test' LIMIT 1")[0]
-    result = runner.invoke(cli(), ["trace", str(tmp_path / "run"), "--episode", str(row["id"]), "--json"])
+    result = runner.invoke(app, ["trace", str(tmp_path / "run"), "--episode", str(row["id"]), "--json"])
     assert result.exit_code == 0, result.output
     steps = json.loads(result.stdout)
     assert len(steps) == json.loads(row["answer"])["steps"] and [s["step"] for s in steps] == list(range(len(steps)))
     assert all(s["call"]["response"]["text"].strip() == s["action"] for s in steps)  # the reply behind each move
     assert "Now:" in steps[-1]["call"]["messages"][-1]["content"]
-    shown = runner.invoke(cli(), ["trace", str(tmp_path / "run"), "--episode", str(row["id"])])
+    shown = runner.invoke(app, ["trace", str(tmp_path / "run"), "--episode", str(row["id"])])
     assert shown.exit_code == 0 and "episode of attempt" in shown.stdout
-    missing = runner.invoke(cli(), ["trace", str(tmp_path / "run"), "--episode", "999999"])
+    missing = runner.invoke(app, ["trace", str(tmp_path / "run"), "--episode", "999999"])
     assert missing.exit_code != 0 and "no attempt 999999" in missing.output
     # with --cell: the cell's N-th episode of a phase (the cell by a unique prefix), the same table as its attempt id
-    nth = runner.invoke(cli(), ["trace", str(tmp_path / "run"), "--cell", "frozen", "--phase", "test",
+    nth = runner.invoke(app, ["trace", str(tmp_path / "run"), "--cell", "frozen", "--phase", "test",
                                 "--episode", "1", "--json"])
     assert nth.exit_code == 0, nth.output
     assert nth.stdout == result.stdout  # row is the first test attempt, the only cell's
-    second = runner.invoke(cli(), ["trace", str(tmp_path / "run"), "--cell", "frozen", "--phase", "test",
+    second = runner.invoke(app, ["trace", str(tmp_path / "run"), "--cell", "frozen", "--phase", "test",
                                    "--episode", "2", "--json"])
     assert second.exit_code == 0 and second.stdout != result.stdout
-    past = runner.invoke(cli(), ["trace", str(tmp_path / "run"), "--cell", "frozen", "--phase", "test",
+    past = runner.invoke(app, ["trace", str(tmp_path / "run"), "--cell", "frozen", "--phase", "test",
                                  "--episode", "3"])
     assert past.exit_code != 0 and "has 2 test episodes" in past.output
-    mixed = runner.invoke(cli(), ["trace", str(tmp_path / "run"), "--episode", "1", "--role", "solver"])
+    mixed = runner.invoke(app, ["trace", str(tmp_path / "run"), "--episode", "1", "--role", "solver"])
     assert mixed.exit_code != 0 and "--episode takes --cell and --phase only" in mixed.output

@@ -1,0 +1,10 @@
+"""The `evoarena` command line (Typer), one module per command group: `run` (with the lines a run prints at its
+start), `results` (report, show, ls), `versions` (versions, diff, rollback), `export` (export, checkout), `trace`
+(trace, calls), `listing`, `probe`, `serve`, `study`, `view`, `clr`; `common` holds the consoles, shared options and
+the one-line error exit; `app` registers them all. The console script is `evoarena.cli:app`."""
+
+from __future__ import annotations
+
+from evoarena.cli.app import app
+
+__all__ = ["app"]

@@ -1,0 +1,138 @@
+"""`evoarena report`, `show` and `ls`: a run's results and cells, rebuilt from its store or read from it, and the
+runs under a folder; the results and calls-by-role tables that `run` prints too."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from evoarena.cli.common import JsonOpt, RunDirArg, emit_json, open_run, out
+from evoarena.store import DB_NAME, RunStore
+
+
+def print_results(results: dict[str, Any]) -> None:
+    """The test accuracy per condition, each condition against the baseline, and the calls by role."""
+    table = Table(title=f"test accuracy (evidence: {results.get('evidence')})")
+    for col in ("condition", "model", "test acc", "95% CI", "n", "errors"):
+        table.add_column(col)
+    for c in results.get("conditions", []):
+        test = c.get("test") or {}
+        mean, lo, hi = test.get("mean"), test.get("ci_low"), test.get("ci_high")
+        table.add_row(
+            str(c.get("condition")),
+            str(c.get("model")),
+            "-" if mean is None else f"{mean:.3f}",
+            "-" if lo is None else f"[{lo:.3f}, {hi:.3f}]",
+            str(test.get("n_graded", 0)),
+            str(test.get("n_errors", 0)),
+        )
+    out.print(table)
+    for v in results.get("versus_baseline", []):  # spec order, each against the spec's first condition
+        if v["condition"] == v["baseline"]:
+            out.print(f"{v['condition']} ({v['model']}): {v['mean']:.3f}   baseline")
+        elif v["n_paired"]:
+            out.print(f"{v['condition']} ({v['model']}): {v['mean']:.3f}   vs {v['baseline']}: {v['diff']:+.3f} "
+                      f"[{v['ci_low']:+.3f}, {v['ci_high']:+.3f}] ({v['n_paired']} paired tasks)", soft_wrap=True)
+    by_role = results.get("calls", {}).get("by_role", {})
+    out.print(role_table("model calls by role (cached calls included and shown)", sorted(by_role.items())))
+
+
+def role_table(title: str, rows: list[tuple[str, dict[str, Any]]]) -> Table:
+    """Calls, cached calls, errors, tokens and cost per role (from results.json or straight from the ledger)."""
+    table = Table(title=title)
+    for col in ("role", "calls", "cached", "errors", "input tokens", "output tokens", "cost $"):
+        table.add_column(col)
+    for role, r in rows:
+        table.add_row(
+            role,
+            str(r["calls"]),
+            str(r["cached_calls"]),
+            str(r["errors"]),
+            str(r["input_tokens"]),
+            str(r["output_tokens"]),
+            f"{r['cost_usd'] or 0:.4f}",
+        )
+    return table
+
+
+
+def report(run_dir: RunDirArg, as_json: JsonOpt = False) -> None:
+    """Rebuild results.json and report.html from the run store."""
+    from evoarena.protocol.reporting import rebuild_report
+
+    results = rebuild_report(open_run(run_dir))
+    if as_json:
+        emit_json(results)
+    else:
+        print_results(results)
+        out.print(f"wrote {run_dir / 'results.json'} and {run_dir / 'report.html'}")
+
+
+def show(run_dir: RunDirArg, as_json: JsonOpt = False) -> None:
+    """The run: spec, evidence, each cell's scores and selected version, and call totals per role."""
+    from dataclasses import asdict
+
+    from evoarena.store.calls import totals_by_role
+    from evoarena.store.scores import cell_scores
+
+    store = open_run(run_dir)
+    run_row = store.run() or {}
+    calls = [asdict(r) for r in totals_by_role(store)]
+    scores = cell_scores(store)
+    data: dict[str, Any] = {
+        "run": {k: v for k, v in run_row.items() if k != "spec_json"},
+        "spec": json.loads(run_row["spec_json"]) if run_row else None,
+        "cells": store.cells(),
+        "scores": [asdict(s) for s in scores],
+        "calls_by_role": calls,
+    }
+    if as_json:
+        emit_json(data)
+        return
+    out.print(
+        f"[bold]{run_row.get('name')}[/] status={run_row.get('status')} evidence={run_row.get('evidence')} "
+        f"isolation={run_row.get('isolation')} code={run_row.get('code_version')}"
+    )
+    t = Table(title="cells (test: the deployed version; val: its selection score)")
+    t.add_column("cell", no_wrap=True)
+    for col in ("status", "version", "test mean", "test pass", "n", "errors", "val mean"):
+        t.add_column(col, no_wrap=True)
+    for s in scores:
+        t.add_row(s.cell, s.status, (s.version or "(curriculum)")[:12], _num(s.test.mean), _num(s.test.pass_rate),
+                  str(s.test.n_graded), str(s.test.n_errors), _num(s.val.mean))
+    out.print(t)
+    out.print(role_table("model calls by role", [(r["role"], r) for r in calls]))
+
+
+def _num(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def list_runs(root: Annotated[Path, typer.Argument()] = Path("runs"), as_json: JsonOpt = False) -> None:
+    """Run directories under ROOT."""
+    rows = []
+    for db in sorted(root.glob(f"*/{DB_NAME}")):
+        run_row = RunStore(db.parent).run() or {}
+        rows.append(
+            {
+                "run_dir": str(db.parent),
+                "name": run_row.get("name"),
+                "status": run_row.get("status"),
+                "evidence": run_row.get("evidence"),
+                "started_at": run_row.get("started_at"),
+            }
+        )
+    if as_json:
+        emit_json(rows)
+        return
+    t = Table(title=str(root))
+    for col in ("run_dir", "name", "status", "evidence", "started_at"):
+        t.add_column(col)
+    for r in rows:
+        t.add_row(*(str(r[k]) for k in ("run_dir", "name", "status", "evidence", "started_at")))
+    out.print(t)
+
