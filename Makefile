@@ -47,7 +47,7 @@ demo-scripted: install
 	$(BIN)/evoarena run recipes/quickstart.yaml --model scripted
 
 lint: install
-	$(BIN)/ruff check src tests
+	$(BIN)/ruff check src tests perf
 	$(BIN)/mypy
 
 test: install system-deps lint
