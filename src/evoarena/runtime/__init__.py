@@ -1,7 +1,6 @@
 """In-episode mechanisms: what runs inside an episode, step by step, rather than between versions of a harness —
-model-free or around a callable. JitRL's core (step memory, kNN retrieval, advantages, the paper and released
-updates: docs/methods/jitrl.md) and SoL-Pi's four efficiency transforms (ObservationPack, Action Fusion, online
-context compaction, the evidence-preserving reducer: docs/runtime.md)."""
+model-free or around a callable. SoL-Pi's four efficiency transforms (ObservationPack, Action Fusion, online context
+compaction, the evidence-preserving reducer: docs/runtime.md)."""
 
 from evoarena.runtime.action_fusion import (
     ActionFusion,
@@ -24,27 +23,6 @@ from evoarena.runtime.compaction import (
 )
 from evoarena.runtime.compaction_gate import MEMO_TOKENS, Economics, GateInput, decide
 from evoarena.runtime.compaction_gate import Decision as CompactionDecision
-from evoarena.runtime.jitrl import Decision as JitRLDecision
-from evoarena.runtime.jitrl import JitRL, JitRLConfig
-from evoarena.runtime.jitrl_memory import (
-    MemoryRow,
-    Neighbour,
-    RetrievalConfig,
-    StepKey,
-    StepMemory,
-    discounted_returns,
-    released_returns,
-)
-from evoarena.runtime.jitrl_policy import (
-    Estimate,
-    PolicyStep,
-    Prior,
-    paper_policy,
-    prior_from_confidence,
-    prior_from_logprobs,
-    prior_from_probs,
-    released_policy,
-)
 from evoarena.runtime.observation_pack import (
     EXCERPT_BYTES,
     FULL_SENDS,
@@ -86,30 +64,19 @@ __all__ = [
     "Economics",
     "Edit",
     "EditOutcome",
-    "Estimate",
     "Evidence",
     "EvidenceReducer",
     "Fused",
     "GateInput",
-    "JitRL",
-    "JitRLConfig",
-    "JitRLDecision",
-    "MemoryRow",
-    "Neighbour",
     "ObservationPack",
     "OnlineCompaction",
     "PackStats",
     "Packed",
-    "PolicyStep",
-    "Prior",
     "RecallError",
     "RecallPage",
     "Reduced",
     "Reducer",
     "ReducerRequest",
-    "RetrievalConfig",
-    "StepKey",
-    "StepMemory",
     "StepOutcome",
     "Summarise",
     "ThenRun",
@@ -118,15 +85,8 @@ __all__ = [
     "compact",
     "context_tokens",
     "decide",
-    "discounted_returns",
     "handle_for",
     "is_designated",
     "looks_like_credentials",
     "message_tokens",
-    "paper_policy",
-    "prior_from_confidence",
-    "prior_from_logprobs",
-    "prior_from_probs",
-    "released_policy",
-    "released_returns",
 ]

@@ -6,7 +6,8 @@ episode per practice step and is read-only in val and test.
 
 Modules: `method` (the practice step, params), `agent` (the episode agent: candidates, prior, keys, decision,
 memory write), `replies` (strict reading of the actor's and evaluator's replies), `memory` (the memory files and an
-episode's returns), `report_view`. The model-free core is `evoarena.runtime.jitrl*`. See docs/methods/jitrl.md.
+episode's returns), `report_view`, and the model-free core: `core` (`JitRL`: decide, write an episode), `step_memory`
+(the step memory and its retrieval), `policy` (priors, values, advantages, the two updates). See docs/methods/jitrl.md.
 """
 
 from evoarena.methods.jitrl import report_view  # noqa: F401  (registers the "jitrl" report view)

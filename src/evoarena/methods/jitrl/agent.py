@@ -1,6 +1,6 @@
 """JitRL's episode agent: at every step the candidate actions (the admissible ones, or k the actor proposes), the
 actor's prior π₀ over them (option-index token logprobs, or verbalised confidence), the state and history keys, and
-`runtime.JitRL.decide` on the step memory; at the episode's end its steps go into the memory files through
+`core.JitRL.decide` on the step memory; at the episode's end its steps go into the memory files through
 `ctx.edit` with their discounted returns. Every reply that is not of the asked-for form is recorded in the step's
 trace and a stated fallback is used (a uniform prior, the admissible actions), never silently."""
 
@@ -15,19 +15,12 @@ from typing import Any, Literal
 
 import evoarena.methods.jitrl.replies as replies
 from evoarena.api import AgentAction, EpisodeAgent, EpisodeContext, EpisodeEnd, EpisodeView, TaskView
+from evoarena.methods.jitrl.core import JitRL, JitRLConfig
 from evoarena.methods.jitrl.memory import StepRecord, episode_rows, with_episode
+from evoarena.methods.jitrl.policy import Prior, prior_from_confidence, prior_from_logprobs, prior_from_probs
+from evoarena.methods.jitrl.step_memory import StepKey, StepMemory
 from evoarena.methods.prompting import render_prompt
 from evoarena.models import GenParams, Message
-from evoarena.runtime import (
-    JitRL,
-    JitRLConfig,
-    Prior,
-    StepKey,
-    StepMemory,
-    prior_from_confidence,
-    prior_from_logprobs,
-    prior_from_probs,
-)
 
 MAX_INDEX_OPTIONS = 9  # option numbers 1..9 are one token each; beyond, an index's first token is ambiguous
 TOP_LOGPROBS = 20  # alternatives asked for at each position (the OpenAI API's maximum)

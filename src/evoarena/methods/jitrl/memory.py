@@ -11,8 +11,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from evoarena.runtime import StepKey, StepMemory, discounted_returns, released_returns
-from evoarena.runtime.jitrl_memory import released_step_signals
+from evoarena.methods.jitrl.step_memory import (
+    StepKey,
+    StepMemory,
+    discounted_returns,
+    released_returns,
+    released_step_signals,
+)
 
 ROWS = "memory/jitrl.jsonl"
 EPISODES = "memory/jitrl_episodes.jsonl"

@@ -15,6 +15,7 @@ from evoarena.api import Attempt, EpisodeAgent, Method, PracticeContext, TaskVie
 from evoarena.envs.metrics import auc, late_mean
 from evoarena.harness import HarnessWorkspace, Manifest
 from evoarena.methods.jitrl.agent import JitRLAgent, Settings
+from evoarena.methods.jitrl.core import JitRLConfig
 from evoarena.methods.jitrl.memory import (
     EPISODES,
     ROWS,
@@ -25,9 +26,9 @@ from evoarena.methods.jitrl.memory import (
     records,
     replace_last_episode,
 )
+from evoarena.methods.jitrl.step_memory import RetrievalConfig
 from evoarena.methods.prompting import render_prompt
 from evoarena.models import GenParams
-from evoarena.runtime import JitRLConfig, RetrievalConfig
 
 CHOICES = {"variant": ("paper", "released"), "prior": ("logprobs", "confidence"),
            "candidates": ("propose", "admissible"), "rewards": ("paper", "released"),

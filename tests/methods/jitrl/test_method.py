@@ -300,7 +300,7 @@ def test_params_are_checked() -> None:
 
 
 # -- the recipes ------------------------------------------------------------------------------------------------------
-RECIPES = Path(__file__).resolve().parents[2] / "recipes"
+RECIPES = Path(__file__).resolve().parents[3] / "recipes"
 
 
 def test_the_maze_recipe_runs_its_three_arms_and_reports_their_curves(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 
-from evoarena.runtime.jitrl_memory import (
+from evoarena.methods.jitrl.step_memory import (
     RetrievalConfig,
     StepKey,
     StepMemory,

@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from evoarena.runtime.jitrl_policy import (
+from evoarena.methods.jitrl.policy import (
     episode_weight,
     paper_estimate,
     paper_policy,

@@ -11,20 +11,21 @@ import random
 
 import pytest
 
-from evoarena.runtime import JitRL, JitRLConfig, StepKey, StepMemory, discounted_returns, prior_from_probs
-from evoarena.runtime.jitrl_memory import RetrievalConfig, threshold_at
-from evoarena.runtime.jitrl_policy import (
+from evoarena.methods.jitrl.core import JitRL, JitRLConfig
+from evoarena.methods.jitrl.policy import (
     argmax,
     kl_reweight,
     log_probs,
     logit_update,
     paper_estimate,
     paper_policy,
+    prior_from_probs,
     probability_add,
     released_estimate,
     released_policy,
     softmax,
 )
+from evoarena.methods.jitrl.step_memory import RetrievalConfig, StepKey, StepMemory, discounted_returns, threshold_at
 
 PRIOR = prior_from_probs({"open door": 0.5, "go north": 0.3, "take lamp": 0.2})
 # neighbours as (action, return); "eat apple" is memory-only, "take lamp" unseen

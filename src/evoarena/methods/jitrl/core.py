@@ -6,8 +6,8 @@ options, reads logprobs or verbalised confidence, writes state/history keys, get
 
 Two variants (`JitRLConfig.variant`): `paper` — π′ ∝ π₀·exp(βÂ), sampled — and `released` — Â added to a
 probability, argmax — with the constants of each source (`paper_jericho`, `released_jericho`); see
-docs/methods/jitrl.md for where every constant comes from. The parts live in `jitrl_memory` (step memory,
-retrieval) and `jitrl_policy` (priors, values, advantages, updates)."""
+docs/methods/jitrl.md for where every constant comes from. The parts live in `step_memory` (step memory,
+retrieval) and `policy` (priors, values, advantages, updates)."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from evoarena.runtime.jitrl_memory import MemoryRow, Neighbour, RetrievalConfig, StepKey, StepMemory
-from evoarena.runtime.jitrl_policy import PolicyStep, Prior, paper_policy, released_policy
+from evoarena.methods.jitrl.policy import PolicyStep, Prior, paper_policy, released_policy
+from evoarena.methods.jitrl.step_memory import MemoryRow, Neighbour, RetrievalConfig, StepKey, StepMemory
 
 Variant = Literal["paper", "released"]
 
