@@ -101,7 +101,7 @@ def _probe_bwrap() -> Detected | None:
         return None
     for hardened in (True, False):
         probe = Detected("bwrap", bwrap=bwrap, hardened=hardened)
-        if _runs([*bwrap_prefix(probe, None, (), SandboxLimits()), "true"]):
+        if runs_here([*bwrap_prefix(probe, None, (), SandboxLimits()), "true"]):
             return probe
     return None
 
@@ -119,12 +119,13 @@ def _probe_unshare() -> tuple[str, ...]:
     unshare = shutil.which("unshare")
     if unshare is not None:
         for flags in UNSHARE_FLAGS:
-            if _runs([unshare, *flags, "true"]):
+            if runs_here([unshare, *flags, "true"]):
                 return (unshare, *flags)
     return ()
 
 
-def _runs(argv: Sequence[str]) -> bool:
+def runs_here(argv: Sequence[str]) -> bool:
+    """Whether `argv` (a probe, e.g. `unshare … true`) exits 0 here, within the probe time-out."""
     try:
         done = subprocess.run(
             list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,

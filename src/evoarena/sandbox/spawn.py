@@ -21,7 +21,7 @@ import evoarena.sandbox.isolation as isolation
 from evoarena.sandbox.interpreter import outermost_dirs, resolve_python
 from evoarena.sandbox.limits import SandboxLimits
 from evoarena.sandbox.process import ProcessTree
-from evoarena.sandbox.rlimits import cpu_launcher_argv, killed_by_cpu_limit
+from evoarena.sandbox.rlimits import cpu_launcher_argv, init_argv, killed_by_cpu_limit
 from evoarena.sandbox.runner import PYTHON_FLAGS
 
 Confinement = Literal["bwrap", "namespaces", "none"]
@@ -83,13 +83,7 @@ def namespaces_prefix() -> tuple[str, ...]:
     if unshare is None:
         return ()
     argv = (unshare, *UNSHARE_FLAGS)
-    try:
-        done = subprocess.run([*argv, "true"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL, env=isolation.PROBE_ENV, timeout=isolation.PROBE_TIMEOUT_S,
-                              check=False)
-    except (OSError, subprocess.SubprocessError):
-        return ()
-    return argv if done.returncode == 0 else ()
+    return argv if isolation.runs_here([*argv, "true"]) else ()
 
 
 def child_env(home: str) -> dict[str, str]:
@@ -127,10 +121,10 @@ def spawn_python(module: str, *, writable: str, readable: Sequence[str] = (), ma
             p.startswith(d.rstrip(os.sep) + os.sep) for d in dirs)))
         argv = [*isolation.bwrap_prefix(isolation.detect(), writable, roots, limits, masked=masked), *program]
     elif confinement == "namespaces":
-        # a shell as the namespace's init: the kernel drops default-action signals to an init (a CPU limit's
-        # SIGXCPU among them), and unshare reports a killed child only as exit 1; the shell's child is killed as
-        # any process is, and the shell exits 128 + the signal, as bubblewrap does
-        argv = [*namespaces_prefix(), "/bin/sh", "-c", '"$@"; exit $?', "sh", *program]
+        # the launcher as the namespace's init (`init_argv`): the kernel drops default-action signals to an init (a
+        # CPU limit's SIGXCPU among them), so the method runs below it and its death by a signal is reported as
+        # 128 + the signal, as bubblewrap does
+        argv = [*namespaces_prefix(), *init_argv(interp.executable, program)]
     else:
         argv = program
     launched = False  # under the rlimits launcher, which reaps what the child leaves behind
