@@ -33,6 +33,7 @@ from evoarena.harness.versions import (
     normalise,
     resolve_version,
     save_version,
+    store_checked,
     tree_hash,
 )
 from evoarena.harness.workspace import HarnessWorkspace, Tree
@@ -69,6 +70,7 @@ __all__ = [
     "rollback",
     "rollback_files",
     "save_version",
+    "store_checked",
     "score_round",
     "task_outcomes",
     "task_pass",

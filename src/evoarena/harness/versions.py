@@ -61,6 +61,13 @@ def save_version(
     could not be checked out as it is (`files.check_tree`; `limits`: the size caps) is refused in one line naming
     the file, the cell and the version, before anything is stored."""
     norm = check_version(cell, step, parents, tree, limits)
+    return store_checked(store, cell, norm, parents=parents, method=method, manifest=manifest, step=step)
+
+
+def store_checked(store: RunStore, cell: str, norm: Mapping[str, str], *, parents: Sequence[str], method: str,
+                  manifest: Manifest, step: str) -> str:
+    """`save_version` for a tree `check_version` already passed and normalised (a step's candidates are all checked
+    before any is stored): store it and return its id."""
     vid = tree_hash(norm)
     blob = store.blobs.put(json.dumps(norm, sort_keys=True, ensure_ascii=False))
     insert_version(store, version_id=vid, cell=cell, parents=parents, method=method,

@@ -22,6 +22,7 @@ from evoarena.harness import (
     load_tree,
     located,
     save_version,
+    store_checked,
     tree_hash,
 )
 from evoarena.models import CallScope, Meter, RoleModel, attributed
@@ -229,11 +230,11 @@ class CellRunner:
             ws.replace_all(before)
         self._check_provider_errors(key, since)
         tree, limits = ws.tree(), self.spec.protocol.harness  # it and every candidate checked before any is stored
-        for cand in service.candidates:
-            check_version(self.plan.cell, key, cand.parents, cand.tree, limits, "candidate version")
-        for cand in service.candidates:  # the candidates the method searched over, each under its content address
-            save_version(self.store, self.plan.cell, cand.tree, parents=cand.parents, method=self.method.name,
-                         manifest=Manifest(intent=cand.intent, evidence=cand.evidence), step=key, limits=limits)
+        checked = [(cand, check_version(self.plan.cell, key, cand.parents, cand.tree, limits, "candidate version"))
+                   for cand in service.candidates]
+        for cand, norm in checked:  # the candidates the method searched over, each under its content address
+            store_checked(self.store, self.plan.cell, norm, parents=cand.parents, method=self.method.name,
+                          manifest=Manifest(intent=cand.intent, evidence=cand.evidence), step=key)
         if status == "ok" and tree_hash(tree) != current:
             version = save_version(self.store, self.plan.cell, tree, parents=[current], method=self.method.name,
                                    manifest=manifest or Manifest(intent="(method gave no manifest)"), step=key,
