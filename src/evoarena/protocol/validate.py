@@ -66,8 +66,8 @@ def check_role_names(spec: ExperimentSpec, methods: Mapping[str, type[Method]], 
     """Every role the spec maps (or gives `gen:` defaults) is one something plays: the solver, a grading role of the
     benchmark or a role of a method (`Method.roles`: one of the spec's, or — in `roles:` and `gen:`, which a spec may
     share across method lists — any registered one); a method's own `roles:` only its roles, the solver's or a
-    grading one. A misspelt role would
-    otherwise be a mapping nobody reads, its role silently played by the solver's model."""
+    grading one. A misspelt role would otherwise be a mapping nobody reads, its role silently played by the
+    solver's model."""
     graders = {"solver", *grader_roles}
     here = graders.union(*(cls.roles for cls in methods.values()))
     anywhere = here.union(*(getattr(e.obj, "roles", ()) for e in catalog.entries("method")))
