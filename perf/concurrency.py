@@ -27,7 +27,7 @@ from typing import Any
 from stub_endpoint import serve
 
 from evoarena.models import ResponseCache
-from evoarena.protocol.runner import run_experiment
+from evoarena.protocol.run.runner import run_experiment
 from evoarena.spec import ExecutorSpec, load_spec, parse_spec
 
 ROOT = Path(__file__).resolve().parent.parent

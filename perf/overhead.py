@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from evoarena.models import ResponseCache
-from evoarena.protocol.runner import run_experiment
+from evoarena.protocol.run.runner import run_experiment
 from evoarena.spec import parse_spec
 
 ROOT = Path(__file__).resolve().parent.parent

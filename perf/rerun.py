@@ -17,7 +17,7 @@ from concurrency import quickstart
 from stub_endpoint import serve
 
 from evoarena.models import ResponseCache
-from evoarena.protocol.runner import run_experiment
+from evoarena.protocol.run.runner import run_experiment
 
 
 def main() -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from evoarena.api import policy
 from evoarena.models import GenParams, Message, ResponseCache
-from evoarena.protocol.runner import run_experiment
+from evoarena.protocol.run.runner import run_experiment
 from evoarena.spec import parse_spec
 
 

@@ -25,7 +25,7 @@ from scale import spec, write_tasks  # noqa: E402 - the benchmark's own sibling
 
 from evoarena.harness import Manifest, load_tree, save_version  # noqa: E402
 from evoarena.models import ResponseCache  # noqa: E402
-from evoarena.protocol.runner import run_experiment  # noqa: E402
+from evoarena.protocol.run.runner import run_experiment  # noqa: E402
 from evoarena.store import RunStore  # noqa: E402
 
 PAGES = ["/", "/run/{run}", "/run/{run}/conditions", "/run/{run}/curves", "/run/{run}/lineage",

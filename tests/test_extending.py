@@ -132,7 +132,7 @@ def test_the_spec_check_itself_takes_well_under_a_second(make_spec: object) -> N
 ])
 def test_a_bad_spec_is_refused_before_anything_is_written(tmp_path: Path, make_spec: object, change: dict[str, object],
                                                           message: str) -> None:
-    from evoarena.protocol.runner import run_experiment
+    from evoarena.protocol.run.runner import run_experiment
     from evoarena.spec import SpecError
 
     with pytest.raises(SpecError, match=message):

@@ -24,10 +24,11 @@ _EXPORTS: dict[str, str] = {
     )},
     "ExperimentSpec": "evoarena.spec", "SpecError": "evoarena.spec", "load_spec": "evoarena.spec",
     "parse_spec": "evoarena.spec",
-    "run_experiment": "evoarena.protocol.runner", "validate_spec": "evoarena.protocol.validate",
+    "run_experiment": "evoarena.protocol.run.runner", "validate_spec": "evoarena.protocol.validate",
     "RunStore": "evoarena.store",
-    "rebuild_report": "evoarena.protocol.reporting",
-    "evolve": "evoarena.one_call", "Evolved": "evoarena.one_call", "load_prompt": "evoarena.protocol.prompt_file",
+    "rebuild_report": "evoarena.protocol.run.reporting",
+    "evolve": "evoarena.one_call", "Evolved": "evoarena.one_call",
+    "load_prompt": "evoarena.protocol.export.prompt_file",
 }
 
 __all__ = [
@@ -81,9 +82,9 @@ if TYPE_CHECKING:
         view,
     )
     from evoarena.one_call import Evolved, evolve
-    from evoarena.protocol.prompt_file import load_prompt
-    from evoarena.protocol.reporting import rebuild_report
-    from evoarena.protocol.runner import run_experiment
+    from evoarena.protocol.export.prompt_file import load_prompt
+    from evoarena.protocol.run.reporting import rebuild_report
+    from evoarena.protocol.run.runner import run_experiment
     from evoarena.protocol.validate import validate_spec
     from evoarena.spec import ExperimentSpec, SpecError, load_spec, parse_spec
     from evoarena.store import RunStore

@@ -16,9 +16,9 @@ from typing import Any
 
 from evoarena.api import UnknownName
 from evoarena.protocol import catalog
-from evoarena.protocol.export import ExportError, instantiate, open_source, prompt_template
-from evoarena.protocol.prompt_file import PromptTemplate
-from evoarena.protocol.runner import default_run_dir, run_experiment
+from evoarena.protocol.export.bundle import ExportError, instantiate, open_source, prompt_template
+from evoarena.protocol.export.prompt_file import PromptTemplate
+from evoarena.protocol.run.runner import default_run_dir, run_experiment
 from evoarena.spec import EMBEDDED_SHORTHANDS, ExperimentSpec, SpecError, parse_spec
 from evoarena.store.scores import version_scores
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from evoarena.protocol.runner import run_experiment
+from evoarena.protocol.run.runner import run_experiment
 from evoarena.spec import parse_spec
 from evoarena.store import RunStore
 

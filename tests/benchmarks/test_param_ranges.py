@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from evoarena.protocol.runner import run_experiment
+from evoarena.protocol.run.runner import run_experiment
 from evoarena.spec import SpecError, parse_spec
 
 

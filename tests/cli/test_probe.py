@@ -11,7 +11,7 @@ import yaml
 from typer.testing import CliRunner
 
 from evoarena.cli import app
-from evoarena.protocol.probes import plan_probes
+from evoarena.protocol.run.probes import plan_probes
 from evoarena.protocol.validate import validate_spec
 from evoarena.spec import load_spec
 from evoarena.store import RunStore, queries

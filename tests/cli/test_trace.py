@@ -125,7 +125,7 @@ def test_calls_command_filters_the_ledger(run_dir: Path) -> None:
 
 def test_an_episode_is_shown_step_by_step(tmp_path: Path) -> None:
     """`evoarena trace --episode ID`: every step of an interactive benchmark's attempt with the call behind it."""
-    from evoarena.protocol.runner import run_experiment
+    from evoarena.protocol.run.runner import run_experiment
     from evoarena.spec import parse_spec
     from evoarena.store import RunStore
 

@@ -10,8 +10,8 @@ from typing import Any
 from faulty_endpoint import FAULTS, Endpoint, model_spec, serve
 
 from evoarena.models import ResponseCache
-from evoarena.protocol.cell import ProviderUnavailable
-from evoarena.protocol.runner import run_experiment
+from evoarena.protocol.run.cell import ProviderUnavailable
+from evoarena.protocol.run.runner import run_experiment
 from evoarena.store import RunStore
 
 FAULTY = {"rate": 0.1, "seed": 11, "hang_s": 1.0}

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from faulty_endpoint import model_spec, serve
 
-from evoarena.protocol.cell import ProviderUnavailable
-from evoarena.protocol.runner import run_experiment
+from evoarena.protocol.run.cell import ProviderUnavailable
+from evoarena.protocol.run.runner import run_experiment
 from evoarena.store import RunStore
 
 

@@ -15,8 +15,8 @@ from evoarena.harness import HarnessWorkspace, load_tree
 from evoarena.methods.ace import PLAYBOOK, STATE, Ace, cited_ids
 from evoarena.methods.ace_playbook import SECTIONS, extract_json, parse_playbook, render_playbook
 from evoarena.models import GenParams, Message
-from evoarena.protocol.context import StepContext
-from evoarena.protocol.runner import run_experiment
+from evoarena.protocol.boundary.client import StepContext
+from evoarena.protocol.run.runner import run_experiment
 from evoarena.scripted.arith import RULES, arith_student
 from evoarena.store import RunStore
 

@@ -20,7 +20,7 @@ from evoarena.methods.ahe.components import STATE, component_tree, read_state
 from evoarena.methods.ahe.reply import parse_reply
 from evoarena.models import GenParams, Message
 from evoarena.protocol.catalog import build_method
-from evoarena.protocol.runner import run_experiment
+from evoarena.protocol.run.runner import run_experiment
 from evoarena.scripted.arith import RULES, arith_student
 from evoarena.store import RunStore
 

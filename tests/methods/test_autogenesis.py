@@ -18,7 +18,7 @@ from evoarena.methods.autogenesis import STATE
 from evoarena.methods.autogenesis.registry import Registry, RegistryError, join_sections, sections
 from evoarena.models import GenParams, Message
 from evoarena.protocol.catalog import build_method
-from evoarena.protocol.runner import run_experiment
+from evoarena.protocol.run.runner import run_experiment
 from evoarena.scripted.arith import RULES, arith_student
 from evoarena.store import RunStore
 

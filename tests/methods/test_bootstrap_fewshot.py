@@ -8,7 +8,7 @@ from typing import Any
 
 from evoarena.harness import load_tree
 from evoarena.methods.bootstrap_fewshot import DEMOS
-from evoarena.protocol.runner import run_experiment
+from evoarena.protocol.run.runner import run_experiment
 from evoarena.store import RunStore
 
 

@@ -28,8 +28,8 @@ from evoarena.methods.bpe.goal import family, goal
 from evoarena.methods.bpe.method import STATE
 from evoarena.methods.frozen import Frozen
 from evoarena.models import Completion, GenParams, Message, Usage
-from evoarena.protocol.runner import run_experiment
-from evoarena.protocol.solve import solve
+from evoarena.protocol.run.runner import run_experiment
+from evoarena.protocol.solve.solve import solve
 from evoarena.scripted.bpe_household import CONSOLIDATOR, consolidator
 from evoarena.store import RunStore
 

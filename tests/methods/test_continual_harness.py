@@ -23,8 +23,8 @@ from evoarena.methods.continual_harness.reply import ReplyError, parse_memory, p
 from evoarena.methods.continual_harness.state import CARRY, read_carry, read_log
 from evoarena.methods.continual_harness.stuck import StepRec, revert_due, stuck_flags, window_stats
 from evoarena.models import Completion, GenParams, Message, Usage
-from evoarena.protocol.runner import run_experiment
-from evoarena.protocol.solve import solve
+from evoarena.protocol.run.runner import run_experiment
+from evoarena.protocol.solve.solve import solve
 from evoarena.scripted.continual_maze import refiner
 from evoarena.store import RunStore
 

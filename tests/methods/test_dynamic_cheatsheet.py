@@ -24,8 +24,8 @@ from evoarena.methods.dynamic_cheatsheet import (
 )
 from evoarena.models import GenParams, Message
 from evoarena.models.base import Completion, Usage
-from evoarena.protocol.context import StepContext
-from evoarena.protocol.runner import run_experiment
+from evoarena.protocol.boundary.client import StepContext
+from evoarena.protocol.run.runner import run_experiment
 from evoarena.retrieval import RETRIEVER_FILE, LexicalRetriever, RetrieverUnavailable, factory, similarity
 from evoarena.scripted.arith import arith_student
 from evoarena.store import RunStore

@@ -22,7 +22,7 @@ from evoarena.methods.evoskill import (
     skills_of,
 )
 from evoarena.models import GenParams, Message
-from evoarena.protocol.runner import run_experiment
+from evoarena.protocol.run.runner import run_experiment
 from evoarena.scripted.arith import RULES, arith_student, solve_correctly
 from evoarena.store import RunStore
 from evoarena.store.queries import calls

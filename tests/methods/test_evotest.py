@@ -33,7 +33,7 @@ from evoarena.methods.evotest.state import (
 )
 from evoarena.methods.evotest.step_program import SMOKE_FAILED, build_messages, game_history, similar
 from evoarena.models import GenParams, Message
-from evoarena.protocol.runner import run_experiment
+from evoarena.protocol.run.runner import run_experiment
 from evoarena.scripted.evotest_maze import HISTORY_END, HISTORY_START, evolve
 from evoarena.search import Scored, ucb_scores
 from evoarena.store import RunStore

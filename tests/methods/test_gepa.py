@@ -16,7 +16,7 @@ from evoarena.harness import load_tree
 from evoarena.methods.gepa import POOL, parse_instruction, read_pool
 from evoarena.models import GenParams, Message
 from evoarena.protocol.catalog import build_method
-from evoarena.protocol.runner import run_experiment
+from evoarena.protocol.run.runner import run_experiment
 from evoarena.scripted.arith import RULES, arith_student
 from evoarena.store import RunStore
 

@@ -17,7 +17,7 @@ from evoarena.harness import load_tree
 from evoarena.methods.hgm import STATE, read_tree
 from evoarena.models import GenParams, Message
 from evoarena.protocol.catalog import build_method
-from evoarena.protocol.runner import run_experiment
+from evoarena.protocol.run.runner import run_experiment
 from evoarena.scripted.arith import RULES, arith_student
 from evoarena.search import expand_now, posterior_mean
 from evoarena.store import RunStore

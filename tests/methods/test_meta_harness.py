@@ -18,7 +18,7 @@ from evoarena.methods.meta_harness.history import ROOT, view
 from evoarena.methods.meta_harness.tools import ToolCall, grep, ls, parse_call, read, run_tool
 from evoarena.models import GenParams, Message
 from evoarena.protocol.catalog import build_method
-from evoarena.protocol.runner import run_experiment
+from evoarena.protocol.run.runner import run_experiment
 from evoarena.scripted.arith import RULES, arith_student
 from evoarena.store import RunStore, conversation
 

@@ -14,8 +14,8 @@ from evoarena.harness import HarnessWorkspace, load_tree
 from evoarena.methods.reasoning_bank import BANK, ReasoningBank, parse_items, parse_judge, read_bank
 from evoarena.models import GenParams, Message
 from evoarena.models.base import Completion, Usage
-from evoarena.protocol.context import StepContext
-from evoarena.protocol.runner import run_experiment
+from evoarena.protocol.boundary.client import StepContext
+from evoarena.protocol.run.runner import run_experiment
 from evoarena.retrieval import RETRIEVER_FILE, LexicalRetriever, factory, similarity
 from evoarena.scripted.arith import arith_student
 from evoarena.store import RunStore

@@ -13,7 +13,7 @@ from evoarena.api import policy
 from evoarena.methods.reflexion import MEMORY, read_reflections
 from evoarena.models import GenParams, Message
 from evoarena.protocol.catalog import build_method
-from evoarena.protocol.runner import run_experiment
+from evoarena.protocol.run.runner import run_experiment
 from evoarena.scripted.arith import arith_student
 from evoarena.store import RunStore
 

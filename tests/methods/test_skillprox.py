@@ -20,7 +20,7 @@ from evoarena.methods.skillprox.common import HISTORY, ITERATIONS, PROX, STATE
 from evoarena.methods.skillprox.patch import changed_files
 from evoarena.methods.skillprox.skill import ROOT, ablate, read_rendered, skill_of, struct_ok
 from evoarena.models import GenParams, Message
-from evoarena.protocol.runner import run_experiment
+from evoarena.protocol.run.runner import run_experiment
 from evoarena.scripted.arith import RULES, arith_student, naive_answer
 from evoarena.scripted.clr.student import clr_student
 from evoarena.spec import parse_spec

@@ -16,8 +16,8 @@ from evoarena.benchmarks.arith.generator import family_of
 from evoarena.harness import HarnessWorkspace, load_tree
 from evoarena.methods.tf_grpo import MEMORY, TfGrpo, dump_library, read_library
 from evoarena.models import GenParams, Message
-from evoarena.protocol.context import StepContext
-from evoarena.protocol.runner import run_experiment
+from evoarena.protocol.boundary.client import StepContext
+from evoarena.protocol.run.runner import run_experiment
 from evoarena.scripted.arith import RULES, arith_student, naive_answer, solve_correctly
 from evoarena.store import RunStore
 

@@ -15,7 +15,7 @@ from evoarena.methods.meta_harness.history import view
 from evoarena.methods.meta_harness.tools import FUNCTIONS, run_function
 from evoarena.models import GenParams, Message, ToolCall
 from evoarena.models.openai_backend import OpenAIBackend
-from evoarena.protocol.runner import run_experiment
+from evoarena.protocol.run.runner import run_experiment
 from evoarena.spec import ModelSpec, parse_spec
 from evoarena.store import RunStore, conversation
 

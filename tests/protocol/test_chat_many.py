@@ -13,8 +13,8 @@ from typing import Any
 from evoarena.api import Method, PracticeContext, TaskView
 from evoarena.harness import HarnessWorkspace, Manifest
 from evoarena.models import GenParams, Message, Tool, ToolCall
-from evoarena.protocol import method_child
-from evoarena.protocol.context import StepContext, step_args
+from evoarena.protocol.boundary import method_child
+from evoarena.protocol.boundary.client import StepContext, step_args
 
 ROLES = {"solver": ("s", GenParams()), "proposer": ("p", GenParams(max_tokens=64))}
 TASK = TaskView("t1", "train", "t1", "What is 1 + 1?")

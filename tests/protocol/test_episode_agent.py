@@ -13,7 +13,7 @@ from evoarena.api import AgentAction, EpisodeAgent, EpisodeContext, EpisodeEnd, 
 from evoarena.benchmarks.maze import MazeBenchmark
 from evoarena.methods.frozen import Frozen
 from evoarena.models import Completion, GenParams, Message, ModelCallError, Usage
-from evoarena.protocol.solve import solve
+from evoarena.protocol.solve.solve import solve
 
 
 class Model:

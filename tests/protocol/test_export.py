@@ -18,9 +18,9 @@ from evoarena.harness import load_tree
 from evoarena.models import ResponseCache, RoleModel, build_backend
 from evoarena.models.cache import call_key
 from evoarena.protocol import catalog
-from evoarena.protocol.export import ExportError, ExportSource, export, open_source, prompt_template
-from evoarena.protocol.prompt_file import PromptFileError, PromptTemplate, load_prompt
-from evoarena.protocol.runner import run_experiment
+from evoarena.protocol.export.bundle import ExportError, ExportSource, export, open_source, prompt_template
+from evoarena.protocol.export.prompt_file import PromptFileError, PromptTemplate, load_prompt
+from evoarena.protocol.run.runner import run_experiment
 from evoarena.spec import ExperimentSpec, MethodSpec, load_spec, parse_spec
 from evoarena.store import RunStore, attempt_conversation
 

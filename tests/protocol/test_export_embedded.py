@@ -11,9 +11,9 @@ import pytest
 from evoarena.models import ResponseCache, RoleModel, build_backend
 from evoarena.models.cache import call_key
 from evoarena.protocol import catalog
-from evoarena.protocol.export import export
-from evoarena.protocol.prompt_file import load_prompt
-from evoarena.protocol.runner import run_experiment
+from evoarena.protocol.export.bundle import export
+from evoarena.protocol.export.prompt_file import load_prompt
+from evoarena.protocol.run.runner import run_experiment
 from evoarena.store import RunStore, attempt_conversation
 
 pytestmark = pytest.mark.embedded

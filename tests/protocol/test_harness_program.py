@@ -11,7 +11,7 @@ import pytest
 
 from evoarena.api import TaskView
 from evoarena.harness.program import PROGRAM
-from evoarena.protocol.harness_program import HarnessProgramError, check_messages, program_messages
+from evoarena.protocol.solve.harness_program import HarnessProgramError, check_messages, program_messages
 
 ECHO = """
 import json
@@ -87,7 +87,7 @@ def test_attack_a_program_cannot_reach_the_host(tmp_path: Path) -> None:
 def test_a_failing_program_is_a_parse_error_without_a_model_call() -> None:
     from evoarena.benchmarks.arith import ArithBenchmark
     from evoarena.methods.frozen import Frozen
-    from evoarena.protocol.solve import solve
+    from evoarena.protocol.solve.solve import solve
 
     class NoCalls:
         def complete(self, *a, **k):  # type: ignore[no-untyped-def]

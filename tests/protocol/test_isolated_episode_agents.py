@@ -13,7 +13,7 @@ from own_process import own_process
 from test_isolation_results import without_identity
 from test_results_pinned import RECIPES, normalised
 
-from evoarena.protocol.runner import run_experiment
+from evoarena.protocol.run.runner import run_experiment
 from evoarena.spec import ExperimentSpec, load_spec
 from evoarena.store import RunStore
 

@@ -11,7 +11,7 @@ import pytest
 from own_process import own_process, strongest
 from test_results_pinned import GOLDEN, narrowed, normalised
 
-from evoarena.protocol.runner import run_experiment
+from evoarena.protocol.run.runner import run_experiment
 
 IDENTITY = {"spec_hash", "run_id", "method_isolation"}  # the isolation setting is part of the spec
 

@@ -16,7 +16,7 @@ import pytest
 from evoarena.api import Method, PracticeContext, Rollout, TaskView, method, policy
 from evoarena.harness import Manifest
 from evoarena.models import GenParams, Message, ResponseCache
-from evoarena.protocol.runner import run_experiment
+from evoarena.protocol.run.runner import run_experiment
 from evoarena.scripted.arith import arith_student
 from evoarena.spec import parse_spec
 from evoarena.store import RunStore

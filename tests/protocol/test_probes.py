@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from evoarena.models import ResponseCache
-from evoarena.protocol.cell import ProviderUnavailable
-from evoarena.protocol.probes import plan_probes
-from evoarena.protocol.runner import run_experiment
+from evoarena.protocol.run.cell import ProviderUnavailable
+from evoarena.protocol.run.probes import plan_probes
+from evoarena.protocol.run.runner import run_experiment
 from evoarena.protocol.validate import validate_spec
 from evoarena.report.probes import summarise
 from evoarena.spec import ExperimentSpec, parse_spec

@@ -7,7 +7,7 @@ import threading
 from pathlib import Path
 
 from evoarena.protocol.progress import CellProgress
-from evoarena.protocol.runner import run_experiment
+from evoarena.protocol.run.runner import run_experiment
 from evoarena.spec import parse_spec
 from evoarena.store import RunStore
 

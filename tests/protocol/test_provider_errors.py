@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from evoarena.protocol.cell import ProviderUnavailable
-from evoarena.protocol.runner import run_experiment
+from evoarena.protocol.run.cell import ProviderUnavailable
+from evoarena.protocol.run.runner import run_experiment
 from evoarena.store import RunStore
 
 MODELS = {"flaky": {"backend": "scripted", "model": "flaky_policy:flaky_student", "max_retries": 1}}

@@ -27,8 +27,8 @@ ray = pytest.importorskip("ray")
 from faulty_endpoint import model_spec, serve  # noqa: E402
 from test_results_pinned import GOLDEN, narrowed, normalised  # noqa: E402
 
-from evoarena.protocol.cell import ProviderUnavailable  # noqa: E402
-from evoarena.protocol.runner import run_experiment  # noqa: E402
+from evoarena.protocol.run.cell import ProviderUnavailable  # noqa: E402
+from evoarena.protocol.run.runner import run_experiment  # noqa: E402
 from evoarena.spec import ExecutorSpec, ExperimentSpec, SpecError  # noqa: E402
 from evoarena.store import RunStore  # noqa: E402
 

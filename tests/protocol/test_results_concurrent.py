@@ -15,7 +15,7 @@ import pytest
 from test_results_pinned import GOLDEN, narrowed, normalised
 
 from evoarena.models import Completion, GenParams, Message, ScriptedBackend
-from evoarena.protocol.runner import run_experiment
+from evoarena.protocol.run.runner import run_experiment
 from evoarena.store import RunStore
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from evoarena.protocol.catalog import method_class
-from evoarena.protocol.runner import run_experiment
+from evoarena.protocol.run.runner import run_experiment
 from evoarena.spec import ExperimentSpec, MethodSpec, load_spec
 
 RECIPES = Path(__file__).resolve().parents[2] / "recipes"

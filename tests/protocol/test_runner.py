@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from evoarena.protocol.runner import run_experiment
+from evoarena.protocol.run.runner import run_experiment
 from evoarena.store import RunStore
 
 

@@ -12,9 +12,9 @@ import yaml
 
 from evoarena.methods import Ace, Frozen
 from evoarena.models import ResponseCache
-from evoarena.protocol.export import ExportError, export
-from evoarena.protocol.runner import run_experiment
-from evoarena.protocol.skill_export import SkillExportError, description, skill_files, skill_name
+from evoarena.protocol.export.bundle import ExportError, export
+from evoarena.protocol.export.skill_folder import SkillExportError, description, skill_files, skill_name
+from evoarena.protocol.run.runner import run_experiment
 from evoarena.spec import parse_spec
 
 ABOUT: dict[str, Any] = {

@@ -16,8 +16,8 @@ import pytest
 from evoarena.api import Benchmark, Method, PracticeContext, Task, TaskView, TestSplitLocked, method
 from evoarena.harness import Manifest
 from evoarena.models import ResponseCache, RoleModel
-from evoarena.protocol.runner import run_experiment
-from evoarena.protocol.step_service import Grader, StepService
+from evoarena.protocol.run.runner import run_experiment
+from evoarena.protocol.run.step_service import Grader, StepService
 from evoarena.store import RunStore
 
 CELL_SIDE = (Benchmark, RunStore, RoleModel, ResponseCache, Grader, StepService)

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from evoarena.api import policy
 from evoarena.cli import app
 from evoarena.models import GenParams, Message
-from evoarena.protocol.runner import run_experiment
+from evoarena.protocol.run.runner import run_experiment
 from evoarena.scripted.clr.student import clr_student
 from evoarena.spec import parse_spec
 from evoarena.store import RunStore

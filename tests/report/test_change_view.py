@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from evoarena.protocol.reporting import rebuild_report
-from evoarena.protocol.runner import run_experiment
+from evoarena.protocol.run.reporting import rebuild_report
+from evoarena.protocol.run.runner import run_experiment
 from evoarena.spec import parse_spec
 from evoarena.store import RunStore
 

@@ -9,7 +9,7 @@ from typing import Any
 from typer.testing import CliRunner
 
 from evoarena.cli import app
-from evoarena.protocol.runner import run_experiment
+from evoarena.protocol.run.runner import run_experiment
 from evoarena.report.lineage_tree import node_stats, render
 from evoarena.store.versions import VersionRow
 

@@ -16,7 +16,7 @@ from evoarena.methods.skillprox.common import ITERATIONS, PROX, STATE, read_json
 from evoarena.methods.skillprox.report_view import SkillProxView
 from evoarena.methods.skillprox.skill import char_stats, size, skill_of
 from evoarena.methods.skillprox.views import reason_category
-from evoarena.protocol.runner import run_experiment
+from evoarena.protocol.run.runner import run_experiment
 from evoarena.report import render_html
 from evoarena.report.plots import MECHANISM_LABEL
 from evoarena.spec import parse_spec

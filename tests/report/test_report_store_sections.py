@@ -12,7 +12,7 @@ from markupsafe import Markup
 from report_samples import make_meta
 
 from evoarena.harness.versions import diff_trees, load_tree
-from evoarena.protocol.runner import run_experiment
+from evoarena.protocol.run.runner import run_experiment
 from evoarena.report import ScoreRecord, build_results, render_html
 from evoarena.report.collect import spec_conditions
 from evoarena.report.store_sections import ReportExtras, task_table

@@ -14,8 +14,8 @@ import pytest
 
 from evoarena.api import ReportContext, ReportView, RunInfo, TemplateView, ViewPage, view
 from evoarena.protocol.catalog import catalog
-from evoarena.protocol.reporting import rebuild_report, report_views
-from evoarena.protocol.runner import run_experiment
+from evoarena.protocol.run.reporting import rebuild_report, report_views
+from evoarena.protocol.run.runner import run_experiment
 from evoarena.report import collect
 from evoarena.report.plots import MECHANISM_LABEL
 from evoarena.spec import parse_spec

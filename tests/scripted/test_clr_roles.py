@@ -360,7 +360,7 @@ def test_evoskill_proposes_and_writes_a_skill_then_edits_it() -> None:
 
 def test_ace_and_dc_list_the_revealed_members_without_rejections(tmp_path: Path) -> None:
     from evoarena.harness import load_tree
-    from evoarena.protocol.runner import run_experiment
+    from evoarena.protocol.run.runner import run_experiment
     from evoarena.spec import parse_spec
     from evoarena.store import RunStore
 
@@ -408,7 +408,7 @@ def test_tf_grpo_learns_from_a_mixed_group_of_sampled_listers(tmp_path: Path) ->
     """At TF-GRPO's temperature 0.7 each rollout draws with its own seed, so the lister's guesses differ and the first
     chain's layer-1 group is mixed (one rollout guessed the hidden member): the semantic advantage runs for real."""
     from evoarena.harness import load_tree
-    from evoarena.protocol.runner import run_experiment
+    from evoarena.protocol.run.runner import run_experiment
     from evoarena.spec import parse_spec
     from evoarena.store import RunStore
 

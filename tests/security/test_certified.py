@@ -20,7 +20,7 @@ import pytest
 
 from evoarena.harness import load_tree
 from evoarena.protocol.confinement import promises
-from evoarena.protocol.runner import run_experiment
+from evoarena.protocol.run.runner import run_experiment
 from evoarena.sandbox import isolation, spawn
 from evoarena.spec import SpecError
 from evoarena.store import RunStore
@@ -72,8 +72,8 @@ def test_certified_without_bwrap_exits_in_one_line_and_writes_no_run_dir(tmp_pat
 def test_run_experiment_evolve_and_a_ray_worker_refuse_without_bwrap(tmp_path: Path, make_spec: Any,
                                                                       no_bwrap: str) -> None:
     from evoarena.one_call import evolve
-    from evoarena.protocol.ray_executor import work_cell
-    from evoarena.protocol.runner import plan_cells
+    from evoarena.protocol.run.ray_executor import work_cell
+    from evoarena.protocol.run.runner import plan_cells
 
     spec = make_spec(methods=[{"name": "frozen"}], protocol={"isolation": "process"})
     with pytest.raises(SpecError, match=r"bubblewrap \(bwrap\) is not installed"):

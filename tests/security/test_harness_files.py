@@ -231,7 +231,7 @@ def test_checkout_and_export_refuse_a_bad_version_an_older_run_stored(tmp_path: 
     from typer.testing import CliRunner
 
     from evoarena.cli import app
-    from evoarena.protocol.runner import run_experiment
+    from evoarena.protocol.run.runner import run_experiment
     from evoarena.store.versions import insert_version
 
     run_dir = tmp_path / "run"

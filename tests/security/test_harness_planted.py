@@ -16,7 +16,7 @@ import pytest
 from harness_planters import release, within
 
 from evoarena.harness import HarnessPathError
-from evoarena.protocol.runner import run_experiment
+from evoarena.protocol.run.runner import run_experiment
 from evoarena.sandbox.isolation import detect
 from evoarena.store import RunStore
 

@@ -13,7 +13,7 @@ import hostile_methods  # noqa: F401 - registers the hostile methods
 import pytest
 
 from evoarena.harness import load_tree
-from evoarena.protocol.runner import run_experiment
+from evoarena.protocol.run.runner import run_experiment
 from evoarena.sandbox.isolation import detect
 from evoarena.sandbox.spawn import CONFINEMENTS, confinement_problem
 from evoarena.store import RunStore
@@ -84,7 +84,7 @@ def test_a_spinning_method_is_stopped_by_its_cpu_limit(tmp_path: Path, make_spec
 
     import psutil
 
-    from evoarena.protocol.isolated import MethodProcessError
+    from evoarena.protocol.boundary.isolated import MethodProcessError
 
     spec = make_spec(methods=[{"name": "test-hostile-spinner"}],
                      protocol={"isolation": "process", "method_cpu_s": 2, "method_confinement": confinement})

@@ -8,7 +8,7 @@ import json
 import re
 from pathlib import Path
 
-from evoarena.protocol.step_service import RUNNER_EVENTS
+from evoarena.protocol.run.step_service import RUNNER_EVENTS
 from evoarena.report.collect import method_isolation, run_meta
 from evoarena.store import RunStore
 

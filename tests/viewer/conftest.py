@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from view_server import Server
 
-from evoarena.protocol.runner import run_experiment
+from evoarena.protocol.run.runner import run_experiment
 from evoarena.spec import load_spec
 
 RECIPES = Path(__file__).resolve().parents[2] / "recipes"

@@ -14,7 +14,7 @@ import pytest
 from view_server import Server
 
 from evoarena.harness import diff_trees, load_tree
-from evoarena.protocol.runner import run_experiment
+from evoarena.protocol.run.runner import run_experiment
 from evoarena.report.diff_view import diff_lines
 from evoarena.spec import load_spec
 from evoarena.store import RunStore

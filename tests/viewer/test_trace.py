@@ -13,7 +13,7 @@ import pytest
 from starlette.testclient import TestClient
 from view_server import Server
 
-from evoarena.protocol.runner import run_experiment
+from evoarena.protocol.run.runner import run_experiment
 from evoarena.spec import parse_spec
 from evoarena.store import RunStore
 from evoarena.store.calls import attempt_conversation, conversation

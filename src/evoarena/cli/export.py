@@ -23,7 +23,7 @@ def export_command(
     force: Annotated[bool, typer.Option(help="Write over files already in DEST (nothing is removed).")] = False,
 ) -> None:
     """Export what evolved: one harness version as a prompt, as files, or as an Agent Skill."""
-    from evoarena.protocol.export import ExportError, export, summary
+    from evoarena.protocol.export.bundle import ExportError, export, summary
 
     try:
         source = export(run_dir, dest, as_, cell=cell, version=version, force=force, search=(Path.cwd(),))

@@ -43,8 +43,8 @@ def probe_roles(
     """Send each update role of each method in SPEC a handful of canned update situations (the method's own
     templates, tiny fixed examples) and judge the replies with the method's own parser. Cached and kept in the run
     store, so `evoarena run` of the same spec reuses them."""
-    from evoarena.protocol.probes import probe_spec
-    from evoarena.protocol.runner import default_run_dir
+    from evoarena.protocol.run.probes import probe_spec
+    from evoarena.protocol.run.runner import default_run_dir
 
     check_range("--threshold", threshold, 0, 1)
     check_range("--max-tokens", max_tokens, 1, INT64_MAX)

@@ -62,7 +62,7 @@ def role_table(title: str, rows: list[tuple[str, dict[str, Any]]]) -> Table:
 
 def report(run_dir: RunDirArg, as_json: JsonOpt = False) -> None:
     """Rebuild results.json and report.html from the run store."""
-    from evoarena.protocol.reporting import rebuild_report
+    from evoarena.protocol.run.reporting import rebuild_report
 
     results = rebuild_report(open_run(run_dir))
     if as_json:

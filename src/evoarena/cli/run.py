@@ -56,7 +56,7 @@ def run(
     """Run (or resume) an experiment. Re-running the same command resumes and makes no repeated calls. The role
     probes run first (`evoarena probe-roles`; cached, kept in the run store); a role below the threshold warns."""
     from evoarena.protocol.progress import CellProgress
-    from evoarena.protocol.runner import RunDirConflict, default_run_dir, plan_cells, run_experiment
+    from evoarena.protocol.run.runner import RunDirConflict, default_run_dir, plan_cells, run_experiment
     from evoarena.protocol.validate import validate_run
 
     check_range("--parallel", parallel, 1, 1024)

@@ -1,5 +1,5 @@
 """What makes a harness a program: `harness.py` at its root defining `build_messages(request)`. The protocol runs
-it, only in the sandbox (protocol/harness_program.py); here are the names, what the program may read, and the
+it, only in the sandbox (protocol/solve/harness_program.py); here are the names, what the program may read, and the
 interface check a proposer's program passes before it is ever run — compiled, never executed."""
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ from evoarena.benchmarks.clr.compare_data import (
 )
 from evoarena.benchmarks.clr.compare_views import pair_rows, scatter_plot
 from evoarena.models import GenParams, Message, ScriptedBackend
-from evoarena.protocol.runner import run_experiment
+from evoarena.protocol.run.runner import run_experiment
 from evoarena.scripted.clr.student import clr_student
 from evoarena.spec import parse_spec
 from evoarena.store import RunStore

@@ -14,8 +14,8 @@ import pytest
 
 from evoarena.benchmarks.files import FilesBenchmark
 from evoarena.benchmarks.files.judge import read_score
-from evoarena.protocol.cell import ProviderUnavailable
-from evoarena.protocol.runner import run_experiment
+from evoarena.protocol.run.cell import ProviderUnavailable
+from evoarena.protocol.run.runner import run_experiment
 from evoarena.spec import SpecError, parse_spec
 from evoarena.store import RunStore
 from evoarena.store.calls import conversation, find_calls

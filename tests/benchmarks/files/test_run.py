@@ -136,7 +136,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 
 def run_in_process(spec_path: Path) -> dict[str, Any]:
     """What `evoarena run SPEC --model scripted --run-dir run` does, in this process (the CLI is run below)."""
-    from evoarena.protocol.runner import run_experiment
+    from evoarena.protocol.run.runner import run_experiment
     from evoarena.spec import load_spec
 
     spec = load_spec(spec_path).with_model("scripted")

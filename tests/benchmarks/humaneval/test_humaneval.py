@@ -15,7 +15,7 @@ import pytest
 from evoarena.benchmarks.humaneval import HumanEvalBenchmark, code
 from evoarena.benchmarks.humaneval.problems import problems
 from evoarena.benchmarks.humaneval.run import check
-from evoarena.protocol.runner import run_experiment
+from evoarena.protocol.run.runner import run_experiment
 from evoarena.sandbox import SandboxLimits
 from evoarena.spec import SpecError, parse_spec
 from evoarena.store import RunStore

@@ -17,7 +17,7 @@ from evoarena.benchmarks.humaneval import HumanEvalBenchmark
 from evoarena.benchmarks.humaneval.mutate import KINDS, mutations
 from evoarena.benchmarks.humaneval.problems import problems
 from evoarena.benchmarks.humaneval.repair import inject, trial_limits
-from evoarena.protocol.runner import run_experiment
+from evoarena.protocol.run.runner import run_experiment
 from evoarena.sandbox import SandboxLimits
 from evoarena.spec import SpecError, parse_spec
 

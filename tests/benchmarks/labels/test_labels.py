@@ -14,7 +14,7 @@ from evoarena.benchmarks.labels.generator import POOL, make_rule
 from evoarena.benchmarks.labels.scripted import labels_student
 from evoarena.models.base import GenParams, Message
 from evoarena.protocol.catalog import build_benchmark
-from evoarena.protocol.runner import run_experiment
+from evoarena.protocol.run.runner import run_experiment
 
 
 def _bench(**params: Any) -> LabelsBenchmark:

@@ -15,8 +15,8 @@ from evoarena.benchmarks.maze import MazeBenchmark
 from evoarena.benchmarks.maze.scripted import maze_explorer
 from evoarena.methods.frozen import Frozen
 from evoarena.models import Completion, GenParams, Message, ModelCallError, Usage
-from evoarena.protocol.runner import run_experiment
-from evoarena.protocol.solve import solve
+from evoarena.protocol.run.runner import run_experiment
+from evoarena.protocol.solve.solve import solve
 from evoarena.store import RunStore
 
 

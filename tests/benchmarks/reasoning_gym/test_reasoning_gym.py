@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from evoarena.benchmarks.reasoning_gym import ReasoningGymBenchmark
-from evoarena.protocol.runner import run_experiment
+from evoarena.protocol.run.runner import run_experiment
 from evoarena.spec import SpecError, parse_spec
 from evoarena.store import RunStore
 from evoarena.store.calls import conversation, find_calls

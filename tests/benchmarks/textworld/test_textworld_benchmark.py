@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from evoarena.benchmarks.textworld import TextWorldBenchmark
-from evoarena.protocol.runner import run_experiment
+from evoarena.protocol.run.runner import run_experiment
 from evoarena.spec import parse_spec
 from evoarena.store import RunStore
 

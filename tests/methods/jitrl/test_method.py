@@ -22,7 +22,7 @@ from evoarena.methods.jitrl.agent import NO_HISTORY, step_key
 from evoarena.methods.jitrl.memory import EPISODES, ROWS, StepRecord, episode_rows, load_memory, read_jsonl
 from evoarena.methods.jitrl.method import JitRLMethod, summary
 from evoarena.models import GenParams, Message, TokenLogprob
-from evoarena.protocol.runner import run_experiment
+from evoarena.protocol.run.runner import run_experiment
 from evoarena.scripted.jitrl_maze import RANK_WEIGHTS, jitrl_maze
 from evoarena.spec import parse_spec
 from evoarena.store import RunStore

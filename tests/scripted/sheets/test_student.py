@@ -14,7 +14,7 @@ from evoarena.benchmarks.sheets.generate import draw_task
 from evoarena.benchmarks.sheets.grading import Grade, practice_message
 from evoarena.benchmarks.sheets.tasks import task_text
 from evoarena.models import GenParams, Message
-from evoarena.protocol.runner import run_experiment
+from evoarena.protocol.run.runner import run_experiment
 from evoarena.scripted.sheets.student import RULE, sheets_student
 from evoarena.spec import parse_spec
 from evoarena.store import RunStore

@@ -19,8 +19,8 @@ from typing import Any
 from evoarena.api import Task, TaskView
 from evoarena.harness import HarnessWorkspace, load_tree
 from evoarena.protocol.budget import BudgetMeter
-from evoarena.protocol.cell import CellRunner, _budget_json
 from evoarena.protocol.progress import Tracker
+from evoarena.protocol.run.cell import CellRunner, _budget_json
 
 MAX_ATTEMPTS = 3
 

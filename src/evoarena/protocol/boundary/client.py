@@ -12,7 +12,7 @@ from typing import Any
 from evoarena.api import Attempt, Feedback, Reply, Rollout, TaskView
 from evoarena.harness import HarnessWorkspace
 from evoarena.models import Completion, GenParams, Message, ModelCallError, Tool
-from evoarena.protocol.channel import Caller
+from evoarena.protocol.boundary.channel import Caller
 
 
 @dataclass(frozen=True)

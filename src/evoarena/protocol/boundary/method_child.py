@@ -1,5 +1,5 @@
-"""The method's process under `protocol.isolation: process` (`python -m evoarena.protocol.method_child`). It gets
-the method's class name, its params and its harness directory, then runs `initialize`, `practice`,
+"""The method's process under `protocol.isolation: process` (`python -m evoarena.protocol.boundary.method_child`).
+It gets the method's class name, its params and its harness directory, then runs `initialize`, `practice`,
 `build_messages`, `context` and its episode agents' hooks on the cell's command; every request of its context goes
 back over the pipe. It is never given the test split, the grader's data, the run database or an API key."""
 
@@ -15,10 +15,10 @@ from typing import IO, Any
 
 from evoarena.api import Method
 from evoarena.harness import HarnessWorkspace
-from evoarena.protocol.channel import bare
-from evoarena.protocol.context import StepContext
-from evoarena.protocol.isolated_episode import ChildAgents
-from evoarena.protocol.wire import ChannelClosed, recv_pickle, send_json
+from evoarena.protocol.boundary.channel import bare
+from evoarena.protocol.boundary.client import StepContext
+from evoarena.protocol.boundary.isolated_episode import ChildAgents
+from evoarena.protocol.boundary.wire import ChannelClosed, recv_pickle, send_json
 
 
 class PipePort:

@@ -12,11 +12,11 @@ from typing import Any
 from evoarena.api import Attempt, Benchmark, Feedback, Method, Task, TestSplitLocked
 from evoarena.harness import tree_hash
 from evoarena.models import Completion, Message, ModelCallError, RoleModel
+from evoarena.protocol.boundary.checked import as_int, as_list, as_text, gen_params
 from evoarena.protocol.budget import BudgetExhausted, BudgetMeter
-from evoarena.protocol.checked import as_int, as_list, as_text, gen_params
-from evoarena.protocol.evaluate import attempt_row
+from evoarena.protocol.run.evaluate import attempt_row
 from evoarena.protocol.scheduler import SERIAL, Scheduler
-from evoarena.protocol.solve import solve
+from evoarena.protocol.solve.solve import solve
 from evoarena.store import AttemptRow
 
 #: the event kinds the runner writes (the run's lifecycle, its executor, probes, each cell's method isolation, budget

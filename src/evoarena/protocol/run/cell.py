@@ -26,14 +26,14 @@ from evoarena.harness import (
     tree_hash,
 )
 from evoarena.models import CallScope, Meter, RoleModel, attributed
+from evoarena.protocol.boundary.channel import serving
+from evoarena.protocol.boundary.client import StepContext
 from evoarena.protocol.budget import BudgetExhausted, BudgetMeter
-from evoarena.protocol.channel import serving
-from evoarena.protocol.context import StepContext
-from evoarena.protocol.evaluate import Evaluator, evaluate_tree, mean_score
 from evoarena.protocol.progress import Progress, Tally, Tracker
+from evoarena.protocol.run.evaluate import Evaluator, evaluate_tree, mean_score
+from evoarena.protocol.run.step_service import Grader, StepService
 from evoarena.protocol.scheduler import SERIAL, Scheduler
 from evoarena.protocol.splits import PracticeSplits
-from evoarena.protocol.step_service import Grader, StepService
 from evoarena.spec import ExperimentSpec, MethodSpec
 from evoarena.store import AttemptRow, RunStore
 from evoarena.store.calls import errors_since, last_call_id

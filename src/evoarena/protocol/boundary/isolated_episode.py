@@ -21,10 +21,10 @@ from evoarena.api import (
 )
 from evoarena.harness.paths import check_relpath
 from evoarena.models import GenParams, Message
-from evoarena.protocol.channel import Caller
-from evoarena.protocol.checked import as_int, as_list, as_text, gen_params
-from evoarena.protocol.context import RoleClient
-from evoarena.protocol.episode_wire import (
+from evoarena.protocol.boundary.channel import Caller
+from evoarena.protocol.boundary.checked import as_int, as_list, as_text, gen_params
+from evoarena.protocol.boundary.client import RoleClient
+from evoarena.protocol.boundary.episode_wire import (
     AgentWireError,
     action_from_wire,
     action_to_wire,

@@ -7,9 +7,9 @@ from collections.abc import Mapping
 
 from evoarena.api import Attempt, Benchmark, InteractiveBenchmark, Method, TaskView
 from evoarena.models import ModelCallError, RoleModel
-from evoarena.protocol.episode_solve import solve_episode
-from evoarena.protocol.harness_program import HarnessProgramError
-from evoarena.protocol.solver_prompt import SolverRequest, harness_messages, solver_params, solver_request
+from evoarena.protocol.solve.episode_solve import solve_episode
+from evoarena.protocol.solve.harness_program import HarnessProgramError
+from evoarena.protocol.solve.solver_prompt import SolverRequest, harness_messages, solver_params, solver_request
 
 __all__ = ["SolverRequest", "harness_messages", "solve", "solver_params", "solver_request"]
 

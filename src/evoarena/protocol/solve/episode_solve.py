@@ -25,8 +25,8 @@ from evoarena.api import (
 from evoarena.envs.episode import Decision, MetaHandler, StepRecord, run_episode
 from evoarena.harness import HarnessPathError
 from evoarena.models import ModelCallError, RoleModel
-from evoarena.protocol.episode_context import EpisodeSession, SolverAgent
-from evoarena.protocol.harness_program import HarnessProgramError
+from evoarena.protocol.solve.episode_context import EpisodeSession, SolverAgent
+from evoarena.protocol.solve.harness_program import HarnessProgramError
 
 
 class _Halted(Exception):

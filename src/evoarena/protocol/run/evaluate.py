@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from evoarena.api import Attempt, Benchmark, Feedback, Task
 from evoarena.models import RoleModel, attributed
-from evoarena.protocol.solve import solve
+from evoarena.protocol.solve.solve import solve
 from evoarena.store import AttemptRow
 
 if TYPE_CHECKING:

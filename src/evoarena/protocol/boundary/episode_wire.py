@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from evoarena.api import AgentAction, EpisodeView, TaskView, Turn
-from evoarena.protocol.checked import as_text
+from evoarena.protocol.boundary.checked import as_text
 
 
 class AgentWireError(ValueError):

@@ -12,13 +12,13 @@ from pathlib import Path
 from evoarena.api import Benchmark, Method, Task
 from evoarena.models import Backend, Halt, ResponseCache, RoleModel
 from evoarena.protocol import catalog
-from evoarena.protocol.cell import CellPlan, CellRunner
+from evoarena.protocol.boundary.isolated import IsolatedMethod, isolated
 from evoarena.protocol.confinement import isolation_record
-from evoarena.protocol.curriculum import CurriculumCellRunner
-from evoarena.protocol.evaluate import Evaluator
-from evoarena.protocol.isolated import IsolatedMethod, isolated
 from evoarena.protocol.progress import Progress
 from evoarena.protocol.roles import role_map, role_params
+from evoarena.protocol.run.cell import CellPlan, CellRunner
+from evoarena.protocol.run.curriculum import CurriculumCellRunner
+from evoarena.protocol.run.evaluate import Evaluator
 from evoarena.protocol.scheduler import Scheduler
 from evoarena.protocol.splits import LockedTestSplit, PracticeSplits, split_tasks
 from evoarena.protocol.validate import Resolved, validate_run

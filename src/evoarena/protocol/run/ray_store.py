@@ -17,7 +17,7 @@ from evoarena.store.transfer import call_rows, loose_rows, unit_rows
 Send = Callable[[str, Any], None]
 
 
-class RelayStore(RunStore):
+class WorkerStore(RunStore):
     """A `RunStore` in a private directory whose writes of consequence are also sent to the driver."""
 
     def __init__(self, run_dir: Path, send: Send) -> None:

@@ -2,7 +2,7 @@
 
 A task rebuilds the spec's benchmark (checking that its test split hashes as the driver's did), gets the cell's
 finished units and harness versions from the driver (`transfer.seed_rows`), runs the cell against a private store
-(`relay.RelayStore`) with model calls made from the worker, and sends each finished unit's rows, each billed call's
+(`ray_store.WorkerStore`) with model calls made from the worker, and sends each finished unit's rows, each billed call's
 ledger row and its progress through a Ray queue; the driver absorbs them into the run store in the order they were
 sent. Resume is the local executor's: a unit the driver has is skipped, one it lacks is redone.
 
@@ -20,12 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from evoarena.models import Halt, ResponseCache, RunHalted
-from evoarena.protocol.cell import CellPlan
-from evoarena.protocol.cell_work import RunParts, build_parts, cell_runner
-from evoarena.protocol.evaluate import Evaluator
-from evoarena.protocol.grading import bind_grading
 from evoarena.protocol.progress import CellProgress, Progress
-from evoarena.protocol.relay import RelayStore
+from evoarena.protocol.run.cell import CellPlan
+from evoarena.protocol.run.cell_work import RunParts, build_parts, cell_runner
+from evoarena.protocol.run.evaluate import Evaluator
+from evoarena.protocol.run.grading import bind_grading
+from evoarena.protocol.run.ray_store import WorkerStore
 from evoarena.protocol.scheduler import Scheduler
 from evoarena.spec import ExperimentSpec
 from evoarena.store import RunStore
@@ -179,7 +179,7 @@ def work_cell(spec_json: str, plan: CellPlan, seed: Rows, search: list[str], cac
         send("progress", state)
 
     with tempfile.TemporaryDirectory(prefix="evoarena-cell-") as tmp:
-        store = RelayStore(Path(tmp), send)
+        store = WorkerStore(Path(tmp), send)
         absorb(store, seed, CallIds())
         cache = ResponseCache(Path(cache_path))
         halt = Halt()

@@ -20,7 +20,7 @@ from evoarena.api import (
 )
 from evoarena.harness.paths import check_relpath
 from evoarena.models import Completion, GenParams, Message, RoleModel
-from evoarena.protocol.solver_prompt import harness_messages, solver_params
+from evoarena.protocol.solve.solver_prompt import harness_messages, solver_params
 
 
 class _Handle:

@@ -15,10 +15,10 @@ from evoarena.harness import HarnessPathError, HarnessWorkspace, check_tree, lin
 from evoarena.harness.program import PROGRAM, is_program
 from evoarena.models import Message
 from evoarena.protocol import catalog
-from evoarena.protocol.prompt_file import SLOT, PromptTemplate, prompt_files
+from evoarena.protocol.export.prompt_file import SLOT, PromptTemplate, prompt_files
+from evoarena.protocol.export.skill_folder import SkillExportError, skill_files
 from evoarena.protocol.roles import role_params
-from evoarena.protocol.skill_export import SkillExportError, skill_files
-from evoarena.protocol.solve import solver_request
+from evoarena.protocol.solve.solve import solver_request
 from evoarena.protocol.validate import validate_spec
 from evoarena.spec import ExperimentSpec, MethodSpec, SpecError
 from evoarena.store import RunStore

@@ -12,7 +12,7 @@ from typing import Any
 from evoarena.api import Benchmark, Method, TaskView
 from evoarena.harness.program import is_program
 from evoarena.models import GenParams, Message
-from evoarena.protocol.harness_program import program_messages
+from evoarena.protocol.solve.harness_program import program_messages
 
 
 def solver_params(benchmark: Benchmark, tree: Mapping[str, str]) -> GenParams:

@@ -16,15 +16,15 @@ from typing import Any
 from evoarena.api import EpisodeAgent, Method, TaskView
 from evoarena.harness import HarnessPathError, HarnessWorkspace, Manifest
 from evoarena.models import GenParams, Message, ModelCallError, RunHalted
+from evoarena.protocol.boundary.channel import bare
+from evoarena.protocol.boundary.client import StepContext, relay, step_args
+from evoarena.protocol.boundary.isolated_episode import Relay, RemoteAgent
+from evoarena.protocol.boundary.wire import ChannelClosed, recv_json, send_pickle
 from evoarena.protocol.budget import BudgetExhausted
-from evoarena.protocol.channel import bare
-from evoarena.protocol.context import StepContext, relay, step_args
-from evoarena.protocol.harness_program import HarnessProgramError
-from evoarena.protocol.isolated_episode import Relay, RemoteAgent
-from evoarena.protocol.wire import ChannelClosed, recv_json, send_pickle
+from evoarena.protocol.solve.harness_program import HarnessProgramError
 from evoarena.sandbox.spawn import Confinement, SpawnedChild, spawn_python
 
-CHILD = "evoarena.protocol.method_child"
+CHILD = "evoarena.protocol.boundary.method_child"
 SOURCE_ROOT = Path(__file__).resolve().parents[2]  # the directory evoarena is imported from
 # raised by the cell while relaying, the child only passes them on: they end the run, the step or the episode
 _PASSED_ON = (BudgetExhausted, RunHalted, ModelCallError, HarnessPathError, HarnessProgramError)

@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from evoarena.models import Halt, ResponseCache, RunHalted, default_cache_path
-from evoarena.protocol.cell import CellPlan
-from evoarena.protocol.cell_work import build_parts, cell_runner, plan_cells
-from evoarena.protocol.evaluate import Evaluator
-from evoarena.protocol.grading import bind_grading
-from evoarena.protocol.probes import DEFAULT_THRESHOLD, ProbeSummary, plan_probes, run_probes
 from evoarena.protocol.progress import Progress
+from evoarena.protocol.run.cell import CellPlan
+from evoarena.protocol.run.cell_work import build_parts, cell_runner, plan_cells
+from evoarena.protocol.run.evaluate import Evaluator
+from evoarena.protocol.run.grading import bind_grading
+from evoarena.protocol.run.probes import DEFAULT_THRESHOLD, ProbeSummary, plan_probes, run_probes
 from evoarena.protocol.scheduler import Scheduler
 from evoarena.sandbox import isolation_level, sweep_scratch
 from evoarena.spec import ExperimentSpec, SpecError, safe_name
@@ -104,7 +104,7 @@ def run_experiment(
     plans = plan_cells(spec)
     try:
         if spec.executor.kind == "ray":
-            from evoarena.protocol.ray_executor import run_on_ray
+            from evoarena.protocol.run.ray_executor import run_on_ray
 
             run_on_ray(plans, parts=parts, search=search, store=store, cache=cache, halt=halt, concurrency=limit,
                        progress=progress)
@@ -122,7 +122,7 @@ def run_experiment(
         raise
     store.update_run(spec_hash[:16], status="finished", finished_at=now_iso())
     store.event("run_finished", {"cells": len(plans)})
-    from evoarena.protocol.reporting import rebuild_report
+    from evoarena.protocol.run.reporting import rebuild_report
 
     return rebuild_report(store)
 
