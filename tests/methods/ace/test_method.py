@@ -12,8 +12,8 @@ from typing import Any
 from evoarena.api import Attempt, Feedback, TaskView, policy
 from evoarena.benchmarks.arith.generator import family_of
 from evoarena.harness import HarnessWorkspace, load_tree
-from evoarena.methods.ace import PLAYBOOK, STATE, Ace, cited_ids
-from evoarena.methods.ace_playbook import SECTIONS, extract_json, parse_playbook, render_playbook
+from evoarena.methods.ace.method import PLAYBOOK, STATE, Ace, cited_ids
+from evoarena.methods.ace.playbook import SECTIONS, extract_json, parse_playbook, render_playbook
 from evoarena.models import GenParams, Message
 from evoarena.protocol.boundary.client import StepContext
 from evoarena.protocol.run.runner import run_experiment

@@ -14,7 +14,7 @@ import pytest
 from evoarena.api import policy
 from evoarena.benchmarks.arith.generator import family_of
 from evoarena.harness import load_tree
-from evoarena.methods.autogenesis import STATE
+from evoarena.methods.autogenesis.method import STATE
 from evoarena.methods.autogenesis.registry import Registry, RegistryError, join_sections, sections
 from evoarena.models import GenParams, Message
 from evoarena.protocol.catalog import build_method

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from evoarena.harness import load_tree
-from evoarena.methods.bootstrap_fewshot import DEMOS
+from evoarena.methods.bootstrap_fewshot.method import DEMOS
 from evoarena.protocol.run.runner import run_experiment
 from evoarena.store import RunStore
 

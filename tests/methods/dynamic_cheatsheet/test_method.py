@@ -12,7 +12,7 @@ import pytest
 
 from evoarena.api import Attempt, TaskView, policy
 from evoarena.harness import HarnessWorkspace, load_tree
-from evoarena.methods.dynamic_cheatsheet import (
+from evoarena.methods.dynamic_cheatsheet.method import (
     EMPTY,
     PAIRS,
     SHEET,

@@ -11,7 +11,7 @@ from typing import Any
 from evoarena.api import policy
 from evoarena.benchmarks.arith.generator import family_of
 from evoarena.harness import load_tree
-from evoarena.methods.evoskill import (
+from evoarena.methods.evoskill.method import (
     FRONTIER,
     HISTORY,
     admit,

@@ -13,7 +13,8 @@ import pytest
 from evoarena.api import policy
 from evoarena.benchmarks.arith.generator import family_of
 from evoarena.harness import load_tree
-from evoarena.methods.gepa import POOL, parse_instruction, read_pool
+from evoarena.methods.gepa.method import POOL, read_pool
+from evoarena.methods.replies import parse_instruction
 from evoarena.models import GenParams, Message
 from evoarena.protocol.catalog import build_method
 from evoarena.protocol.run.runner import run_experiment

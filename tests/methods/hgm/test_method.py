@@ -14,7 +14,7 @@ import pytest
 from evoarena.api import policy
 from evoarena.benchmarks.arith.generator import family_of
 from evoarena.harness import load_tree
-from evoarena.methods.hgm import STATE, read_tree
+from evoarena.methods.hgm.method import STATE, read_tree
 from evoarena.models import GenParams, Message
 from evoarena.protocol.catalog import build_method
 from evoarena.protocol.run.runner import run_experiment

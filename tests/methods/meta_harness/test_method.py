@@ -120,7 +120,7 @@ def test_iterations_stop_at_max_iterations(tmp_path: Path, make_spec: Any) -> No
 
 def test_a_final_object_followed_by_prose_is_read() -> None:
     from evoarena.methods.jsonparse import first_json, leading_object
-    from evoarena.methods.meta_harness import _final_candidates
+    from evoarena.methods.meta_harness.method import _final_candidates
 
     reply = 'FINAL: {"name": "n", "files": {"system.md": "x {y}"}}\n\nThis harness adds {braces} in prose.'
     assert first_json(_final_candidates(reply), dict) == {"name": "n", "files": {"system.md": "x {y}"}}
@@ -134,7 +134,7 @@ def test_every_proposal_has_an_id_of_its_own(tmp_path: Path, make_spec: Any) -> 
 
 
 def test_the_compressed_history_in_the_prompt_follows_the_mode() -> None:
-    from evoarena.methods.meta_harness import inline_history
+    from evoarena.methods.meta_harness.method import inline_history
 
     scores = json.dumps({"accuracy": 0.5, "context_chars": 10, "tasks": {"t1": 1.0, "t2": 0.0}})
     tree = {ROOT + "summary.jsonl": '{"candidate": "c0"}\n{"candidate": "c1"}\n', ROOT + "frontier.json": "[]",

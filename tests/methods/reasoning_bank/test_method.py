@@ -11,7 +11,7 @@ import pytest
 
 from evoarena.api import Attempt, Feedback, TaskView, policy
 from evoarena.harness import HarnessWorkspace, load_tree
-from evoarena.methods.reasoning_bank import BANK, ReasoningBank, parse_items, parse_judge, read_bank
+from evoarena.methods.reasoning_bank.method import BANK, ReasoningBank, parse_items, parse_judge, read_bank
 from evoarena.models import GenParams, Message
 from evoarena.models.base import Completion, Usage
 from evoarena.protocol.boundary.client import StepContext

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from evoarena.api import policy
-from evoarena.methods.reflexion import MEMORY, read_reflections
+from evoarena.methods.reflexion.method import MEMORY, read_reflections
 from evoarena.models import GenParams, Message
 from evoarena.protocol.catalog import build_method
 from evoarena.protocol.run.runner import run_experiment

@@ -14,7 +14,7 @@ import pytest
 from evoarena.api import TaskView, policy
 from evoarena.benchmarks.arith.generator import family_of
 from evoarena.harness import HarnessWorkspace, load_tree
-from evoarena.methods.tf_grpo import MEMORY, TfGrpo, dump_library, read_library
+from evoarena.methods.tf_grpo.method import MEMORY, TfGrpo, dump_library, read_library
 from evoarena.models import GenParams, Message
 from evoarena.protocol.boundary.client import StepContext
 from evoarena.protocol.run.runner import run_experiment

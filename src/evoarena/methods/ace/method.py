@@ -26,7 +26,7 @@ from evoarena.api import (
 )
 from evoarena.api.probe import judged, mentions, non_answer, refused
 from evoarena.harness import HarnessWorkspace, Manifest
-from evoarena.methods.ace_playbook import (
+from evoarena.methods.ace.playbook import (
     SECTIONS,
     Bullet,
     Playbook,
@@ -61,7 +61,7 @@ def cited_ids(output: str) -> list[str]:
 def reflect_prompt(
     question: str, output: str, answer: str | None, ground_truth: str | None, feedback: str, cited: Sequence[Bullet]
 ) -> str:
-    return render_prompt("ace_reflect.md", question=question, output=output.strip(), answer=answer,
+    return render_prompt(__package__, "reflect", question=question, output=output.strip(), answer=answer,
                          ground_truth=ground_truth, feedback=feedback,
                          cited="\n".join(b.line() for b in cited) or "(none)")
 
@@ -89,6 +89,7 @@ def reflection_text(reflection: Mapping[str, Any]) -> str:
 @method("ace")
 class Ace(Method):
     roles = ("solver", "reflector", "curator")
+    skill_kind = "playbook"
     defaults = {
         "max_reflector_rounds": 3,
         "curator_frequency": 1,
@@ -98,6 +99,18 @@ class Ace(Method):
         "curator_max_tokens": 1024,
     }
 
+    @classmethod
+    def skill_tree(cls, tree: Mapping[str, str]) -> dict[str, str] | None:
+        """The playbook's bullets by section, with the curator's helpful/harmful counts kept as evidence."""
+        pb = parse_playbook(tree.get(PLAYBOOK, ""))
+        if not pb.bullets():
+            return {"SKILL.md": ""}
+        sections = [f"## {name.capitalize()}\n\n" + "\n".join(
+            f"- {b.content} (helpful {b.helpful}, harmful {b.harmful})" for b in bullets)
+            for name, bullets in pb.sections.items() if bullets]
+        return {"SKILL.md": "# Playbook\n\nStrategies and insights learned so far: apply the relevant ones, avoid the "
+                            "listed mistakes.\n\n" + "\n\n".join(sections) + "\n"}
+
     def initialize(self, ws: HarnessWorkspace, system_prompt: str, solver_params: GenParams) -> None:
         super().initialize(ws, system_prompt, solver_params)
         ws.write(PLAYBOOK, render_playbook(Playbook()))
@@ -106,7 +119,7 @@ class Ace(Method):
     def context(self, tree: Mapping[str, str], task: TaskView) -> str:
         playbook = tree.get(PLAYBOOK, "")
         return render_prompt(
-            "ace_context.md",
+            __package__, "context",
             bullets=bool(parse_playbook(playbook).bullets()),
             playbook=playbook,
             reflection=tree.get(REFLECTION, "").strip(),
@@ -118,7 +131,7 @@ class Ace(Method):
 
     def curate_prompt(self, step: int, total: int, pb: Playbook, reflection: Mapping[str, Any], question: str) -> str:
         return render_prompt(
-            "ace_curate.md",
+            __package__, "curate",
             token_budget=self.params["token_budget"],
             step=step,
             total=total,

@@ -18,9 +18,9 @@ from typing import Any
 from evoarena.api import Method, PracticeContext, TaskView, method
 from evoarena.harness import Manifest
 from evoarena.methods.autogenesis.registry import Registry, RegistryError, join_sections, sections
-from evoarena.methods.gepa import parse_instruction
 from evoarena.methods.jsonparse import first_json, whole_and_fenced
 from evoarena.methods.prompting import render_prompt
+from evoarena.methods.replies import parse_instruction
 
 STATE = "memory/autogenesis/registry.json"
 RESOURCES = {"prompt": ("prompt", "system.md"), "memory": ("memory", "memory/notes.md")}
@@ -59,7 +59,7 @@ class Autogenesis(Method):
         current = res.text()
         parts = sections(current) if res.type == "prompt" else {}
         target = parts.get(section, current) if section else current
-        reply = ctx.ask("proposer", render_prompt("autogenesis_improve.md", target=f"{name}/{section}" if section
+        reply = ctx.ask("proposer", render_prompt(__package__, "improve", target=f"{name}/{section}" if section
                                                   else name, current=target, reflection=reflection, change=change),
                         reject_cut_off="improvement")
         if reply is None:
@@ -109,7 +109,7 @@ class Autogenesis(Method):
         names nothing learnable."""
         shown = [{"name": r.name, "type": r.type, "learnable": r.require_grad, "text": r.text() or "(empty)",
                   "variables": r.sub_grad} for r in registry.resources.values()]
-        reply = ctx.ask("proposer", render_prompt("autogenesis_reflect.md", resources=shown, examples=examples),
+        reply = ctx.ask("proposer", render_prompt(__package__, "reflect", resources=shown, examples=examples),
                         reject_cut_off="reflection")
         if reply is None:
             return None

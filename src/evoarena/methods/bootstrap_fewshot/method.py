@@ -43,7 +43,7 @@ class BootstrapFewShot(Method):
     def context(self, tree: Mapping[str, str], task: TaskView) -> str:
         demos = read_demos(tree)
         ordered = demos["bootstrapped"] + demos["labeled"]
-        return render_prompt("fewshot_context.md", demos=[d for d in ordered if d["task_id"] != task.id])
+        return render_prompt(__package__, "context", demos=[d for d in ordered if d["task_id"] != task.id])
 
     def practice(self, ctx: PracticeContext, task: TaskView) -> Manifest | None:
         tree = ctx.harness.tree()

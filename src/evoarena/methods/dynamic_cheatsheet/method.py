@@ -87,7 +87,17 @@ def _output(ex: ProbeExample) -> str:
 @method("dynamic_cheatsheet")
 class DynamicCheatsheet(Method):
     roles = ("solver", "curator")
+    skill_kind = "cheatsheet"
     defaults = {"variant": "cumulative", "top_k": 3, "max_tokens": 2048, "retriever": "auto"}
+
+    @classmethod
+    def skill_tree(cls, tree: Mapping[str, str]) -> dict[str, str] | None:
+        """The cheatsheet as the body of SKILL.md."""
+        sheet = tree.get(SHEET, "").strip()
+        if not sheet:
+            return {"SKILL.md": ""}
+        return {"SKILL.md": "# Cheatsheet\n\nStrategies and worked solutions from earlier problems; use what is "
+                            "relevant.\n\n" + sheet + "\n"}
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
@@ -112,7 +122,7 @@ class DynamicCheatsheet(Method):
             self.retrieval.write_state(ws)
 
     def context(self, tree: Mapping[str, str], task: TaskView) -> str:
-        return render_prompt("dc_context.md", sheet=read_sheet(tree))
+        return render_prompt(__package__, "context", sheet=read_sheet(tree))
 
     def probes(self, examples: Sequence[ProbeExample]) -> tuple[Probe, ...]:
         """Per example, the variant's curator prompt: on an empty sheet and on a one-entry sheet (cumulative), or
@@ -121,12 +131,13 @@ class DynamicCheatsheet(Method):
         for i, ex in enumerate(examples):
             if self.variant == "cumulative":
                 for name, old in (("empty", EMPTY), ("sheet", PROBE_SHEET)):
-                    prompt = render_prompt("dc_curate_cumulative.md", question=ex.task, output=_output(ex), sheet=old)
+                    prompt = render_prompt(__package__, "curate_cumulative", question=ex.task, output=_output(ex),
+                                           sheet=old)
                     out.append(Probe(f"curate-{name}/{ex.id}", "curator", prompt, partial(check_sheet, old),
                                      max_tokens=int(self.params["max_tokens"])))
             else:
                 nxt = examples[(i + 1) % len(examples)]
-                prompt = render_prompt("dc_curate_rs.md", sheet=EMPTY, pairs=[Pair(ex.task, _output(ex))],
+                prompt = render_prompt(__package__, "curate_rs", sheet=EMPTY, pairs=[Pair(ex.task, _output(ex))],
                                        question=nxt.task)
                 out.append(Probe(f"curate-rs/{ex.id}", "curator", prompt, partial(check_sheet, EMPTY),
                                  max_tokens=int(self.params["max_tokens"])))
@@ -146,7 +157,7 @@ class DynamicCheatsheet(Method):
         if attempt.error:
             return None
         output = generator_output(ctx, task, attempt)
-        prompt = render_prompt("dc_curate_cumulative.md", question=task.prompt, output=output, sheet=old)
+        prompt = render_prompt(__package__, "curate_cumulative", question=task.prompt, output=output, sheet=old)
         new = self._curate(ctx, prompt)
         if new is None or new == old:
             return None
@@ -166,7 +177,8 @@ class DynamicCheatsheet(Method):
             "retrieved": [{"index": i, "score": round(s, 6)} for i, s in hits],
         })
         changed = []
-        prompt = render_prompt("dc_curate_rs.md", sheet=old, pairs=[pairs[i] for i, _ in hits], question=task.prompt)
+        prompt = render_prompt(__package__, "curate_rs", sheet=old, pairs=[pairs[i] for i, _ in hits],
+                               question=task.prompt)
         new = self._curate(ctx, prompt)
         if new is not None and new != old:
             ctx.harness.write(SHEET, new + "\n")

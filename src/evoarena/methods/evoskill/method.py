@@ -18,6 +18,7 @@ from typing import Any
 from evoarena.api import Method, PracticeContext, Probe, ProbeExample, Reply, TaskView, Verdict, method
 from evoarena.api.probe import judged, mentions, non_answer, refused
 from evoarena.harness import Manifest
+from evoarena.methods.front_matter import strip_front_matter
 from evoarena.methods.prompting import render_prompt
 from evoarena.methods.scoring import Outcome, rollouts_by_id, scored, valset
 from evoarena.search import BoundedFrontier, Scored, StrictImprovement, best_index, mean
@@ -141,7 +142,20 @@ def check_skill(example: ProbeExample, name: str, reply: Reply) -> Verdict:
 @method("evoskill")
 class EvoSkill(Method):
     roles = ("solver", "proposer", "skill_writer")
+    skill_kind = "skill set"
     defaults = {"frontier_size": 3, "failure_threshold": 0.8, "extra_samples": 2, "patience": 5}
+
+    @classmethod
+    def skill_tree(cls, tree: Mapping[str, str]) -> dict[str, str] | None:
+        """The live skills, one `## <name>` section each (the solver is shown all of them), with their descriptions."""
+        parts = []
+        for name, text in skills_of(tree).items():
+            fields, body = strip_front_matter(text)
+            about = fields.get("description", "")
+            parts.append(f"## {name}\n\n" + (f"{about}\n\n" if about else "") + body.strip() + "\n")
+        if not parts:
+            return {"SKILL.md": ""}
+        return {"SKILL.md": "# Skills\n\nApply any that fit the task.\n\n" + "\n".join(parts)}
 
     @classmethod
     def state_view(cls, tree: Mapping[str, str]) -> dict[str, Any]:
@@ -156,10 +170,10 @@ class EvoSkill(Method):
             failure = {"task": ex.task, "output": ex.output.strip(), "feedback": ex.feedback, "score": "0",
                        "ground_truth": "(not available)", "id": ex.id}
             out.append(Probe(f"propose/{ex.id}", "proposer", render_prompt(
-                "evoskill_propose.md", skills=[], history=[], failures=[failure]), partial(check_proposal, ex)))
+                __package__, "propose", skills=[], history=[], failures=[failure]), partial(check_proposal, ex)))
             name = f"{ex.id}-skill"
             out.append(Probe(f"write/{ex.id}", "skill_writer", render_prompt(
-                "evoskill_write.md", action="create", target_skill=name, proposed_skill=ex.lesson,
+                __package__, "write", action="create", target_skill=name, proposed_skill=ex.lesson,
                 justification=ex.feedback, existing=""), partial(check_skill, ex, name)))
         return tuple(out)
 
@@ -167,7 +181,7 @@ class EvoSkill(Method):
         skills = skills_of(tree)
         if not skills:
             return ""
-        return render_prompt("evoskill_context.md", skills=[{"name": n, "body": b.strip()} for n, b in skills.items()])
+        return render_prompt(__package__, "context", skills=[{"name": n, "body": b.strip()} for n, b in skills.items()])
 
     def _tree(self, ctx: PracticeContext, skills: Mapping[str, str]) -> dict[str, str]:
         tree = {p: t for p, t in ctx.harness.tree().items() if not SKILL_RE.match(p)}
@@ -244,7 +258,7 @@ class EvoSkill(Method):
 
         history = read_history(ctx.harness.tree())
         skill_list = [{"name": n, "body": b.strip()} for n, b in parent["skills"].items()]
-        prompt = render_prompt("evoskill_propose.md", skills=skill_list, history=history, failures=failures)
+        prompt = render_prompt(__package__, "propose", skills=skill_list, history=history, failures=failures)
         reply = ctx.ask("proposer", prompt, reject_cut_off="proposal")
         if reply is None:
             return seed_manifest
@@ -255,7 +269,7 @@ class EvoSkill(Method):
 
         name = prop["target_skill"]
         write = render_prompt(
-            "evoskill_write.md", existing=parent["skills"].get(name, "") if prop["action"] == "edit" else "", **prop)
+            __package__, "write", existing=parent["skills"].get(name, "") if prop["action"] == "edit" else "", **prop)
         reply = ctx.ask("skill_writer", write, note=False, reject_cut_off="skill")  # the writer sees no update note
         if reply is None:
             return seed_manifest

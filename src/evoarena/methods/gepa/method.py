@@ -9,7 +9,6 @@ step first submits one attempt with the live harness. Differences from the relea
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import Any
@@ -29,6 +28,7 @@ from evoarena.api import (
 from evoarena.api.probe import judged, non_answer, refused
 from evoarena.harness import Manifest
 from evoarena.methods.prompting import render_prompt
+from evoarena.methods.replies import parse_instruction
 from evoarena.methods.scoring import rollouts_by_id, valset
 from evoarena.search import ParetoSampler, Scored, StrictImprovement, best_index, mean
 
@@ -53,30 +53,6 @@ def dump_pool(pool: Mapping[str, Any]) -> str:
 FENCES = ("released", "strict")
 """How a proposer reply becomes an instruction: `released` as GEPA's `output_extractor` (no fenced pair: the whole
 reply, minus a lone opening or closing fence); `strict` refuses a reply without a fenced pair."""
-
-
-def parse_instruction(raw: str, fences: str = "released") -> tuple[str | None, str]:
-    """The text between the first and last ``` (a language tag on the opening fence is dropped); without a fenced
-    pair, per `fences`, the whole reply stripped of a lone fence, or a refusal."""
-    start = raw.find("```")
-    end = raw.rfind("```")
-    if start < 0 or end <= start:
-        if fences == "strict":
-            return None, "no fenced ``` block in the proposer output"
-        body = raw.strip()
-        if body.startswith("```"):
-            body = body[re.match(r"```\S*\n?", body).end():]  # type: ignore[union-attr]  # always matches
-        elif body.endswith("```"):
-            body = body[:-3]
-    else:
-        body = raw[start + 3 : end]
-        first, _, rest = body.partition("\n")
-        if first.strip() and " " not in first.strip() and rest.strip():  # ```text / ```markdown
-            body = rest
-    body = body.strip()
-    if not body:
-        return None, "empty instruction"
-    return body + "\n", ""
 
 
 PROBE_INSTRUCTION = "Solve the task. Reply with the final answer on the last line."
@@ -121,7 +97,7 @@ class Gepa(Method):
         batches = [(ex.id, [ex]) for ex in examples] + ([("all", list(examples))] if len(examples) > 1 else [])
         return tuple(
             Probe(f"propose/{name}", "proposer", render_prompt(
-                "gepa_reflect.md", instruction=PROBE_INSTRUCTION,
+                __package__, "reflect", instruction=PROBE_INSTRUCTION,
                 examples=[{"inputs": ex.task, "outputs": ex.output.strip(), "feedback": ex.feedback} for ex in batch],
             ), partial(check_instruction, PROBE_INSTRUCTION, self.params["fences"]))
             for name, batch in batches
@@ -212,7 +188,7 @@ class Gepa(Method):
         names = [c for c in COMPONENTS if c in parent["components"]]
         component = names[int(parent.get("next_component", 0)) % len(names)]
         parent["next_component"] = (int(parent.get("next_component", 0)) + 1) % len(names)
-        prompt = render_prompt("gepa_reflect.md", instruction=parent["components"][component].strip(),
+        prompt = render_prompt(__package__, "reflect", instruction=parent["components"][component].strip(),
                                examples=examples)
         reply = ctx.ask("proposer", prompt, reject_cut_off="instruction")
         if reply is None:

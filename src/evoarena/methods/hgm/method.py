@@ -21,9 +21,9 @@ from typing import Any
 
 from evoarena.api import Method, PracticeContext, Rollout, TaskView, method
 from evoarena.harness import Manifest
-from evoarena.methods.gepa import parse_instruction
 from evoarena.methods.jsonparse import first_json, whole_and_fenced
 from evoarena.methods.prompting import render_prompt
+from evoarena.methods.replies import parse_instruction
 from evoarena.methods.scoring import scored
 from evoarena.search import PARENT_POLICIES, NothingToExpand, Scored, expand_now, posterior_mean, to_evaluate
 
@@ -141,7 +141,7 @@ class Hgm(Method):
             return []
         entries = [self._entry(ctx, nodes[p.node]) for p in plans]
         replies = ctx.ask_many("proposer", [render_prompt(
-            "hgm_diagnose.md", harness=nodes[p.node]["system"].strip(), **entry) for p, entry in zip(
+            __package__, "diagnose", harness=nodes[p.node]["system"].strip(), **entry) for p, entry in zip(
             plans, entries, strict=True)], reject_cut_off="diagnosis")
         problems: list[tuple[_Plan, str]] = []
         for plan, reply in zip(plans, replies, strict=True):
@@ -154,7 +154,8 @@ class Hgm(Method):
                 continue
             problems.append((plan, problem.strip()))
         improved = ctx.ask_many("proposer", [render_prompt(
-            "hgm_improve.md", harness=nodes[p.node]["system"].strip(), problem=problem) for p, problem in problems],
+            __package__, "improve", harness=nodes[p.node]["system"].strip(), problem=problem)
+            for p, problem in problems],
             reject_cut_off="harness") if problems else []
         made = []
         for (plan, problem), reply in zip(problems, improved, strict=True):

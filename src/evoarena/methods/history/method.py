@@ -25,7 +25,7 @@ class History(Method):
     defaults = {"max_trials": 1}
 
     def context(self, tree: Mapping[str, str], task: TaskView) -> str:
-        return render_prompt("history_context.md", note=tree.get(NOTE, "").strip(), entries=read_history(tree))
+        return render_prompt(__package__, "context", note=tree.get(NOTE, "").strip(), entries=read_history(tree))
 
     def practice(self, ctx: PracticeContext, task: TaskView) -> Manifest | None:
         if ctx.update_note:

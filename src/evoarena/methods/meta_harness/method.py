@@ -122,7 +122,7 @@ class MetaHarness(Method):
         scores = self._scores(ctx, best)
         limit = int(self.params["max_tool_calls"])
         if self._functions(ctx):
-            prompts = [render_prompt("meta_harness_propose_functions.md", best_id=best,
+            prompts = [render_prompt(__package__, "propose_functions", best_id=best,
                                      best_accuracy=scores["accuracy"], best_chars=scores["context_chars"],
                                      best_files=self._files(ctx, best), mode=self.params["access"],
                                      max_tool_calls=limit, role=role, inline=inline,
@@ -136,7 +136,7 @@ class MetaHarness(Method):
             live = [i for i in range(k) if i not in done]
             if not live:
                 break
-            prompts = [render_prompt("meta_harness_propose.md", best_id=best, best_accuracy=scores["accuracy"],
+            prompts = [render_prompt(__package__, "propose", best_id=best, best_accuracy=scores["accuracy"],
                                      best_chars=scores["context_chars"], best_files=self._files(ctx, best),
                                      mode=self.params["access"], max_tool_calls=limit, role=roles[i],
                                      inline=inline, transcript=transcripts[i],

@@ -23,7 +23,7 @@ from evoarena.models import GenParams
 from evoarena.retrieval import Hit, RetrieverChoice
 
 BANK = "memory/reasoning_bank.jsonl"
-PROMPTS = {"success": "rb_induce_success.md", "failure": "rb_induce_failure.md"}
+PROMPTS = {"success": "induce_success", "failure": "induce_failure"}
 QUERY_INSTRUCTION = ("Given the earlier task queries, analyse the intent of the current query and select the "
                      "earlier queries whose experience could help solve it.")
 """Wraps the current query (not the stored ones) for embedding, as the released retrieval does; our wording."""
@@ -151,17 +151,17 @@ class ReasoningBank(Method):
     def context(self, tree: Mapping[str, str], task: TaskView) -> str:
         records, hits = self.retrieve(tree, task.prompt)
         items = [item for i, _ in hits for item in records[i].items]
-        return render_prompt("rb_context.md", items=items) if items else ""
+        return render_prompt(__package__, "context", items=items) if items else ""
 
     def probes(self, examples: Sequence[ProbeExample]) -> tuple[Probe, ...]:
         """Per failed example: the judge on its trajectory, the inducer's failure prompt on it."""
         out: list[Probe] = []
         for ex in examples:
             query, output = ex.task, _trajectory(ex)
-            out.append(Probe(f"judge/{ex.id}", "judge", render_prompt("rb_judge.md", query=query, output=output),
+            out.append(Probe(f"judge/{ex.id}", "judge", render_prompt(__package__, "judge", query=query, output=output),
                              check_judge, max_tokens=int(self.params["judge_max_tokens"])))
             out.append(Probe(f"induce/{ex.id}", "inducer",
-                             render_prompt(PROMPTS["failure"], query=query, output=output),
+                             render_prompt(__package__, PROMPTS["failure"], query=query, output=output),
                              partial(check_items, ex, int(self.params["max_items"])),
                              max_tokens=int(self.params["max_tokens"])))
         return tuple(out)
@@ -195,7 +195,7 @@ class ReasoningBank(Method):
 
     def _judge(self, ctx: PracticeContext, query: str, output: str) -> str | None:
         """The judge's verdict; anything but a clear success/failure counts as failure (strict, as released)."""
-        prompt = render_prompt("rb_judge.md", query=query, output=output)
+        prompt = render_prompt(__package__, "judge", query=query, output=output)
         reply = ctx.ask("judge", prompt, max_tokens=int(self.params["judge_max_tokens"]), note=False)  # no note
         if reply is None:
             return None
@@ -206,7 +206,7 @@ class ReasoningBank(Method):
         return status
 
     def _induce(self, ctx: PracticeContext, status: str, query: str, output: str) -> list[MemoryItem] | None:
-        prompt = render_prompt(PROMPTS[status], query=query, output=output)
+        prompt = render_prompt(__package__, PROMPTS[status], query=query, output=output)
         reply = ctx.ask("inducer", prompt, temperature=float(self.params["temperature"]),
                         max_tokens=int(self.params["max_tokens"]), reject_cut_off="memory_items")
         if reply is None:

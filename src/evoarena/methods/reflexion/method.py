@@ -33,7 +33,7 @@ def clean_reflection(raw: str, max_chars: int) -> tuple[str | None, str]:
 
 
 def reflect_prompt(question: str, output: str, feedback: str) -> str:
-    return render_prompt("reflexion_reflect.md", question=question, output=output.strip(), feedback=feedback)
+    return render_prompt(__package__, "reflect", question=question, output=output.strip(), feedback=feedback)
 
 
 def check_reflection(example: ProbeExample, max_chars: int, reply: Reply) -> Verdict:
@@ -64,7 +64,7 @@ class Reflexion(Method):
         return int(self.params["max_reflections"])
 
     def context(self, tree: Mapping[str, str], task: TaskView) -> str:
-        return render_prompt("reflexion_context.md", reflections=read_reflections(tree))
+        return render_prompt(__package__, "context", reflections=read_reflections(tree))
 
     def probes(self, examples: Sequence[ProbeExample]) -> tuple[Probe, ...]:
         """One reflection per example, on its wrong answer and feedback."""

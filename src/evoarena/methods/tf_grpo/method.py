@@ -138,7 +138,17 @@ def apply_ops(exps: list[str], ops: list[dict[str, Any]]) -> list[str]:
 @method("tf_grpo")
 class TfGrpo(Method):
     roles = ("solver", "summarizer", "critic", "updater")
+    skill_kind = "experience library"
     defaults = {"group_size": 5, "temperature": 0.7, "max_words": 32, "variant": "original", "max_tokens": 800}
+
+    @classmethod
+    def skill_tree(cls, tree: Mapping[str, str]) -> dict[str, str] | None:
+        """The experience library, as the solver is shown it, as the body of SKILL.md."""
+        library = render_library(read_library(tree))
+        if not library:
+            return {"SKILL.md": ""}
+        return {"SKILL.md": "# Experiences\n\nLessons distilled from groups of attempts; apply the relevant ones.\n\n"
+                            + library + "\n"}
 
     @classmethod
     def state_view(cls, tree: Mapping[str, str]) -> dict[str, Any]:
@@ -156,7 +166,7 @@ class TfGrpo(Method):
         ws.write("harness.toml", harness_toml(replace(solver_params, temperature=float(self.params["temperature"]))))
 
     def context(self, tree: Mapping[str, str], task: TaskView) -> str:
-        return render_prompt("tfgrpo_context.md", experiences=render_library(read_library(tree)))
+        return render_prompt(__package__, "context", experiences=render_library(read_library(tree)))
 
     def _call(self, ctx: PracticeContext, role: str, prompt: str, *, note: bool = False) -> str | None:
         """One call in `role` (the update note only where `note`); None on a provider error or a cut-off reply."""
@@ -180,13 +190,13 @@ class TfGrpo(Method):
         library = render_library(exps) or "(empty)"
         summaries = []
         for k, (attempt, fb) in enumerate(rollouts):
-            prompt = render_prompt("tfgrpo_summarize.md", question=task.prompt, experiences=library,
+            prompt = render_prompt(__package__, "summarize", question=task.prompt, experiences=library,
                                    output=attempt.text.strip(), reward=fb.score, feedback=fb.message)
             text = self._call(ctx, "summarizer", prompt)
             if text is None:
                 return None
             summaries.append(f"Rollout {k + 1} (reward {fb.score:g}): {' '.join(text.split())}")
-        prompt = render_prompt("tfgrpo_critique.md", question=task.prompt, experiences=library,
+        prompt = render_prompt(__package__, "critique", question=task.prompt, experiences=library,
                                summaries="\n".join(summaries), max_words=self.params["max_words"])
         raw = self._call(ctx, "critic", prompt, note=True)  # only the critic sees the update note
         if raw is None:
@@ -201,7 +211,7 @@ class TfGrpo(Method):
         if proposed[0]["ids"]:
             proposal["modified_from"] = proposed[0]["ids"][0]
         raw = self._call(ctx, "updater", render_prompt(
-            "tfgrpo_update.md", experiences=library, proposed=json.dumps(proposal, ensure_ascii=False),
+            __package__, "update", experiences=library, proposed=json.dumps(proposal, ensure_ascii=False),
             main=self.params["variant"] == "main", max_words=self.params["max_words"]))
         if raw is None:
             return None
@@ -286,13 +296,13 @@ def tf_grpo_probes(m: TfGrpo, ex: ProbeExample) -> tuple[Probe, ...]:
     proposal = json.dumps({"option": "add", "experience": ex.lesson}, ensure_ascii=False)
     return (
         Probe(f"summarize/{ex.id}", "summarizer", render_prompt(
-            "tfgrpo_summarize.md", question=ex.task, experiences="(empty)", output=ex.output.strip(), reward=0.0,
+            __package__, "summarize", question=ex.task, experiences="(empty)", output=ex.output.strip(), reward=0.0,
             feedback=ex.feedback), partial(check_summary, ex), max_tokens=max_tokens),
         Probe(f"critique/{ex.id}", "critic", render_prompt(
-            "tfgrpo_critique.md", question=ex.task, experiences=library, summaries=summaries, max_words=max_words),
+            __package__, "critique", question=ex.task, experiences=library, summaries=summaries, max_words=max_words),
             partial(check_critique, ex, max_words), max_tokens=max_tokens),
         Probe(f"update/{ex.id}", "updater", render_prompt(
-            "tfgrpo_update.md", experiences=library, proposed=proposal, main=m.params["variant"] == "main",
+            __package__, "update", experiences=library, proposed=proposal, main=m.params["variant"] == "main",
             max_words=max_words), partial(check_update, UPDATE_OPS[str(m.params["variant"])], max_words),
             max_tokens=max_tokens),
     )
