@@ -15,17 +15,27 @@ import pytest
 
 from evoarena.benchmarks.clr.benchmark import ClrBenchmark
 from evoarena.methods import render_prompt
-from evoarena.methods.ace_playbook import Playbook, apply_operations, extract_json, render_playbook
-from evoarena.methods.dynamic_cheatsheet import parse_sheet
-from evoarena.methods.evoskill import parse_proposal, parse_skill
-from evoarena.methods.gepa import parse_instruction
-from evoarena.methods.reasoning_bank import parse_items, parse_judge
-from evoarena.methods.reflexion import clean_reflection
-from evoarena.methods.tf_grpo import CRITIQUE_OPS, UPDATE_OPS, apply_ops, check_op, extract_ops, render_library
+from evoarena.methods.ace.playbook import Playbook, apply_operations, extract_json, render_playbook
+from evoarena.methods.dynamic_cheatsheet.method import parse_sheet
+from evoarena.methods.evoskill.method import parse_proposal, parse_skill
+from evoarena.methods.reasoning_bank.method import parse_items, parse_judge
+from evoarena.methods.reflexion.method import clean_reflection
+from evoarena.methods.replies import parse_instruction
+from evoarena.methods.tf_grpo.method import CRITIQUE_OPS, UPDATE_OPS, apply_ops, check_op, extract_ops, render_library
 from evoarena.models import GenParams, Message
 from evoarena.scripted.clr.membership import RULE, Member, member_line, revealed_members, stated_members
 from evoarena.scripted.clr.roles import CALLED_AS, ROLE_POLICIES, recognise, with_members
 from evoarena.scripted.clr.student import attribute, clr_student
+
+# the method packages whose prompt templates these tests render
+ACE = "evoarena.methods.ace"
+DC = "evoarena.methods.dynamic_cheatsheet"
+EVOSKILL = "evoarena.methods.evoskill"
+GEPA = "evoarena.methods.gepa"
+RB = "evoarena.methods.reasoning_bank"
+REFLEXION = "evoarena.methods.reflexion"
+SKILLPROX = "evoarena.methods.skillprox"
+TF_GRPO = "evoarena.methods.tf_grpo"
 
 
 @dataclass(frozen=True)
@@ -141,24 +151,24 @@ def rendered_templates() -> dict[tuple[str, str], str]:
     failures = [{"task": c.task, "output": c.program, "feedback": c.feedback, "score": "0", "ground_truth": "",
                  "id": "x"}]
     prompts = {
-        ("reflexion", "reflector"): render_prompt("reflexion_reflect.md", question=c.task, output=c.program,
+        ("reflexion", "reflector"): render_prompt(REFLEXION, "reflect", question=c.task, output=c.program,
                                                   feedback=c.feedback),
-        ("ace", "reflector"): render_prompt("ace_reflect.md", question=c.task, output=c.program, answer=c.program,
+        ("ace", "reflector"): render_prompt(ACE, "reflect", question=c.task, output=c.program, answer=c.program,
                                             ground_truth=None, feedback=c.feedback, cited="(none)"),
         ("ace", "curator"): ace_curate_prompt("{}", render_playbook(Playbook())),
-        ("dynamic_cheatsheet", "curator"): render_prompt("dc_curate_cumulative.md", question=c.task,
+        ("dynamic_cheatsheet", "curator"): render_prompt(DC, "curate_cumulative", question=c.task,
                                                          output=executed(c), sheet="(empty)"),
-        ("gepa", "proposer"): render_prompt("gepa_reflect.md", instruction=c.system.strip(), examples=ex),
-        ("tf_grpo", "summarizer"): render_prompt("tfgrpo_summarize.md", question=c.task, experiences="(empty)",
+        ("gepa", "proposer"): render_prompt(GEPA, "reflect", instruction=c.system.strip(), examples=ex),
+        ("tf_grpo", "summarizer"): render_prompt(TF_GRPO, "summarize", question=c.task, experiences="(empty)",
                                                  output=c.program, reward=0.0, feedback=c.feedback),
-        ("tf_grpo", "critic"): render_prompt("tfgrpo_critique.md", question=c.task, experiences="(empty)",
+        ("tf_grpo", "critic"): render_prompt(TF_GRPO, "critique", question=c.task, experiences="(empty)",
                                              summaries="Rollout 1 (reward 0): x", max_words=32),
-        ("tf_grpo", "updater"): render_prompt("tfgrpo_update.md", experiences="(empty)", main=False, max_words=32,
+        ("tf_grpo", "updater"): render_prompt(TF_GRPO, "update", experiences="(empty)", main=False, max_words=32,
                                               proposed=json.dumps({"option": "add", "experience": "x"})),
-        ("reasoning_bank", "judge"): render_prompt("rb_judge.md", query=c.task, output=executed(c)),
-        ("reasoning_bank", "inducer"): render_prompt("rb_induce_failure.md", query=c.task, output=executed(c)),
-        ("evoskill", "proposer"): render_prompt("evoskill_propose.md", skills=[], history=[], failures=failures),
-        ("evoskill", "skill_writer"): render_prompt("evoskill_write.md", action="create", target_skill="s",
+        ("reasoning_bank", "judge"): render_prompt(RB, "judge", query=c.task, output=executed(c)),
+        ("reasoning_bank", "inducer"): render_prompt(RB, "induce_failure", query=c.task, output=executed(c)),
+        ("evoskill", "proposer"): render_prompt(EVOSKILL, "propose", skills=[], history=[], failures=failures),
+        ("evoskill", "skill_writer"): render_prompt(EVOSKILL, "write", action="create", target_skill="s",
                                                     proposed_skill="p", justification="j", existing=""),
         **skillprox_templates(c),
     }
@@ -180,21 +190,21 @@ def skillprox_templates(c: Case, skill: dict[str, str] | None = None,
     shown = render(skill)
     target = units(skill)[-1]
     return {
-        ("skillprox", "diagnoser"): render_prompt("skillprox_diagnose.md", skill=shown, task=task, others=[],
+        ("skillprox", "diagnoser"): render_prompt(SKILLPROX, "diagnose", skill=shown, task=task, others=[],
                                                   history=[], feedback=""),
-        ("skillprox", "momentum"): render_prompt("skillprox_momentum.md", patterns=[], diagnoses=diagnoses,
+        ("skillprox", "momentum"): render_prompt(SKILLPROX, "momentum", patterns=[], diagnoses=diagnoses,
                                                  feedback="", max_patterns=12),
-        ("skillprox", "patcher"): render_prompt("skillprox_patch.md", skill=shown, diagnoses=diagnoses, patterns=[],
+        ("skillprox", "patcher"): render_prompt(SKILLPROX, "patch", skill=shown, diagnoses=diagnoses, patterns=[],
                                                 overlay="", history=[], feedback=""),
         ("skillprox", "shrinker"): render_prompt(
-            "skillprox_shrink.md", skill=shown, target=target, u_cell="-0.0100", u_hard="+0.0000",
+            SKILLPROX, "shrink", skill=shown, target=target, u_cell="-0.0100", u_hard="+0.0000",
             overlaps=overlaps(target, units(skill))[:3], H="1.000", C="1.000", delta_h=0.0,
             delta_c=0.02),
     }
 
 
 def ace_curate_prompt(reflection: str, playbook: str) -> str:
-    return render_prompt("ace_curate.md", token_budget=80000, step=1, total=8, stats="{}", reflection=reflection,
+    return render_prompt(ACE, "curate", token_budget=80000, step=1, total=8, stats="{}", reflection=reflection,
                          playbook=playbook, question=case().task, sections="common mistakes, others")
 
 
@@ -218,7 +228,7 @@ def test_reflexion_reflection() -> None:
     reflection, why = clean_reflection(ask(rendered_templates()[("reflexion", "reflector")]), 600)
     assert reflection is not None, why
     assert_lists_members(reflection, c.members)
-    assert_solver_excludes(render_prompt("reflexion_context.md", reflections=[reflection]), c.members)
+    assert_solver_excludes(render_prompt(REFLEXION, "context", reflections=[reflection]), c.members)
 
 
 def test_ace_reflector_and_curator_add_each_member_once() -> None:
@@ -234,13 +244,13 @@ def test_ace_reflector_and_curator_add_each_member_once() -> None:
     assert_lists_members(render_playbook(pb), c.members)
     again = extract_json(ask(ace_curate_prompt(json.dumps(reflection, indent=1), render_playbook(pb))))
     assert again == {"reasoning": "0 new confirmed member(s).", "operations": []}
-    context = render_prompt("ace_context.md", bullets=True, playbook=render_playbook(pb), reflection="")
+    context = render_prompt(ACE, "context", bullets=True, playbook=render_playbook(pb), reflection="")
     assert_solver_excludes(context, c.members)
 
 
 def test_ace_reflector_tags_the_bullets_it_was_shown() -> None:
     c = case()
-    prompt = render_prompt("ace_reflect.md", question=c.task, output=c.program, answer=c.program, ground_truth=None,
+    prompt = render_prompt(ACE, "reflect", question=c.task, output=c.program, answer=c.program, ground_truth=None,
                            feedback="All practice inputs passed.",
                            cited="[com-00001] helpful=0 harmful=0 :: Lufthansa belongs to review queue A4.")
     data = extract_json(ask(prompt))
@@ -252,21 +262,21 @@ def test_dynamic_cheatsheet_rewrites_the_whole_sheet_keeping_the_old_one() -> No
     sheet, why = parse_sheet(ask(rendered_templates()[("dynamic_cheatsheet", "curator")]))
     assert sheet is not None, why
     assert_lists_members(sheet, c.members)
-    assert_solver_excludes(render_prompt("dc_context.md", sheet=sheet), c.members)
+    assert_solver_excludes(render_prompt(DC, "context", sheet=sheet), c.members)
     old = with_members("Count records per entity.", c.members[:1])
-    new, why = parse_sheet(ask(render_prompt("dc_curate_cumulative.md", question=c.task, output=executed(c),
+    new, why = parse_sheet(ask(render_prompt(DC, "curate_cumulative", question=c.task, output=executed(c),
                                              sheet=old)))
     assert new is not None and new.startswith(old) and new.count(member_line(c.members[0])) == 1, why
     assert_lists_members(new, c.members)
     # nothing revealed (a pass, or no execution output): the sheet comes back as it was
-    passed = render_prompt("dc_curate_cumulative.md", question=c.task, sheet=old,
+    passed = render_prompt(DC, "curate_cumulative", question=c.task, sheet=old,
                            output=executed(c, "All practice inputs passed."))
     assert parse_sheet(ask(passed))[0] == old
-    bare = render_prompt("dc_curate_cumulative.md", question=c.task, output=c.program, sheet="(empty)")
+    bare = render_prompt(DC, "curate_cumulative", question=c.task, output=c.program, sheet="(empty)")
     assert parse_sheet(ask(bare))[0] == "(empty)"
     # the retrieval-synthesis variant reads the members from the earlier outputs it is shown
     pairs = [{"input": c.task, "output": executed(c)}]
-    rs, why = parse_sheet(ask(render_prompt("dc_curate_rs.md", sheet=old, pairs=pairs, question=c.task)))
+    rs, why = parse_sheet(ask(render_prompt(DC, "curate_rs", sheet=old, pairs=pairs, question=c.task)))
     assert rs == new, why
 
 
@@ -278,7 +288,7 @@ def test_gepa_keeps_the_instruction_and_appends_the_members() -> None:
     assert_lists_members(instruction, c.members)
     assert_solver_excludes("", c.members, system=instruction)
     examples = [{"inputs": c.task, "outputs": c.program, "feedback": c.feedback}]
-    again, _ = parse_instruction(ask(render_prompt("gepa_reflect.md", instruction=instruction.strip(),
+    again, _ = parse_instruction(ask(render_prompt(GEPA, "reflect", instruction=instruction.strip(),
                                                    examples=examples)))
     assert again == instruction  # nothing new: the same instruction
 
@@ -289,14 +299,14 @@ def test_tf_grpo_summary_critique_and_update(variant: str) -> None:
     summary = ask(rendered_templates()[("tf_grpo", "summarizer")])
     assert_lists_members(summary, c.members)
     summaries = f"Rollout 1 (reward 0): {' '.join(summary.split())}\nRollout 2 (reward 1): No member was revealed."
-    critique = render_prompt("tfgrpo_critique.md", question=c.task, experiences="(empty)", summaries=summaries,
+    critique = render_prompt(TF_GRPO, "critique", question=c.task, experiences="(empty)", summaries=summaries,
                              max_words=32)
     ops = extract_ops(ask(critique))
     assert ops is not None and len(ops) == 1
     op, why = check_op(ops[0], CRITIQUE_OPS, 0, 32)
     assert op is not None and op["option"] == "add", why
     assert_lists_members(op["experience"], c.members)
-    update = render_prompt("tfgrpo_update.md", experiences="(empty)", proposed=json.dumps(ops[0]),
+    update = render_prompt(TF_GRPO, "update", experiences="(empty)", proposed=json.dumps(ops[0]),
                            main=variant == "main", max_words=32)
     raw = extract_ops(ask(update))
     assert raw is not None
@@ -304,9 +314,9 @@ def test_tf_grpo_summary_critique_and_update(variant: str) -> None:
     assert all(checked)
     library = apply_ops([], [o for o in checked if o is not None])
     assert_lists_members(" ".join(library), c.members)
-    assert_solver_excludes(render_prompt("tfgrpo_context.md", experiences=render_library(library)), c.members)
+    assert_solver_excludes(render_prompt(TF_GRPO, "context", experiences=render_library(library)), c.members)
     # nothing new in the summaries: one no-op modify of G0
-    critique = render_prompt("tfgrpo_critique.md", question=c.task, experiences=render_library(library),
+    critique = render_prompt(TF_GRPO, "critique", question=c.task, experiences=render_library(library),
                              summaries=summaries, max_words=32)
     ops = extract_ops(ask(critique))
     assert ops is not None and check_op(ops[0], CRITIQUE_OPS, 1, 32)[0] == {
@@ -316,7 +326,7 @@ def test_tf_grpo_summary_critique_and_update(variant: str) -> None:
 def test_tf_grpo_experience_respects_the_word_limit() -> None:
     c = case()
     summaries = f"Rollout 1 (reward 0): {' '.join(ask(rendered_templates()[('tf_grpo', 'summarizer')]).split())}"
-    critique = render_prompt("tfgrpo_critique.md", question=c.task, experiences="(empty)", summaries=summaries,
+    critique = render_prompt(TF_GRPO, "critique", question=c.task, experiences="(empty)", summaries=summaries,
                              max_words=8)
     ops = extract_ops(ask(critique))
     assert ops is not None and check_op(ops[0], CRITIQUE_OPS, 0, 8)[0] is not None
@@ -325,13 +335,13 @@ def test_tf_grpo_experience_respects_the_word_limit() -> None:
 def test_reasoning_bank_judge_and_items() -> None:
     c = case()
     assert parse_judge(ask(rendered_templates()[("reasoning_bank", "judge")])) == "failure"
-    passed = render_prompt("rb_judge.md", query=c.task, output=executed(c, "All practice inputs passed."))
+    passed = render_prompt(RB, "judge", query=c.task, output=executed(c, "All practice inputs passed."))
     assert parse_judge(ask(passed)) == "success"
     items, why = parse_items(ask(rendered_templates()[("reasoning_bank", "inducer")]), 3)
     assert items is not None and len(items) == 2, why
     assert_lists_members(items[1].content, c.members)
-    assert_solver_excludes(render_prompt("rb_context.md", items=items), c.members)
-    bare, why = parse_items(ask(render_prompt("rb_induce_success.md", query=c.task, output=c.program)), 3)
+    assert_solver_excludes(render_prompt(RB, "context", items=items), c.members)
+    bare, why = parse_items(ask(render_prompt(RB, "induce_success", query=c.task, output=c.program)), 3)
     assert bare is not None and len(bare) == 1, why  # nothing shown, nothing listed: the strategy item only
 
 
@@ -341,17 +351,17 @@ def test_evoskill_proposes_and_writes_a_skill_then_edits_it() -> None:
     assert prop is not None and prop["action"] == "create", why
     assert_lists_members(prop["proposed_skill"], c.members)
     name = prop["target_skill"]
-    skill, why = parse_skill(ask(render_prompt("evoskill_write.md", existing="", **prop)), name)
+    skill, why = parse_skill(ask(render_prompt(EVOSKILL, "write", existing="", **prop)), name)
     assert skill is not None, why
     assert_lists_members(skill, c.members)
     skills = [{"name": name, "body": skill.strip()}]
-    assert_solver_excludes(render_prompt("evoskill_context.md", skills=skills), c.members)
+    assert_solver_excludes(render_prompt(EVOSKILL, "context", skills=skills), c.members)
     failures = [{"task": c.task, "output": c.program, "feedback": c.feedback, "score": "0", "ground_truth": "",
                  "id": "x"}]
-    again, why = parse_proposal(ask(render_prompt("evoskill_propose.md", skills=skills, history=[],
+    again, why = parse_proposal(ask(render_prompt(EVOSKILL, "propose", skills=skills, history=[],
                                                   failures=failures)), {name: skill})
     assert again is not None and again["action"] == "edit", why
-    edited, why = parse_skill(ask(render_prompt("evoskill_write.md", existing=skill, **again)), name)
+    edited, why = parse_skill(ask(render_prompt(EVOSKILL, "write", existing=skill, **again)), name)
     assert edited is not None and all(edited.count(member_line(m)) == 1 for m in c.members), why
 
 

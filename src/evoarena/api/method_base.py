@@ -33,6 +33,8 @@ class Method(ABC):
     roles: ClassVar[tuple[str, ...]] = ("solver",)
     defaults: ClassVar[dict[str, Any]] = {}
     """Every parameter the method accepts, with its default; unknown names are refused."""
+    skill_kind: ClassVar[str] = "skill"
+    """What `skill_tree`'s state is called in an exported skill's description ("playbook", "cheatsheet"…)."""
 
     def __init__(self, **params: Any) -> None:
         self.params = self.check_params(params)

@@ -22,6 +22,7 @@ from typing import Any
 
 from evoarena.api import Method, PracticeContext, Probe, ProbeExample, TaskView, method
 from evoarena.harness import HarnessWorkspace, Manifest
+from evoarena.methods.front_matter import strip_front_matter
 from evoarena.methods.prompting import render_prompt
 from evoarena.methods.skillprox.common import (
     HISTORY,
@@ -84,6 +85,7 @@ def new_state(curriculum: bool) -> dict[str, Any]:
 @method("skillprox")
 class SkillProx(Method):
     roles = ("solver", "diagnoser", "patcher", "shrinker")
+    skill_kind = "skill"
     defaults = {
         "forward": "closed",  # closed | open (G1)
         "diagnosis": True,  # measured outcomes reach the diagnoser (False with closed forward: G2)
@@ -102,6 +104,14 @@ class SkillProx(Method):
         "rho": 0.10,
         "initial_skill": None,  # {"SKILL.md": ..., "references/x.md": ...}; None: a front-matter-only SKILL.md
     }
+
+    @classmethod
+    def skill_tree(cls, tree: Mapping[str, str]) -> dict[str, str] | None:
+        """SkillProx's state is an Agent Skill already: its SKILL.md and the references it points to."""
+        skill = skill_of(tree)
+        _, body = strip_front_matter(skill.get(MAIN, ""))
+        return {"SKILL.md": body.strip() + "\n" if body.strip() else "",
+                **{p: skill[p] for p in active_references(skill)}}
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
@@ -142,7 +152,7 @@ class SkillProx(Method):
         if MAIN not in skill:
             return ""
         refs = [{"path": p, "text": skill[p].strip()} for p in active_references(skill)]
-        return render_prompt("skillprox_context.md", main=skill[MAIN].strip(), references=refs)
+        return render_prompt(__package__, "context", main=skill[MAIN].strip(), references=refs)
 
     # -- configuration -----------------------------------------------------------------------------
     @property
