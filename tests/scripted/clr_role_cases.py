@@ -1,7 +1,6 @@
 """Shared by the scripted CLR role tests: one real CLR case (task, program, feedback, members), the scripted
 lister and solver, and every update template rendered with realistic values."""
 
-
 from __future__ import annotations
 
 import ast
