@@ -21,7 +21,7 @@ from evoarena.protocol.progress import Progress, Tracker
 from evoarena.protocol.run.evaluate import Evaluator
 from evoarena.protocol.run.schedules import CellInputs, Lane, Outcome, schedule_for
 from evoarena.protocol.run.schedules.base import Charge, Phase, Unit, UnitKind
-from evoarena.protocol.run.schedules.results import InitDone, StepDone, UnitResult, read
+from evoarena.protocol.run.schedules.results import InitResult, StepResult, UnitResult, read
 from evoarena.protocol.run.units import ProviderUnavailable, UnitRunner
 from evoarena.protocol.scheduler import SERIAL, Scheduler
 from evoarena.protocol.splits import PracticeSplits
@@ -70,7 +70,7 @@ class CellRunner:
         self.store.upsert_cell(plan.cell, condition=plan.condition, method=units.method.name, model=plan.model,
                                seed=plan.seed, status="running")
         init = units.run(Unit("init", UnitKind.INIT, "", meter=Charge.OUTSIDE), units.meter, units.ws)
-        assert isinstance(init, InitDone)
+        assert isinstance(init, InitResult)
         units.tracker = Tracker(plan.cell, self.schedule.total(), units.report, units.spent)
         units.tracker.phase(self.schedule.phase)
         lanes = self.schedule.lanes(init.version)
@@ -119,7 +119,7 @@ class CellRunner:
         if b.max_attempts is not None or b.max_calls is not None or b.max_tokens is not None:
             return False
         key = self.schedule.first_key()
-        first = None if key is None else read(self.store, self.plan.cell, key, StepDone)
+        first = None if key is None else read(self.store, self.plan.cell, key, StepResult)
         return first is None or first.budget_scope == "episode"
 
 

@@ -31,11 +31,11 @@ from evoarena.protocol.progress import Progress, Tally, Tracker
 from evoarena.protocol.run.evaluate import Evaluator, evaluate_tree, mean_score
 from evoarena.protocol.run.schedules.base import Charge, Unit, UnitKind
 from evoarena.protocol.run.schedules.results import (
-    CheckpointDone,
-    InitDone,
-    StageTestDone,
-    StepDone,
-    TestDone,
+    CheckpointResult,
+    FinalTestResult,
+    InitResult,
+    StageTestResult,
+    StepResult,
     UnitResult,
     commit,
     read,
@@ -49,8 +49,8 @@ from evoarena.store.calls import errors_since, last_call_id
 
 #: The record each kind of unit leaves.
 RESULTS: dict[UnitKind, type[UnitResult]] = {
-    UnitKind.INIT: InitDone, UnitKind.PRACTICE: StepDone, UnitKind.CHECKPOINT: CheckpointDone,
-    UnitKind.TEST: TestDone, UnitKind.STAGE_TEST: StageTestDone,
+    UnitKind.INIT: InitResult, UnitKind.PRACTICE: StepResult, UnitKind.CHECKPOINT: CheckpointResult,
+    UnitKind.TEST: FinalTestResult, UnitKind.STAGE_TEST: StageTestResult,
 }
 
 Done = tuple[UnitResult, Sequence[AttemptRow]]
@@ -120,7 +120,7 @@ class UnitRunner:
             commit(self.store, self.cell, unit.key, done, rows)
         else:
             self._replay(unit, done)
-        if unit.meter is not Charge.OUTSIDE and isinstance(done, StepDone | CheckpointDone):
+        if unit.meter is not Charge.OUTSIDE and isinstance(done, StepResult | CheckpointResult):
             meter.restore(done.budget)
         return done
 
@@ -153,9 +153,9 @@ class UnitRunner:
 
     def _replay(self, unit: Unit, done: UnitResult) -> None:
         """A resumed evaluation counts in the progress display: its stored score once per task it names."""
-        if isinstance(done, CheckpointDone | TestDone):
+        if isinstance(done, CheckpointResult | FinalTestResult):
             score: float | None = done.mean
-        elif isinstance(done, StageTestDone):
+        elif isinstance(done, StageTestResult):
             score = done.score
         else:
             return
@@ -171,7 +171,7 @@ class UnitRunner:
         vid = save_version(self.store, self.cell, tree, parents=[], method=self.method.name,
                            manifest=Manifest(intent="initial harness"), step=unit.key,
                            limits=self.spec.protocol.harness)
-        return InitDone(vid, meter.state()), []
+        return InitResult(vid, meter.state()), []
 
     def _practice(self, unit: Unit, meter: BudgetMeter, ws: HarnessWorkspace) -> Done:
         """One practice step; a harness error in it (a bad file the method left, a bad name it wrote) fails the cell
@@ -222,7 +222,7 @@ class UnitRunner:
                                    manifest=manifest or Manifest(intent="(method gave no manifest)"), step=key,
                                    limits=limits)
         passed = any(r.passed for r in service.attempt_rows if r.phase == "practice")  # rollouts never pass a stage
-        done = StepDone(version, meter.state(), status, unit.checkpoint, service.rejections, passed,
+        done = StepResult(version, meter.state(), status, unit.checkpoint, service.rejections, passed,
                         budget_scope=None if meter is self.meter else "episode")
         return done, service.attempt_rows
 
@@ -234,7 +234,7 @@ class UnitRunner:
             workers=self.spec.protocol.workers, scheduler=self.scheduler, on_row=lambda r: self.tracker.task(r.score),
         )
         self._check_provider_errors(unit.key, since)
-        return CheckpointDone(mean_score(rows), meter.state()), rows
+        return CheckpointResult(mean_score(rows), meter.state()), rows
 
     def _test(self, unit: Unit, meter: BudgetMeter, ws: HarnessWorkspace) -> Done:
         since = last_call_id(self.store)
@@ -244,7 +244,7 @@ class UnitRunner:
             on_row=lambda r: self.tracker.task(r.score),
         )
         self._check_provider_errors(unit.key, since)
-        return TestDone(mean_score(rows)), rows
+        return FinalTestResult(mean_score(rows)), rows
 
     def _stage_test(self, unit: Unit, meter: BudgetMeter, ws: HarnessWorkspace) -> Done:
         (test_id,) = unit.test_ids
@@ -255,7 +255,7 @@ class UnitRunner:
         self._check_provider_errors(unit.key, since)
         diagnostics = self.evaluator.diagnose(test_id, rows[0].answer,
                                               self.evaluator.state_shown(self.method, tree, test_id))
-        return StageTestDone(rows[0].score, diagnostics), rows
+        return StageTestResult(rows[0].score, diagnostics), rows
 
 
 def _store_event(store: RunStore, cell: str, unit: str, kind: str, payload: dict[str, Any]) -> None:

@@ -27,7 +27,7 @@ from evoarena.protocol.run.schedules.base import (
     Visibility,
     runs,
 )
-from evoarena.protocol.run.schedules.results import StepDone
+from evoarena.protocol.run.schedules.results import StepResult
 
 MAX_ATTEMPTS = 3
 
@@ -67,7 +67,7 @@ class CurriculumSchedule(CellSchedule):
             for n in range(1, self.attempts + 1):
                 done = yield Unit(_attempt_key(task, n), UnitKind.PRACTICE, current, (task,), step=n, visible=seen,
                                   attempt_limit=1, first_attempt=n, optional=True)
-                if not isinstance(done, StepDone):  # skipped: the budget was spent
+                if not isinstance(done, StepResult):  # skipped: the budget was spent
                     break
                 current = done.version
                 if done.passed or done.status == "budget":

@@ -25,7 +25,7 @@ from evoarena.protocol.run.schedules.base import (
     UnitKind,
     runs,
 )
-from evoarena.protocol.run.schedules.results import CheckpointDone, StepDone, UnitResult
+from evoarena.protocol.run.schedules.results import CheckpointResult, StepResult, UnitResult
 
 
 @runs(PracticeSelectTest)
@@ -65,7 +65,7 @@ class PracticeSelectTestSchedule(CellSchedule):
         for n, (key, task, is_checkpoint) in enumerate(self.steps):
             done = yield Unit(key, UnitKind.PRACTICE, current, (task,), step=n, checkpoint=is_checkpoint,
                               optional=True)
-            if not isinstance(done, StepDone):  # skipped: the budget was spent
+            if not isinstance(done, StepResult):  # skipped: the budget was spent
                 break
             current = done.version
             if done.checkpoint:
@@ -92,7 +92,7 @@ class PracticeSelectTestSchedule(CellSchedule):
         for vid in candidates:
             done = yield Unit(f"select/{vid}", UnitKind.CHECKPOINT, vid, val, meter=Charge.SELECTION,
                               optional=bool(scores))
-            if not isinstance(done, CheckpointDone):
+            if not isinstance(done, CheckpointResult):
                 break
             scores[vid] = float(done.mean)
         best = max(scores.values())

@@ -19,7 +19,7 @@ Budget = dict[str, Any]  # a BudgetMeter's state: attempts, calls, tokens, exhau
 
 
 @dataclass(frozen=True)
-class InitDone:
+class InitResult:
     """The initial harness the method wrote."""
 
     version: str
@@ -27,7 +27,7 @@ class InitDone:
 
 
 @dataclass(frozen=True)
-class StepDone:
+class StepResult:
     """A practice step: the version it left (the one it started from if the method changed nothing or the budget
     stopped it), the meter after it, and whether one of its submitted attempts passed."""
 
@@ -42,7 +42,7 @@ class StepDone:
 
 
 @dataclass(frozen=True)
-class CheckpointDone:
+class CheckpointResult:
     """A checkpoint's mean score on val and the meter after grading it."""
 
     mean: float
@@ -50,21 +50,21 @@ class CheckpointDone:
 
 
 @dataclass(frozen=True)
-class TestDone:
+class FinalTestResult:
     """The selected version's mean score on the test split."""
 
     mean: float
 
 
 @dataclass(frozen=True)
-class StageTestDone:
+class StageTestResult:
     """A curriculum stage's test score and the benchmark's diagnostics of the answer and the state behind it."""
 
     score: float | None
     diagnostics: dict[str, Any] | None
 
 
-UnitResult = InitDone | StepDone | CheckpointDone | TestDone | StageTestDone
+UnitResult = InitResult | StepResult | CheckpointResult | FinalTestResult | StageTestResult
 R = TypeVar("R", bound=UnitResult)
 
 
