@@ -20,8 +20,8 @@ from evoarena.protocol.budget import BudgetMeter
 from evoarena.protocol.progress import Progress, Tracker
 from evoarena.protocol.run.evaluate import Evaluator
 from evoarena.protocol.run.schedules import CellInputs, Lane, Outcome, schedule_for
-from evoarena.protocol.run.schedules.base import Charge, Phase, Unit, UnitKind
-from evoarena.protocol.run.schedules.results import InitResult, StepResult, UnitResult, read
+from evoarena.protocol.run.schedules.base import Phase, Unit
+from evoarena.protocol.run.schedules.results import StepResult, UnitResult, read
 from evoarena.protocol.run.units import ProviderUnavailable, UnitRunner
 from evoarena.protocol.scheduler import SERIAL, Scheduler
 from evoarena.protocol.splits import PracticeSplits
@@ -69,11 +69,10 @@ class CellRunner:
         plan, units = self.plan, self.units
         self.store.upsert_cell(plan.cell, condition=plan.condition, method=units.method.name, model=plan.model,
                                seed=plan.seed, status="running")
-        init = units.run(Unit("init", UnitKind.INIT, "", meter=Charge.OUTSIDE), units.meter, units.ws)
-        assert isinstance(init, InitResult)
+        initial = units.initial()
         units.tracker = Tracker(plan.cell, self.schedule.total(), units.report, units.spent)
         units.tracker.phase(self.schedule.phase)
-        lanes = self.schedule.lanes(init.version)
+        lanes = self.schedule.lanes(initial)
         if self._own_meters():
             # lanes side by side, each from the initial version with a meter and a workspace of its own; the cell's
             # spending is their sum (a meter with limits would make one lane's refusal depend on another's timing,
@@ -88,7 +87,7 @@ class CellRunner:
         else:
             ends = [self._drive(lane, units.meter, units.ws) for lane in lanes]
         units.tracker.finish()
-        end = self.schedule.outcome(init.version, ends)
+        end = self.schedule.outcome(initial, ends)
         self.store.upsert_cell(plan.cell, status="done", current_version=end.current, selected_version=end.selected,
                                budget_json=_budget_json(self.spec, units.meter))
         return end.current if end.selected is None else end.selected

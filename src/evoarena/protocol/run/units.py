@@ -120,9 +120,15 @@ class UnitRunner:
             commit(self.store, self.cell, unit.key, done, rows)
         else:
             self._replay(unit, done)
-        if unit.meter is not Charge.OUTSIDE and isinstance(done, StepResult | CheckpointResult):
+        if isinstance(done, StepResult | CheckpointResult):
             meter.restore(done.budget)
         return done
+
+    def initial(self) -> str:
+        """The initial harness version: the method writes it in the cell's workspace (unit `init`)."""
+        done = self.run(Unit("init", UnitKind.INIT, "", meter=Charge.OUTSIDE), self.meter, self.ws)
+        assert isinstance(done, InitResult)  # an init unit leaves an InitResult
+        return done.version
 
     def lane_ws(self, k: int) -> HarnessWorkspace:
         """The workspace of a lane run beside others (a curriculum's episode)."""

@@ -51,8 +51,8 @@ class Visibility:
 class Unit:
     """One unit of a cell's work: done whole, committed with its attempts, and skipped when a resumed run finds it.
 
-    `version` is the harness version it starts from (practice) or grades (the others). `tasks` are the tasks it
-    practises on or grades; `test_ids` the locked test tasks it grades (empty: the whole test split)."""
+    `version` is the harness version it starts from (practice) or grades (the others; "" for `init`). `tasks` are
+    the tasks it practises on or grades; `test_ids` the locked test tasks it grades (empty: the whole test split)."""
 
     key: str
     kind: UnitKind
