@@ -109,7 +109,8 @@ class UnitRunner:
 
     def run(self, unit: Unit, meter: BudgetMeter, ws: HarnessWorkspace) -> UnitResult | None:
         """The unit's result — read back if it was finished before, else done and committed now — or None when it
-        is optional and `meter` (its lane's) is spent. A unit charging the budget leaves `meter` as it recorded."""
+        is optional and `meter` (its lane's) is spent. A practice step or a checkpoint leaves `meter` as its result
+        recorded; a checkpoint (`Charge.SELECTION`) turns the meter's refusals off for the rest of the lane."""
         if unit.meter is Charge.SELECTION:
             meter.enforce = False  # selection spends from the budget but finishes the checkpoint it started
         done = read(self.store, self.cell, unit.key, RESULTS[unit.kind])
