@@ -17,7 +17,6 @@ from evoarena.protocol.confinement import isolation_record
 from evoarena.protocol.progress import Progress
 from evoarena.protocol.roles import role_map, role_params
 from evoarena.protocol.run.cell import CellPlan, CellRunner
-from evoarena.protocol.run.curriculum import CurriculumCellRunner
 from evoarena.protocol.run.evaluate import Evaluator
 from evoarena.protocol.scheduler import Scheduler
 from evoarena.protocol.splits import LockedTestSplit, PracticeSplits, split_tasks
@@ -85,10 +84,9 @@ def cell_runner(parts: RunParts, *, store: RunStore, evaluator: Evaluator, cache
             if isinstance(method, IsolatedMethod):
                 store.event("method_isolation", isolation_record(spec.protocol.method_confinement, method.level),
                             cell=plan.cell)
-            runner = CurriculumCellRunner if parts.benchmark.protocol == "curriculum" else CellRunner
-            return runner(plan, spec=spec, store=store, benchmark=parts.benchmark, practice=parts.practice,
-                          evaluator=evaluator, models=models, method=method, progress=progress,
-                          scheduler=scheduler).run()
+            return CellRunner(plan, spec=spec, store=store, benchmark=parts.benchmark, practice=parts.practice,
+                              evaluator=evaluator, models=models, method=method, progress=progress,
+                              scheduler=scheduler).run()
         except BaseException as err:
             halt.set(f"{plan.cell}: {type(err).__name__}")
             raise
