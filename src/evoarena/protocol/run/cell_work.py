@@ -39,10 +39,10 @@ class RunParts:
     backends: dict[str, Backend]
 
 
-def build_parts(spec: ExperimentSpec, search: tuple[Path, ...] = ()) -> RunParts:
-    """Check `spec` whole (its method isolation included), build its benchmark and make its backends; a problem is
-    a one-line `SpecError`."""
-    resolved = validate_run(spec, search)
+def build_parts(spec: ExperimentSpec, search: tuple[Path, ...] = (), resolved: Resolved | None = None) -> RunParts:
+    """Check `spec` whole (its method isolation included) unless the caller has (`resolved`: validate_run's answer
+    for the same spec and search), build its benchmark and make its backends; a problem is a one-line `SpecError`."""
+    resolved = resolved if resolved is not None else validate_run(spec, search)
     try:
         benchmark = resolved.benchmark(**spec.benchmark.params)
         tasks = benchmark.build()  # locks the benchmark: nothing can regenerate the test split after this
