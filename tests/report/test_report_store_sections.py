@@ -14,7 +14,7 @@ from report_samples import make_meta
 from evoarena.harness.versions import diff_trees, load_tree
 from evoarena.protocol.run.runner import run_experiment
 from evoarena.report import ScoreRecord, build_results, render_html
-from evoarena.report.collect import spec_conditions
+from evoarena.report.snapshot import RunSnapshot
 from evoarena.report.store_sections import ReportExtras, task_table
 from evoarena.spec import load_spec
 from evoarena.store import RunStore, queries
@@ -66,7 +66,7 @@ def test_the_per_task_table_holds_the_stores_test_scores(quickstart: Path) -> No
     page = (quickstart / "report.html").read_text("utf-8")
     rows = _table(page, "tasks")
     store = RunStore(quickstart, read_only=True)
-    order = spec_conditions(queries.run(store).spec or {})  # type: ignore[union-attr]
+    order = RunSnapshot.load(store).conditions
     cells = sorted(queries.cells(store), key=lambda c: order.index(c.condition))
     assert rows[0] == ["task", *[c.condition for c in cells]]  # one model, one seed: a column per cell, spec order
     body = {r[0]: r[1:] for r in rows[1:]}
