@@ -9,8 +9,8 @@ from report_samples import make_budgets, make_calls, make_meta, make_scores
 
 from evoarena.report import ScoreRecord, build_results, render_html, write_report
 from evoarena.report.chart import accuracy_svg
-from evoarena.report.results_record import ConditionResult, SplitSummary
 from evoarena.report.labels import MECHANISM_LABEL, evidence_label
+from evoarena.report.results_record import ConditionResult, SplitSummary
 
 BANNER = "evidence: mechanism — scripted model, not a language-model result"
 

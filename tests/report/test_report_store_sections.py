@@ -7,29 +7,15 @@ import html
 import re
 from pathlib import Path
 
-import pytest
 from markupsafe import Markup
 from report_samples import make_meta
 
 from evoarena.harness.versions import diff_trees, load_tree
-from evoarena.protocol.run.runner import run_experiment
 from evoarena.report import ScoreRecord, build_results, render_html
 from evoarena.report.snapshot import RunSnapshot
 from evoarena.report.store_sections import ReportExtras, task_table
-from evoarena.spec import load_spec
 from evoarena.store import RunStore, queries
 from evoarena.store.versions import cell_versions
-
-RECIPES = Path(__file__).resolve().parents[2] / "recipes"
-
-
-@pytest.fixture(scope="module")
-def quickstart(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("report-store")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("EVOARENA_CACHE_DIR", str(root / "cache"))
-        run_experiment(load_spec(RECIPES / "quickstart.yaml").with_model("scripted"), root / "run", probe=False)
-    return root / "run"
 
 
 def _table(page: str, table_id: str) -> list[list[str]]:
