@@ -190,8 +190,8 @@ def build_results(
     budgets: Sequence[CellBudget],
     order: Sequence[str] = (),
 ) -> RunResults:
-    """The run record (without probes and views). Deterministic and independent of input order; floats rounded. `order`: the spec's
-    conditions, the first being the baseline of `versus_baseline`."""
+    """The run record (without probes and views). Deterministic and independent of input order; floats rounded.
+    `order`: the spec's conditions, the first being the baseline of `versus_baseline`."""
     if meta.evidence not in EVIDENCE_LEVELS:
         raise ValueError(f"meta.evidence must be one of {EVIDENCE_LEVELS}, got {meta.evidence!r}")
     _check_scores(scores)

@@ -19,7 +19,6 @@ from evoarena.viewer.pages.common import RunHeader, header, run_store
 from evoarena.viewer.render import page
 from evoarena.viewer.results_cache import cached_results
 
-
 Row = TypeVar("Row", ConditionResult, ConditionCalls, BudgetResult)
 
 
