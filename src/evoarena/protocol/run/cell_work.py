@@ -24,6 +24,7 @@ from evoarena.protocol.splits import LockedTestSplit, PracticeSplits, split_task
 from evoarena.protocol.validate import Resolved, validate_run
 from evoarena.spec import ExperimentSpec, MethodSpec, SpecError
 from evoarena.store import RunStore
+from evoarena.store.run_events import write_event
 
 
 @dataclass
@@ -83,8 +84,7 @@ def cell_runner(parts: RunParts, *, store: RunStore, evaluator: Evaluator, cache
                                   scheduler.calls)
             method = _method(spec, method_cls, plan, store.run_dir, cache)
             if isinstance(method, IsolatedMethod):
-                store.event("method_isolation", isolation_record(spec.protocol.method_confinement, method.level),
-                            cell=plan.cell)
+                write_event(store, isolation_record(spec.protocol.method_confinement, method.level), cell=plan.cell)
             runner = CurriculumCellRunner if parts.benchmark.protocol == "curriculum" else CellRunner
             return runner(plan, spec=spec, store=store, benchmark=parts.benchmark, practice=parts.practice,
                           evaluator=evaluator, models=models, method=method, progress=progress,
