@@ -15,11 +15,12 @@ from pydantic import BaseModel, Field, JsonValue, TypeAdapter, ValidationError
 from evoarena.api import TestSplitLocked
 from evoarena.harness import HarnessPathError, ManifestError
 from evoarena.models import ModelCallError, ProviderError, RunHalted
-from evoarena.protocol.boundary.ops import WIRE, AnyOp, Op
+from evoarena.protocol.boundary.ops import OPS, WIRE, Op
 from evoarena.protocol.budget import BudgetExhausted
 from evoarena.protocol.solve.harness_program import HarnessProgramError
 
 R = TypeVar("R")
+AnOp = TypeVar("AnOp", bound=Op[Any])
 
 #: the exceptions that cross as themselves; any other crosses as its nearest listed base (RuntimeError for none),
 #: its message prefixed by its type's name
@@ -33,10 +34,10 @@ FAILURES: dict[str, type[BaseException]] = {cls.__name__: cls for cls in (
 )}
 
 
-class Call(BaseModel):
+class Call(BaseModel, Generic[AnOp]):
     model_config = WIRE
     kind: Literal["call"] = "call"
-    op: AnyOp
+    op: AnOp
 
 
 class Done(BaseModel, Generic[R]):
@@ -79,15 +80,20 @@ def bare(err: BaseException) -> BaseException:
     return Failed.of(err).exception()
 
 
-@functools.cache
 def _incoming(reply: Any) -> TypeAdapter[Any]:
     """What may arrive while an answer of type `reply` is awaited: that answer, a failure, or a call of the other
-    side's (the pipe nests them)."""
-    return TypeAdapter(Annotated[Union[Call, Done[reply], Failed], Field(discriminator="kind")])  # noqa: UP007
+    side's (the pipe nests them), any registered op."""
+    return _adapter(reply, tuple(OPS.values()))
+
+
+@functools.cache
+def _adapter(reply: Any, ops: tuple[type[Op[Any]], ...]) -> TypeAdapter[Any]:
+    call = Call[Annotated[Union[ops], Field(discriminator="op")]]  # type: ignore[valid-type]  # noqa: UP007
+    return TypeAdapter(Annotated[Union[call, Done[reply], Failed], Field(discriminator="kind")])  # noqa: UP007
 
 
 def call(op: Op[Any]) -> bytes:
-    return Call(op=op).model_dump_json(warnings="error").encode()  # type: ignore[arg-type]
+    return b'{"kind":"call","op":' + op.model_dump_json(warnings="error").encode() + b"}"
 
 
 def answer(op: Op[Any], handler: Callable[[Op[Any]], Any]) -> bytes:
@@ -95,7 +101,7 @@ def answer(op: Op[Any], handler: Callable[[Op[Any]], Any]) -> bytes:
     try:
         return done(op, handler(op))
     except BaseException as err:  # noqa: BLE001 - every failure goes back to the caller, bare
-        return Failed.of(err).model_dump_json().encode()
+        return failed(err)
 
 
 def done(op: Op[R], value: R) -> bytes:
@@ -108,9 +114,10 @@ def failed(err: BaseException) -> bytes:
     return Failed.of(err).model_dump_json().encode()
 
 
-def read(data: bytes, awaiting: type[Op[Any]] | None = None) -> Call | Done[Any] | Failed:
+def read(data: bytes, awaiting: type[Op[Any]] | None = None) -> Call[Op[Any]] | Done[Any] | Failed:
     """A message from the other side, checked (ValidationError, a ValueError, if it is not of the agreed form)."""
-    msg: Call | Done[Any] | Failed = _incoming(None if awaiting is None else awaiting.reply).validate_json(data)
+    msg: Call[Op[Any]] | Done[Any] | Failed = _incoming(None if awaiting is None else awaiting.reply
+                                                         ).validate_json(data)
     return msg
 
 

@@ -8,9 +8,9 @@ methods marked `@handles(SomeOp)` are found by the op's type."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Annotated, Any, ClassVar, Generic, Literal, TypeVar, Union
+from typing import Any, ClassVar, Generic, Literal, TypeVar, Union
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, model_validator
 
 from evoarena.api import AgentAction, Attempt, EpisodeEnd, EpisodeView, Feedback, Parsed, TaskView, Turn
 from evoarena.harness import Manifest
@@ -26,7 +26,7 @@ WIRE = ConfigDict(frozen=True, strict=True, extra="forbid", ser_json_inf_nan="co
 
 class Op(BaseModel, Generic[R]):
     """One request. `reply` is its answer's type (the class's type parameter); `op`, a literal in each subclass,
-    names it on the wire."""
+    names it on the wire. Defining a subclass registers it (`OPS`): the codec reads every registered op."""
 
     model_config = WIRE
     reply: ClassVar[Any] = None
@@ -38,7 +38,18 @@ class Op(BaseModel, Generic[R]):
             meta = getattr(base, "__pydantic_generic_metadata__", None)
             if meta and meta["origin"] is Op and meta["args"]:
                 cls.reply = meta["args"][0]
-                return
+                break
+        field = cls.model_fields.get("op")
+        if field is None:  # `Op[X]` itself, not a request
+            return
+        name = field.default
+        if not isinstance(name, str) or OPS.get(name, cls) is not cls:
+            raise TypeError(f"{cls.__name__}: `op` must default to a name no other op has, not {name!r}")
+        OPS[name] = cls
+
+
+#: every op by its name on the wire, in the order defined
+OPS: dict[str, type[Op[Any]]] = {}
 
 
 class Plain(BaseModel):
@@ -310,13 +321,6 @@ class Stop(Op[None]):
     """The method's process ends."""
 
     op: Literal["stop"] = "stop"
-
-
-AnyOp = Annotated[Union[  # noqa: UP007 - a runtime union of the classes
-    Complete, CompleteMany, ChatMany, MakeAttempt, Rollouts, Grade, Observe, Label, AddCandidate, Event,
-    EpisodeEdit, EpisodeSolverParams, EpisodeStepMessages, EpisodeParse, EpisodeModel,
-    Hello, Initialize, Practice, BuildMessages, ContextText, OpenAgent, AgentAct, AgentMeta, AgentEnd, Stop,
-], Field(discriminator="op")]
 
 
 # -- dispatch by type -----------------------------------------------------------------------------------------------
