@@ -4,9 +4,11 @@ is answered by its handler through the in-process channel and through the pipe's
 from __future__ import annotations
 
 import os
+import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Literal
 
 import pytest
@@ -93,3 +95,15 @@ def test_a_server_finds_its_bases_handlers() -> None:
 
     assert Louder().answer(Label(task_id="t")) == "ref" and Louder().answer(Shout(text="a")) == "A"
     assert Label not in Cell._handlers
+
+
+def test_the_architecture_pages_example_is_the_code() -> None:
+    """docs/architecture.md § Adding a ctx capability shows `Label`'s op, handler and client method as they are."""
+    root = Path(__file__).resolve().parents[3]
+    section = (root / "docs/architecture.md").read_text().partition("### Adding a ctx capability")[2]
+    blocks = re.findall(r"```python\n(.*?)```", section, flags=re.S)
+    sources = [root / "src/evoarena/protocol/boundary" / f for f in ("ops.py", "client.py")]
+    sources.append(root / "src/evoarena/protocol/run/step_service.py")
+    assert len(blocks) == 3
+    for block, source in zip(blocks, [sources[0], sources[2], sources[1]], strict=True):
+        assert block in source.read_text(), block
