@@ -42,10 +42,10 @@ class Op(BaseModel, Generic[R]):
         field = cls.model_fields.get("op")
         if field is None:  # `Op[X]` itself, not a request
             return
-        name = field.default
-        if not isinstance(name, str) or OPS.get(name, cls) is not cls:
+        name, known = field.default, OPS.get(field.default, cls)
+        if not isinstance(name, str) or (known.__module__, known.__qualname__) != (cls.__module__, cls.__qualname__):
             raise TypeError(f"{cls.__name__}: `op` must default to a name no other op has, not {name!r}")
-        OPS[name] = cls
+        OPS[name] = cls  # (the same class again: its module was imported again)
 
 
 #: every op by its name on the wire, in the order defined
