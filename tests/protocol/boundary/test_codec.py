@@ -3,7 +3,9 @@ the op's reply type, and an exception crosses as a fresh one of a listed type, w
 
 from __future__ import annotations
 
+import ast
 import json
+from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
@@ -80,3 +82,14 @@ def test_an_exception_crosses_as_a_fresh_one_of_a_listed_type(err: BaseException
     assert type(info.value) is raised and text in str(info.value)
     assert info.value is not err and info.value.__traceback__ is not None and info.value.__cause__ is None
     assert vars(info.value) == {}
+
+
+def test_nothing_on_the_boundary_unpickles() -> None:
+    """Both sides read only JSON: no module of the boundary, nor the step service, imports pickle or marshal."""
+    src = Path(__file__).resolve().parents[3] / "src/evoarena/protocol"
+    modules = [*sorted((src / "boundary").glob("*.py")), src / "run/step_service.py"]
+    for module in modules:
+        imported = {alias.name for node in ast.walk(ast.parse(module.read_text()))
+                    if isinstance(node, (ast.Import, ast.ImportFrom))
+                    for alias in (node.names if isinstance(node, ast.Import) else [ast.alias(node.module or "")])}
+        assert not imported & {"pickle", "marshal", "dill", "cloudpickle"}, module.name
