@@ -203,27 +203,37 @@ class RoleInfo(Plain):
 
 
 class EpisodeEdit(Op[None]):
+    """`EpisodeContext.edit`: a harness file of the episode written (the cell refuses a path out of the root)."""
+
     op: Literal["episode_edit"] = "episode_edit"
     path: str
     text: str
 
 
 class EpisodeSolverParams(Op[GenParams]):
+    """`EpisodeContext.solver_params`, as the episode's harness sets them."""
+
     op: Literal["episode_solver_params"] = "episode_solver_params"
 
 
 class EpisodeStepMessages(Op[list[Message]]):
+    """`EpisodeContext.step_messages`: the solver's prompt for a step, the cell's task put back in its view."""
+
     op: Literal["episode_step_messages"] = "episode_step_messages"
     view: StepView
     note: str = ""
 
 
 class EpisodeParse(Op[Parsed]):
+    """`EpisodeContext.parse`: the benchmark's reading of a reply."""
+
     op: Literal["episode_parse"] = "episode_parse"
     text: str
 
 
 class EpisodeModel(Op[RoleInfo]):
+    """`EpisodeContext.model`: what the method's process needs to make a role's handle (its calls are `Complete`)."""
+
     op: Literal["episode_model"] = "episode_model"
     role: str
 
@@ -260,18 +270,24 @@ class Hello(Op[None]):
 
 
 class Initialize(Op[None]):
+    """`Method.initialize` on the method's own harness directory."""
+
     op: Literal["initialize"] = "initialize"
     system_prompt: str
     solver_params: GenParams
 
 
 class Practice(Op[Union[Manifest, None]]):  # noqa: UP007 - a runtime type argument
+    """`Method.practice` for one step; the context's requests come back up while it runs."""
+
     op: Literal["practice"] = "practice"
     step: StepArgs
     task: TaskView
 
 
 class BuildMessages(Op[list[Message]]):
+    """`Method.build_messages`: a solver prompt (also asked while a practice step waits for its attempt)."""
+
     op: Literal["build_messages"] = "build_messages"
     tree: Tree
     task_text: str
@@ -295,6 +311,8 @@ class OpenAgent(Op[Union[AgentRef, None]]):  # noqa: UP007 - a runtime type argu
 
 
 class AgentAct(Op[AgentAction]):
+    """`EpisodeAgent.act` of the agent numbered `agent`, at the episode's `sample_index`."""
+
     op: Literal["agent_act"] = "agent_act"
     agent: int
     view: EpisodeView
@@ -302,6 +320,8 @@ class AgentAct(Op[AgentAction]):
 
 
 class AgentMeta(Op[str]):
+    """`EpisodeAgent.meta`: the agent's answer to one of its meta-actions."""
+
     op: Literal["agent_meta"] = "agent_meta"
     agent: int
     name: str
@@ -311,6 +331,8 @@ class AgentMeta(Op[str]):
 
 
 class AgentEnd(Op[None]):
+    """`EpisodeAgent.end`; the method's process then forgets the agent."""
+
     op: Literal["agent_end"] = "agent_end"
     agent: int
     outcome: EpisodeEnd
