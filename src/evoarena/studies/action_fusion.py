@@ -1,0 +1,265 @@
+"""Action Fusion replayed over seeded edit→test sessions in the real sandbox (SoL-Pi, seed 000 §10): how many model
+round trips does fusing an edit with its declared test save, and does the fused call keep what the module promises
+on every pair — the order (edit, then test), a test's exit status, stdout and stderr verbatim, a test never run after
+an edit that failed (and saying so), the test seeing exactly the edited files?
+
+A workspace is a small Python module of arithmetic functions (`mod_<seed>.py`), each with a known expected table;
+some functions start wrong. A session is a sequence of pairs, each an edit and the test declared with it, of one of
+five planned kinds: a fix (the edit applies, the test passes), a break (the edit applies, the test fails on the
+wrong value), a crash (the edit applies, the module no longer imports: a traceback on stderr), a new file written
+and tested, and a failed edit (text not found, text found twice, a missing file, a path outside the workspace). The
+test program is deterministic (no timings), prints the SHA-256 of the module as it read it, and exits 1 on any
+mismatch.
+
+Each session is run twice from the same start: fused (`ActionFusion.call`, one round trip per pair) and unfused (the
+edit as one call, then — only if it applied — the test as a second call, run directly by the sandbox). The unfused
+run is the reference the fused results are checked against byte for byte. No model is called: the agent's turns are
+the seeded script, and a round trip is one model request the agent would make.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from evoarena.runtime import ActionFusion, Edit, Fused, ThenRun, Workspace, Write
+from evoarena.runtime.action_fusion import SKIPPED
+from evoarena.runtime.text import sha256_text
+from evoarena.sandbox import SandboxLimits, SandboxResult, run_python
+
+KINDS = ("fix", "break", "crash", "write", "failed-edit")
+#: Shares of the planned pair kinds (the failed edits are a fifth of the pairs: agents miss their anchor often).
+WEIGHTS = (0.35, 0.2, 0.1, 0.15, 0.2)
+LIMITS = SandboxLimits(wall_s=20.0, cpu_s=20)
+_OPS = (("add", "a + b"), ("sub", "a - b"), ("mul", "a * b"), ("mod", "a % b"), ("max2", "max(a, b)"))
+_CASES = ((7, 3), (2, 9), (12, 5))
+
+
+def _function(name: str, expr: str) -> str:
+    return f"def {name}(a, b):\n    return {expr}\n"
+
+
+def _test_program(module: str, names: list[str]) -> str:
+    """A deterministic test: the module's SHA-256 as read, one line per wrong case (stderr), exit 1 on any; a module
+    that does not import gives its traceback (scratch paths made relative) and exit 2."""
+    table = {name: [(a, b, eval(expr, {}, {"a": a, "b": b})) for a, b in _CASES]  # noqa: S307 - our own exprs
+             for name, expr in _OPS if name in names}
+    return "\n".join([
+        "import hashlib, os, sys, traceback",
+        f"print('read {module}.py sha256=' + hashlib.sha256(open('{module}.py', 'rb').read()).hexdigest())",
+        "try:",
+        f"    import {module} as m",
+        "except Exception:  # the traceback with paths relative to the scratch directory, so runs compare equal",
+        "    sys.stderr.write(traceback.format_exc().replace(os.getcwd() + os.sep, ''))",
+        "    sys.exit(2)",
+        f"TABLE = {table!r}",
+        "bad = 0",
+        "for name, cases in sorted(TABLE.items()):",
+        "    for a, b, want in cases:",
+        "        got = getattr(m, name)(a, b)",
+        "        if got != want:",
+        "            bad += 1",
+        "            print(f'FAIL {name}({a}, {b}) = {got!r}, expected {want!r}', file=sys.stderr)",
+        "print(f'{sum(len(c) for c in TABLE.values()) - bad} passed, {bad} failed')",
+        "sys.exit(1 if bad else 0)",
+        ""])
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One planned agent turn: the change, the test declared with it, and what the plan expects."""
+
+    kind: str
+    change: Write | Edit
+    test: ThenRun
+    edit_applies: bool
+    test_passes: bool | None  # None: the test must be skipped
+
+
+def workspace(seed: int) -> tuple[dict[str, str], str, dict[str, str]]:
+    """The seeded starting files, the module's name and each function's body; two of the five start wrong."""
+    rng = random.Random(seed)
+    module = f"mod_{seed}"
+    wrong = set(rng.sample([n for n, _ in _OPS], 2))
+    state = {n: "a - b - 1" if n in wrong else e for n, e in _OPS}
+    body = "".join(_function(n, state[n]) for n, _ in _OPS)
+    return {f"{module}.py": body, "README.txt": "arithmetic helpers\n"}, module, state
+
+
+def session(seed: int = 0, pairs: int = 12) -> tuple[dict[str, str], list[Pair]]:
+    """The seeded start and the planned pairs. The plan tracks the module's text, so every planned outcome is known
+    before anything runs (and checked after)."""
+    if pairs < 1:
+        raise ValueError("pairs must be >= 1")
+    files, module, state = workspace(seed)
+    rng = random.Random(seed * 7919 + 1)
+    path = f"{module}.py"
+    right = dict(_OPS)
+    names = [n for n, _ in _OPS]
+    out: list[Pair] = []
+    for i in range(pairs):
+        kind = rng.choices(KINDS, WEIGHTS)[0]
+        test = ThenRun(_test_program(module, names), limits=LIMITS)
+        if kind == "write":
+            extra = f"helper_{i}.py"
+            out.append(Pair(kind, Write(extra, f"VALUE = {i}\n"), ThenRun(
+                f"import helper_{i}\nassert helper_{i}.VALUE == {i}, 'wrong value'\nprint('helper ok')\n",
+                limits=LIMITS), True, True))
+            continue
+        if kind == "failed-edit":
+            how = rng.randrange(4)
+            change: Write | Edit = (
+                Edit(path, "return a ** b\n", "return a + b\n") if how == 0 else
+                Edit(path, "(a, b):\n", "(a, b, c=0):\n") if how == 1 else
+                Edit(f"missing_{i}.py", "x", "y") if how == 2 else
+                Write(f"../outside_{i}.py", "x = 1\n"))
+            out.append(Pair(kind, change, test, False, None))
+            continue
+        bad = [n for n in names if state[n] not in (right[n], f"({right[n]})")]
+        name = rng.choice(bad if kind == "fix" and bad else names)  # a fix targets a wrong one
+        old = f"def {name}(a, b):\n    return {state[name]}\n"
+        new_expr = {"fix": right[name], "break": f"{right[name]} + 1", "crash": "a +"}[kind]
+        if kind == "fix" and state[name] == right[name]:
+            new_expr = f"({right[name]})"  # an equivalent rewrite: still applies once, still passes
+        out.append(Pair(kind, Edit(path, old, f"def {name}(a, b):\n    return {new_expr}\n"), test, True, None))
+        if kind != "crash":
+            state[name] = new_expr
+        else:  # the agent undoes a crash in its next turn; the plan keeps the module importable after it
+            out.append(Pair("fix", Edit(path, f"    return {new_expr}\n", f"    return {state[name]}\n"), test,
+                            True, None))
+    text = files[path]
+    fixed: list[Pair] = []
+    for p in out:  # resolve the expected verdict of module tests by replaying the edits on the text
+        if p.test_passes is None and p.edit_applies:
+            assert isinstance(p.change, Edit)
+            text = text.replace(p.change.old, p.change.new, 1)
+            p = Pair(p.kind, p.change, p.test, True, _module_passes(text))
+        fixed.append(p)
+    return files, fixed
+
+
+def _module_passes(text: str) -> bool:
+    """Whether the module's text passes its test, judged in this process (the plan's expectation)."""
+    scope: dict[str, object] = {}
+    try:
+        exec(compile(text, "<module>", "exec"), scope)  # noqa: S102 - the study's own generated text
+        return all(scope[n](a, b) == eval(e, {}, {"a": a, "b": b})  # type: ignore[operator]  # noqa: S307
+                   for n, e in _OPS for a, b in _CASES)
+    except SyntaxError:
+        return False
+
+
+@dataclass(frozen=True)
+class Replay:
+    """One session, fused and unfused. Round trips are model requests; `violations_*` count pairs breaking a
+    promise (0 is the pass): `order` — the observation is not the edit's line then the test's marker and output;
+    `verbatim` — the fused test's exit status, stdout or stderr differ from the same test run directly on the same
+    files, or are not in the observation as they are; `skip` — a test ran after a failed edit, or the observation
+    does not say it was skipped, or the failed edit changed the workspace; `snapshot` — the test read a module
+    other than the one the edit left; `plan` — the outcome differs from the plan; `workspaces` — the fused and
+    unfused workspaces differ at the end."""
+
+    seed: int
+    pairs: int
+    edits_failed: int
+    tests_passed: int
+    tests_failed: int
+    tests_skipped: int
+    round_trips_unfused: int
+    round_trips_fused: int
+    sandbox_runs: int
+    violations_order: int
+    violations_verbatim: int
+    violations_skip: int
+    violations_snapshot: int
+    violations_plan: int
+    workspaces_differ: bool
+
+    @property
+    def saved(self) -> int:
+        return self.round_trips_unfused - self.round_trips_fused
+
+    @property
+    def violations(self) -> int:
+        return (self.violations_order + self.violations_verbatim + self.violations_skip + self.violations_snapshot
+                + self.violations_plan + int(self.workspaces_differ))
+
+    def as_dict(self) -> dict[str, object]:
+        d: dict[str, object] = dict(self.__dict__)
+        d["saved"], d["violations"] = self.saved, self.violations
+        return d
+
+
+def _order_ok(f: Fused) -> bool:
+    obs = f.observation()
+    kinds = [k for k, _ in f.steps()]
+    if not obs.startswith(f.edit.message + "\n"):
+        return False
+    if f.test is None:
+        return kinds == ["edit"]
+    return kinds == ["edit", "test"] and obs.index("[then_run:") > len(f.edit.message) and (
+        obs.index("[stdout]") < obs.index("[stderr]"))
+
+
+def _verbatim_ok(f: Fused, direct: SandboxResult) -> bool:
+    t = f.test
+    if t is None or (t.returncode, t.stdout, t.stderr) != (direct.returncode, direct.stdout, direct.stderr):
+        return False
+    return f.observation().endswith(f"exit status {t.returncode}\n[stdout]\n{t.stdout}\n[stderr]\n{t.stderr}")
+
+
+def replay(seed: int = 0, pairs: int = 12) -> Replay:
+    """Run the seeded session fused and unfused in the sandbox and check every pair (see `Replay`)."""
+    files, plan = session(seed, pairs)
+    module = next(name for name in files if name.startswith("mod_"))
+    fusion = ActionFusion(Workspace(files))
+    plain = Workspace(files)
+    n = dict.fromkeys(("failed", "passed", "tfailed", "skipped", "unfused", "runs", "order", "verbatim", "skip",
+                       "snapshot", "plan"), 0)
+    for p in plan:
+        before = fusion.workspace.files
+        ran_before = fusion.tests_run
+        fused = fusion.call(p.change, p.test)
+        edit = plain.apply(p.change)
+        n["unfused"] += 1
+        n["order"] += not _order_ok(fused)
+        if not fused.edit.ok:
+            n["failed"] += 1
+            n["skipped"] += 1
+            n["skip"] += (fused.test is not None or fusion.tests_run != ran_before or fusion.workspace.files != before
+                          or SKIPPED not in fused.observation() or edit.ok)
+            n["plan"] += p.edit_applies
+            continue
+        n["unfused"] += 1  # the test is a second request
+        direct = run_python(p.test.code, stdin=p.test.stdin, files=plain.files, limits=p.test.limits)
+        n["runs"] += 2
+        n["verbatim"] += not _verbatim_ok(fused, direct)
+        passed = fused.ok
+        n["passed" if passed else "tfailed"] += 1
+        n["plan"] += (not p.edit_applies) or passed != p.test_passes
+        if fused.test is not None and fused.test.stdout.startswith("read "):  # a module test: which module it read
+            read = fused.test.stdout.split("sha256=", 1)[1].split("\n", 1)[0]
+            n["snapshot"] += read != sha256_text(fusion.workspace.files[module])
+    return Replay(seed, len(plan), n["failed"], n["passed"], n["tfailed"], n["skipped"], n["unfused"], len(plan),
+                  n["runs"], n["order"], n["verbatim"], n["skip"], n["snapshot"], n["plan"],
+                  fusion.workspace.files != plain.files)
+
+
+def study(seeds: int = 10, pairs: int = 12) -> list[Replay]:
+    """Sessions on seeds 0 .. seeds - 1."""
+    return [replay(seed, pairs) for seed in range(seeds)]
+
+
+def table(rows: list[Replay]) -> str:
+    """A plain-text table, one row per seed, and the totals."""
+    head = (f"{'seed':>4} {'pairs':>5} {'edit fail':>9} {'test pass':>9} {'test fail':>9} {'skipped':>7} "
+            f"{'trips unfused':>13} {'trips fused':>11} {'saved':>5} {'violations':>10}")
+    lines = ["Action Fusion: edit + declared test as one call, in the sandbox (model-free)", head]
+    for r in rows:
+        lines.append(f"{r.seed:>4} {r.pairs:>5} {r.edits_failed:>9} {r.tests_passed:>9} {r.tests_failed:>9} "
+                     f"{r.tests_skipped:>7} {r.round_trips_unfused:>13} {r.round_trips_fused:>11} {r.saved:>5} "
+                     f"{r.violations:>10}")
+    unf, fus = sum(r.round_trips_unfused for r in rows), sum(r.round_trips_fused for r in rows)
+    lines.append(f"total: {unf} → {fus} round trips ({(unf - fus) / unf:.1%} fewer); "
+                 f"{sum(r.violations for r in rows)} promise violations over {sum(r.pairs for r in rows)} pairs")
+    return "\n".join(lines)
