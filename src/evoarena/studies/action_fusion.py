@@ -263,3 +263,24 @@ def table(rows: list[Replay]) -> str:
     lines.append(f"total: {unf} → {fus} round trips ({(unf - fus) / unf:.1%} fewer); "
                  f"{sum(r.violations for r in rows)} promise violations over {sum(r.pairs for r in rows)} pairs")
     return "\n".join(lines)
+
+
+def reading(rows: list[Replay]) -> str:
+    """One paragraph on what the numbers say, written from them."""
+    if not rows:
+        return ""
+    unf, fus = sum(r.round_trips_unfused for r in rows), sum(r.round_trips_fused for r in rows)
+    pairs, failed = sum(r.pairs for r in rows), sum(r.edits_failed for r in rows)
+    tfail = sum(r.tests_failed for r in rows)
+    return (
+        f"Over {len(rows)} sessions ({pairs} pairs: {failed} failed edits, {tfail} failing tests, "
+        f"{sum(r.tests_passed for r in rows)} passing), fusing took {fus} model round trips where the same turns "
+        f"unfused took {unf}: {unf - fus} fewer ({(unf - fus) / unf:.0%}), one per edit that applied — a failed "
+        f"edit saves nothing, since unfused the agent would not run the test either. Promise violations: "
+        f"{sum(r.violations for r in rows)} (order {sum(r.violations_order for r in rows)}, verbatim test output "
+        f"{sum(r.violations_verbatim for r in rows)}, skip after a failed edit {sum(r.violations_skip for r in rows)}, "
+        f"test saw other files {sum(r.violations_snapshot for r in rows)}, outcome off plan "
+        f"{sum(r.violations_plan for r in rows)}, workspaces differing at the end "
+        f"{sum(r.workspaces_differ for r in rows)}). The saving is in requests, each a resend of the context; "
+        "whether an agent plans its tests well enough to declare them with the edit is not measured here."
+    )

@@ -194,7 +194,8 @@ class RatioSummary:
     """The arms at one ratio, over the sessions: priced cost relative to never-compact (mean), the same with the
     summary calls' input counted (`with_summary`), compactions per session (mean), sessions where the gate cost no
     more than the cheaper of the other two arms, requests over the window, and the gate's boundary decisions by
-    reason and their agreement with hindsight."""
+    reason and their agreement with hindsight (`deferred_would_pay`: a deferral whose breakeven was within the
+    requests really left; `compacted_unpaid`: a compaction whose breakeven was not)."""
 
     ratio: float
     sessions: int
@@ -206,6 +207,8 @@ class RatioSummary:
     reasons: dict[str, int]
     hindsight_agree: int
     hindsight_calls: int
+    deferred_would_pay: int
+    compacted_unpaid: int
 
 
 def summarise_rows(rows: Sequence[ArmResult]) -> list[RatioSummary]:
@@ -224,7 +227,9 @@ def summarise_rows(rows: Sequence[ArmResult]) -> list[RatioSummary]:
         judged = [c.agrees for c in calls if c.agrees is not None]
         out.append(RatioSummary(ratio, len(seeds), cost, with_summary, comp, not_worse,
                                 {a: sum(by[s, a].over_window for s in seeds) for a in ARMS},
-                                dict(sorted(Counter(c.reason for c in calls).items())), sum(judged), len(judged)))
+                                dict(sorted(Counter(c.reason for c in calls).items())), sum(judged), len(judged),
+                                sum(c.agrees is False and not c.compact for c in calls),
+                                sum(c.agrees is False and c.compact for c in calls)))
     return out
 
 
@@ -245,3 +250,32 @@ def table(rows: Sequence[ArmResult]) -> str:
     for m in sums:
         lines.append(f"ratio {m.ratio:g}: " + ", ".join(f"{k} {v}" for k, v in m.reasons.items()))
     return "\n".join(lines)
+
+
+def reading(rows: Sequence[ArmResult]) -> str:
+    """One paragraph on what the numbers say, written from them."""
+    sums = summarise_rows(rows)
+    if not sums:
+        return ""
+    lo, hi = sums[0], sums[-1]
+    over = {a: max(m.over_window[a] for m in sums) for a in ARMS}
+    cheaper = [f"{m.ratio:g}" for m in sums if m.cost_vs_never["always"] < m.cost_vs_never["gate"]]
+    cheaper_summary = [f"{m.ratio:g}" for m in sums if m.with_summary["always"] < m.with_summary["gate"]]
+    return (
+        f"Over {lo.sessions} sessions, compacting at step boundaries cuts the priced tokens to "
+        f"{lo.cost_vs_never['gate']:.0%} (gate) and {lo.cost_vs_never['always']:.0%} (always) of never compacting "
+        f"at a write/read ratio of {lo.ratio:g}, and to {hi.cost_vs_never['gate']:.0%} and "
+        f"{hi.cost_vs_never['always']:.0%} at {hi.ratio:g}, where every compaction rewrites the whole context at the "
+        f"write price; requests past the {WINDOW_TOKENS:,}-token window: never {over['never']}, gate "
+        f"{over['gate']}, always {over['always']}. The gate compacts at {lo.compactions['gate']:.1f} of "
+        f"{lo.compactions['always']:.1f} boundaries per session at {lo.ratio:g} and {hi.compactions['gate']:.1f} at "
+        f"{hi.ratio:g}; its calls agree with hindsight {lo.hindsight_agree}/{lo.hindsight_calls} and "
+        f"{hi.hindsight_agree}/{hi.hindsight_calls} times, its misses at {hi.ratio:g} deferrals that would have "
+        f"paid ({hi.deferred_would_pay}: by breakeven, later-compaction margin or carried debt) and compactions "
+        f"that did not ({hi.compacted_unpaid}; the first may look twice as far). On the mean, always-compact is "
+        "cheaper than the "
+        f"gate at ratios {', '.join(cheaper) or 'none'} ({', '.join(cheaper_summary) or 'none'} with the summary "
+        "calls' input counted): the session model gives the summary a fixed 1000 tokens and loses nothing by it, so "
+        "this measures the gate's arithmetic against its own cost model, not whether an agent keeps its accuracy "
+        "with less history."
+    )

@@ -272,3 +272,27 @@ def table(rows: list[Replay]) -> str:
                  f"({saved / raw:.1%})")
     lines.append("reasons: " + ", ".join(f"{k} {v}" for k, v in sorted(total.items())))
     return "\n".join(lines)
+
+
+def reading(rows: list[Replay]) -> str:
+    """One paragraph on what the numbers say, written from them."""
+    if not rows:
+        return ""
+    total: Counter[str] = Counter()
+    for r in rows:
+        total.update(r.reasons)
+    logs, calls, acc = sum(r.logs for r in rows), sum(r.calls for r in rows), sum(r.accepted for r in rows)
+    saved, acc_raw, raw = (sum(r.saved_bytes for r in rows), sum(r.accepted_raw_bytes for r in rows),
+                           sum(r.raw_bytes for r in rows))
+    return (
+        f"Of {logs} logs, {calls} reached the scripted reducer; the rest stayed raw without a call "
+        f"({total['below-min-bytes']} under 4 KiB, {total['not-designated']} from a command that is not a build or "
+        f"test, {total['likely-credentials']} with credential-like text). {acc} receipts were accepted, together "
+        f"{saved / acc_raw if acc_raw else 0:.0%} smaller than their logs "
+        f"({saved / 1024:.0f} KiB saved, {saved / raw:.0%} of all log bytes). Unfaithful receipts accepted: "
+        f"{sum(r.unfaithful_accepted for r in rows)} of {sum(r.unfaithful for r in rows)}; logs whose outcome was "
+        f"not the one planned: {sum(r.wrong_reason for r in rows)}; credential-like logs sent: "
+        f"{sum(r.credential_sent for r in rows)} of {sum(r.credential_logs for r in rows)}. The checks catch the "
+        "unfaithful shapes built here; a receipt that quotes real lines but leaves out the one that matters still "
+        "passes them, as long as a failing run's receipt quotes some failure line."
+    )
