@@ -23,7 +23,7 @@ import random
 from dataclasses import dataclass
 
 from evoarena.runtime import ActionFusion, Edit, Fused, ThenRun, Workspace, Write
-from evoarena.runtime.action_fusion import SKIPPED
+from evoarena.runtime.action_fusion import SKIPPED, Runner
 from evoarena.runtime.text import sha256_text
 from evoarena.sandbox import SandboxLimits, SandboxResult, run_python
 
@@ -191,14 +191,17 @@ class Replay:
 
 
 def _order_ok(f: Fused) -> bool:
+    """The observation is the edit's line, then the test's marker, stdout and stderr, in that order; a test after
+    a failed edit is out of order (and counted by the skip check too)."""
     obs = f.observation()
     kinds = [k for k, _ in f.steps()]
     if not obs.startswith(f.edit.message + "\n"):
         return False
     if f.test is None:
         return kinds == ["edit"]
-    return kinds == ["edit", "test"] and obs.index("[then_run:") > len(f.edit.message) and (
-        obs.index("[stdout]") < obs.index("[stderr]"))
+    marks = [obs.find(x) for x in ("[then_run:", "[stdout]", "[stderr]")]
+    return (f.edit.ok and kinds == ["edit", "test"] and -1 not in marks
+            and len(f.edit.message) < marks[0] < marks[1] < marks[2])
 
 
 def _verbatim_ok(f: Fused, direct: SandboxResult) -> bool:
@@ -208,11 +211,13 @@ def _verbatim_ok(f: Fused, direct: SandboxResult) -> bool:
     return f.observation().endswith(f"exit status {t.returncode}\n[stdout]\n{t.stdout}\n[stderr]\n{t.stderr}")
 
 
-def replay(seed: int = 0, pairs: int = 12) -> Replay:
-    """Run the seeded session fused and unfused in the sandbox and check every pair (see `Replay`)."""
+def replay(seed: int = 0, pairs: int = 12, *, runner: Runner = run_python) -> Replay:
+    """Run the seeded session fused and unfused in the sandbox and check every pair (see `Replay`). `runner` runs
+    the fused side's tests (default: the sandbox, as the unfused side); a test passes another to check that the
+    checks catch a fusion that misreports."""
     files, plan = session(seed, pairs)
     module = next(name for name in files if name.startswith("mod_"))
-    fusion = ActionFusion(Workspace(files))
+    fusion = ActionFusion(Workspace(files), runner=runner)
     plain = Workspace(files)
     n = dict.fromkeys(("failed", "passed", "tfailed", "skipped", "unfused", "runs", "order", "verbatim", "skip",
                        "snapshot", "plan"), 0)

@@ -21,9 +21,10 @@ from __future__ import annotations
 import json
 import random
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from evoarena.runtime import RECEIPT_SCHEMA, EvidenceReducer, ReducerRequest
+from evoarena.runtime import RECEIPT_SCHEMA, EvidenceReducer, Reducer, ReducerRequest
 from evoarena.runtime.reducer import FAILURE_SIGNAL, MIN_BYTES
 from evoarena.runtime.text import sha256_text, utf8_len
 
@@ -217,11 +218,13 @@ class Replay:
         return d
 
 
-def replay(seed: int = 0, logs: int = 24) -> Replay:
-    """Reduce every log of the seed and check each outcome against its plan."""
+def replay(seed: int = 0, logs: int = 24, *, make: Callable[[Reducer], EvidenceReducer] = EvidenceReducer
+           ) -> Replay:
+    """Reduce every log of the seed and check each outcome against its plan. `make` builds the reducer around the
+    scripted callable (default: the real one); a test passes a weakened one to check that the checks catch it."""
     cs = cases(seed, logs)
     scripted = ScriptedReducer({})
-    reducer = EvidenceReducer(scripted)
+    reducer = make(scripted)
     reasons: Counter[str] = Counter()
     n = Counter[str]()
     for c in cs:
