@@ -15,7 +15,7 @@ from evoarena.runtime import ActionFusion, Fused, ThenRun
 from evoarena.runtime.action_fusion import Edit, Write
 from evoarena.sandbox import SandboxResult
 from evoarena.studies import action_fusion as study_module
-from evoarena.studies.action_fusion import KINDS, replay, session
+from evoarena.studies.action_fusion import KINDS, replay, session, study
 
 
 def test_the_plan_is_seeded_and_holds_every_kind_of_pair() -> None:
@@ -77,3 +77,11 @@ def test_the_command_line_prints_the_study_as_json() -> None:
     assert row["seed"] == 0 and row["violations"] == 0
     assert row["saved"] == row["round_trips_unfused"] - row["round_trips_fused"] == replay(0, 4).saved
     assert "Promise violations: 0" in data["reading"]
+
+
+def test_ten_sessions_as_in_the_docs() -> None:
+    rows = study()
+    assert (sum(r.round_trips_unfused for r in rows), sum(r.round_trips_fused for r in rows)) == (251, 137)
+    assert (sum(r.edits_failed for r in rows), sum(r.tests_failed for r in rows), sum(r.tests_passed for r in rows)
+            ) == (23, 68, 46)
+    assert sum(r.violations for r in rows) == 0

@@ -87,66 +87,59 @@ def workspace(seed: int) -> tuple[dict[str, str], str, dict[str, str]]:
 
 
 def session(seed: int = 0, pairs: int = 12) -> tuple[dict[str, str], list[Pair]]:
-    """The seeded start and the planned pairs. The plan tracks the module's text, so every planned outcome is known
-    before anything runs (and checked after)."""
+    """The seeded start and the planned pairs. The plan tracks each function's body, so every planned outcome is
+    known before anything runs (and checked after). A crash is followed by its undo, so one pair may become two."""
     if pairs < 1:
         raise ValueError("pairs must be >= 1")
     files, module, state = workspace(seed)
     rng = random.Random(seed * 7919 + 1)
     path = f"{module}.py"
     right = dict(_OPS)
-    names = [n for n, _ in _OPS]
+    test = ThenRun(_test_program(module, [n for n, _ in _OPS]), limits=LIMITS)
     out: list[Pair] = []
+
+    def edit(kind: str, name: str, expr: str) -> None:
+        change = Edit(path, f"def {name}(a, b):\n    return {state[name]}\n", _function(name, expr))
+        state[name] = expr
+        out.append(Pair(kind, change, test, True, _passes(state)))
+
     for i in range(pairs):
         kind = rng.choices(KINDS, WEIGHTS)[0]
-        test = ThenRun(_test_program(module, names), limits=LIMITS)
         if kind == "write":
-            extra = f"helper_{i}.py"
-            out.append(Pair(kind, Write(extra, f"VALUE = {i}\n"), ThenRun(
+            out.append(Pair(kind, Write(f"helper_{i}.py", f"VALUE = {i}\n"), ThenRun(
                 f"import helper_{i}\nassert helper_{i}.VALUE == {i}, 'wrong value'\nprint('helper ok')\n",
                 limits=LIMITS), True, True))
-            continue
-        if kind == "failed-edit":
-            how = rng.randrange(4)
-            change: Write | Edit = (
-                Edit(path, "return a ** b\n", "return a + b\n") if how == 0 else
-                Edit(path, "(a, b):\n", "(a, b, c=0):\n") if how == 1 else
-                Edit(f"missing_{i}.py", "x", "y") if how == 2 else
-                Write(f"../outside_{i}.py", "x = 1\n"))
+        elif kind == "failed-edit":
+            change: Write | Edit = rng.choice((
+                Edit(path, "return a ** b\n", "return a + b\n"),  # not in the file
+                Edit(path, "(a, b):\n", "(a, b, c=0):\n"),  # in it five times
+                Edit(f"missing_{i}.py", "x", "y"),  # no such file
+                Write(f"../outside_{i}.py", "x = 1\n")))  # outside the workspace
             out.append(Pair(kind, change, test, False, None))
-            continue
-        bad = [n for n in names if state[n] not in (right[n], f"({right[n]})")]
-        name = rng.choice(bad if kind == "fix" and bad else names)  # a fix targets a wrong one
-        old = f"def {name}(a, b):\n    return {state[name]}\n"
-        new_expr = {"fix": right[name], "break": f"{right[name]} + 1", "crash": "a +"}[kind]
-        if kind == "fix" and state[name] == right[name]:
-            new_expr = f"({right[name]})"  # an equivalent rewrite: still applies once, still passes
-        out.append(Pair(kind, Edit(path, old, f"def {name}(a, b):\n    return {new_expr}\n"), test, True, None))
-        if kind != "crash":
-            state[name] = new_expr
-        else:  # the agent undoes a crash in its next turn; the plan keeps the module importable after it
-            out.append(Pair("fix", Edit(path, f"    return {new_expr}\n", f"    return {state[name]}\n"), test,
-                            True, None))
-    text = files[path]
-    fixed: list[Pair] = []
-    for p in out:  # resolve the expected verdict of module tests by replaying the edits on the text
-        if p.test_passes is None and p.edit_applies:
-            assert isinstance(p.change, Edit)
-            text = text.replace(p.change.old, p.change.new, 1)
-            p = Pair(p.kind, p.change, p.test, True, _module_passes(text))
-        fixed.append(p)
-    return files, fixed
+        else:
+            wrong = [n for n, e in right.items() if _value(state[n]) != _value(e)]
+            name = rng.choice(wrong if kind == "fix" and wrong else sorted(right))  # a fix goes to a wrong one
+            before = state[name]
+            expr = {"fix": right[name] if before != right[name] else f"({right[name]})",  # an equivalent rewrite
+                    "break": f"{right[name]} + 1", "crash": "a +"}[kind]
+            edit(kind, name, expr)
+            if kind == "crash":  # the agent undoes it in its next turn
+                edit("fix", name, before)
+    return files, out
 
 
-def _module_passes(text: str) -> bool:
-    """Whether the module's text passes its test, judged in this process (the plan's expectation)."""
-    scope: dict[str, object] = {}
+def _value(expr: str) -> tuple[object, ...] | None:
+    """What a function with body `expr` returns on the test's cases (None: it does not compile)."""
     try:
-        exec(compile(text, "<module>", "exec"), scope)  # noqa: S102 - the study's own generated text
-        return all(scope[n](a, b) == eval(e, {}, {"a": a, "b": b})  # type: ignore[operator]  # noqa: S307
-                   for n, e in _OPS for a, b in _CASES)
+        code = compile(expr, "<body>", "eval")
     except SyntaxError:
-        return False
+        return None
+    return tuple(eval(code, {}, {"a": a, "b": b}) for a, b in _CASES)  # noqa: S307 - the study's own bodies
+
+
+def _passes(state: dict[str, str]) -> bool:
+    """Whether a module of these bodies passes its test (the plan's expectation, judged here)."""
+    return all(_value(state[n]) == _value(e) for n, e in _OPS)
 
 
 @dataclass(frozen=True)
@@ -230,7 +223,7 @@ def replay(seed: int = 0, pairs: int = 12, *, runner: Runner = run_python) -> Re
         n["order"] += not _order_ok(fused)
         if not fused.edit.ok:
             n["failed"] += 1
-            n["skipped"] += 1
+            n["skipped"] += fused.test is None and SKIPPED in fused.observation()
             n["skip"] += (fused.test is not None or fusion.tests_run != ran_before or fusion.workspace.files != before
                           or SKIPPED not in fused.observation() or edit.ok)
             n["plan"] += p.edit_applies

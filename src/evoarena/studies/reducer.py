@@ -260,10 +260,10 @@ def table(rows: list[Replay]) -> str:
             f"{'receipt/raw':>11}")
     lines = ["Evidence-preserving reducer over built logs, scripted reducer (model-free)", head]
     for r in rows:
-        frac = r.receipt_bytes / r.accepted_raw_bytes if r.accepted_raw_bytes else 1.0
+        frac = f"{r.receipt_bytes / r.accepted_raw_bytes:.3f}" if r.accepted_raw_bytes else "-"
         lines.append(f"{r.seed:>4} {r.logs:>4} {r.eligible:>8} {r.calls:>5} {r.accepted:>8} {r.unfaithful:>10} "
                      f"{r.unfaithful_accepted:>13} {r.credential_logs:>10} {r.credential_sent:>10} "
-                     f"{r.wrong_reason:>12} {r.saved_bytes / 1024:>9.1f} {frac:>11.3f}")
+                     f"{r.wrong_reason:>12} {r.saved_bytes / 1024:>9.1f} {frac:>11}")
     total: Counter[str] = Counter()
     for r in rows:
         total.update(r.reasons)
