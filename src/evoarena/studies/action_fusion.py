@@ -3,13 +3,13 @@ round trips does fusing an edit with its declared test save, and does the fused 
 on every pair — the order (edit, then test), a test's exit status, stdout and stderr verbatim, a test never run after
 an edit that failed (and saying so), the test seeing exactly the edited files?
 
-A workspace is a small Python module of arithmetic functions (`mod_<seed>.py`), each with a known expected table;
-some functions start wrong. A session is a sequence of pairs, each an edit and the test declared with it, of one of
-five planned kinds: a fix (the edit applies, the test passes), a break (the edit applies, the test fails on the
-wrong value), a crash (the edit applies, the module no longer imports: a traceback on stderr), a new file written
-and tested, and a failed edit (text not found, text found twice, a missing file, a path outside the workspace). The
-test program is deterministic (no timings), prints the SHA-256 of the module as it read it, and exits 1 on any
-mismatch.
+A workspace is a small Python module of five arithmetic functions (`mod_<seed>.py`), two of them wrong at the start.
+A session is a sequence of pairs, each an edit and the test declared with it, of one of five planned kinds: a fix (a
+function made right; the test passes once none is left wrong), a break (a right function made wrong: the test
+fails), a crash (the module no longer imports: a traceback on stderr; the next pair undoes it), a new file written and
+tested, and a failed edit (text not found, text found five times, a missing file, a path outside the workspace). The
+test program is deterministic (no timings), prints the SHA-256 of the module as it read it, and exits 1 on a wrong
+value, 2 when the module does not import.
 
 Each session is run twice from the same start: fused (`ActionFusion.call`, one round trip per pair) and unfused (the
 edit as one call, then — only if it applied — the test as a second call, run directly by the sandbox). The unfused
@@ -28,7 +28,7 @@ from evoarena.runtime.text import sha256_text
 from evoarena.sandbox import SandboxLimits, SandboxResult, run_python
 
 KINDS = ("fix", "break", "crash", "write", "failed-edit")
-#: Shares of the planned pair kinds (the failed edits are a fifth of the pairs: agents miss their anchor often).
+#: Shares of the planned pair kinds.
 WEIGHTS = (0.35, 0.2, 0.1, 0.15, 0.2)
 LIMITS = SandboxLimits(wall_s=20.0, cpu_s=20)
 _OPS = (("add", "a + b"), ("sub", "a - b"), ("mul", "a * b"), ("mod", "a % b"), ("max2", "max(a, b)"))

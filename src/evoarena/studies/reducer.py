@@ -101,13 +101,15 @@ class Case:
 
 
 def _exactly(lines: list[str], size: int) -> str:
-    """The lines as text, cut or padded with one comment line so that it is exactly `size` UTF-8 bytes."""
+    """The lines as text of exactly `size` UTF-8 bytes: the last two (the verdict) kept, lines before them dropped
+    from the end as needed, and one comment line of padding before the verdict."""
+    tail = "".join(x + "\n" for x in lines[-2:])
     text = ""
-    for line in lines:
-        if utf8_len(text + line + "\n") > size - 8:
+    for line in lines[:-2]:
+        if utf8_len(text + line + "\n" + tail) > size - 8:
             break
         text += line + "\n"
-    return text + "#" * (size - utf8_len(text) - 1) + "\n"
+    return text + "#" * (size - utf8_len(text + tail) - 1) + "\n" + tail
 
 
 def cases(seed: int = 0, logs: int = 24) -> list[Case]:
