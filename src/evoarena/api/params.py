@@ -4,11 +4,14 @@ options or range and a one-line description); the rest is refused, one line nami
 from __future__ import annotations
 
 import difflib
+import json
 from collections.abc import Iterable, Mapping
-from typing import Any
+from types import NoneType, UnionType
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, StrictBool, StrictFloat, StrictInt, StrictStr, ValidationError, create_model
 from pydantic.fields import FieldInfo
+from pydantic_core import to_jsonable_python
 
 
 class ParamError(ValueError):
@@ -16,9 +19,10 @@ class ParamError(ValueError):
 
 
 class Params(BaseModel):
-    """Base of a method's or benchmark's declared params: unknown names are refused and the values are read-only."""
+    """Base of a method's or benchmark's declared params: unknown names are refused, values are read-only and not
+    converted ("3" is no int; an int is a float; a tuple field takes a list only with `Field(strict=False)`)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 class DefaultsParams(Params):
@@ -68,6 +72,53 @@ def field_defaults(model: type[BaseModel]) -> dict[str, Any]:
     return {k: f.get_default(call_default_factory=True) for k, f in model.model_fields.items()}
 
 
+def type_name(annotation: Any) -> str:
+    """A field's type as a reader writes it: `int`, `str | null`, `list[str]` (a Literal by its values' type)."""
+    origin, args = get_origin(annotation), get_args(annotation)
+    if origin is Literal:
+        return " | ".join(dict.fromkeys("null" if a is None else type(a).__name__ for a in args))
+    if origin is Annotated:
+        return type_name(args[0])
+    if origin in (Union, UnionType):
+        return " | ".join(dict.fromkeys(type_name(a) for a in args))
+    if origin is not None:
+        inner = ", ".join("..." if a is Ellipsis else type_name(a) for a in args)
+        return f"{origin.__name__}[{inner}]" if inner else origin.__name__
+    if annotation is Any:
+        return "any"
+    return "null" if annotation is NoneType else str(getattr(annotation, "__name__", annotation))
+
+
+def field_rows(model: type[BaseModel]) -> list[dict[str, Any]]:
+    """Each field of `model`: name, type, default, allowed values (a Literal's), range (`>= 1`, `< 1`) and
+    description, for listings and the docs' parameter tables."""
+    rows = []
+    for name, f in model.model_fields.items():
+        allowed = [a for arg in _members(f.annotation) if get_origin(arg) is Literal for a in get_args(arg)]
+        bounds = [f"{sign} {getattr(m, attr)}" for m in f.metadata
+                  for attr, sign in (("ge", ">="), ("gt", ">"), ("le", "<="), ("lt", "<")) if hasattr(m, attr)]
+        default = to_jsonable_python(f.get_default(call_default_factory=True))
+        rows.append({"name": name, "type": type_name(f.annotation), "default": default,
+                     "allowed": allowed or None, "range": ", ".join(bounds) or None,
+                     "description": f.description or ""})
+    return rows
+
+
+def params_table(model: type[BaseModel]) -> str:
+    """`model`'s fields as the Markdown table of a doc page's params (param, type, default, values, meaning)."""
+    lines = ["| param | type | default | values | meaning |", "|---|---|---|---|---|"]
+    for r in field_rows(model):
+        values = ", ".join(f"`{a}`" for a in r["allowed"]) if r["allowed"] else r["range"] or ""
+        default = json.dumps(r["default"], ensure_ascii=False)
+        cells = [f"`{r['name']}`", r["type"].replace(" | ", " or "), f"`{default}`", values, r["description"]]
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _members(annotation: Any) -> tuple[Any, ...]:
+    return get_args(annotation) if get_origin(annotation) in (Union, UnionType) else (annotation,)
+
+
 def as_dict(params: BaseModel) -> dict[str, Any]:
     """The params as JSON values, every field in declaration order: the defaults with the given values over them."""
     return params.model_dump(mode="json")
@@ -80,10 +131,13 @@ def _one_line(where: str, model: type[BaseModel], err: ValidationError, also: It
         name = loc[0]
         known = [*model.model_fields, *also]
         return f"{where}: unknown param {name!r}{closest(name, known)} (known: {', '.join(sorted(known)) or 'none'})"
-    name, value = loc[0], first.get("input")
     said = [" ".join(str(e["msg"]).split()) for e in err.errors() if e["loc"][:1] == first["loc"][:1]]
     msg = " or ".join([said[0], *(m.removeprefix("Input should be ") for m in said[1:])])  # a union's members
-    return f"{where}.{name}: {msg[:1].lower()}{msg[1:]}, got {type(value).__name__} {value!r}"
+    if first["type"] == "value_error":  # the model's own check: its message names what is wrong
+        return f"{where}{'.' + loc[0] if loc else ''}: {msg.removeprefix('Value error, ')}"
+    value = first.get("input")
+    path = ".".join([loc[0], *(str(x) for x in first["loc"][1:] if isinstance(x, int))])  # an index, no union tag
+    return f"{where}.{path}: {msg[:1].lower()}{msg[1:]}, got {type(value).__name__} {value!r}"
 
 
 def check_params(where: str, model: type[BaseModel], params: Mapping[str, Any], also: Iterable[str] = ()) -> Any:
