@@ -133,8 +133,12 @@ def _one_line(where: str, model: type[BaseModel], err: ValidationError, also: It
         return f"{where}: unknown param {name!r}{closest(name, known)} (known: {', '.join(sorted(known)) or 'none'})"
     said = [" ".join(str(e["msg"]).split()) for e in err.errors() if e["loc"][:1] == first["loc"][:1]]
     msg = " or ".join([said[0], *(m.removeprefix("Input should be ") for m in said[1:])])  # a union's members
-    if first["type"] == "value_error":  # the model's own check: its message names what is wrong
-        return f"{where}{'.' + loc[0] if loc else ''}: {msg.removeprefix('Value error, ')}"
+    if first["type"] == "value_error":  # the model's own check; one of the whole model names its field first
+        said_of = msg.removeprefix("Value error, ")
+        field, _, rest = said_of.partition(": ")
+        if not loc and field in model.model_fields:
+            loc, said_of = [field], rest
+        return f"{where}{'.' + loc[0] if loc else ''}: {said_of}"
     value = first.get("input")
     path = ".".join([loc[0], *(str(x) for x in first["loc"][1:] if isinstance(x, int))])  # an index, no union tag
     return f"{where}.{path}: {msg[:1].lower()}{msg[1:]}, got {type(value).__name__} {value!r}"
