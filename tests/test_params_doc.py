@@ -46,8 +46,10 @@ def test_each_params_block_is_the_table_of_its_model(path: Path) -> None:
     assert path.read_text("utf-8") == fresh, f"{path.name}: run EVOARENA_WRITE_DOCS=1 pytest {__file__}"
 
 
-def test_every_benchmark_with_a_page_shows_its_params() -> None:
-    shown = {(kind, name) for _, kind, name in _blocks()}
-    for e in catalog.entries("benchmark"):
-        if _page("benchmark", e.name).exists():
-            assert ("benchmark", e.name) in shown, f"{_page('benchmark', e.name)} has no params block"
+@pytest.mark.parametrize("kind", ["method", "benchmark"])
+def test_every_method_and_benchmark_with_a_page_shows_its_params_there(kind: str) -> None:
+    shown = {(path, k, name) for path, k, name in _blocks()}
+    for e in catalog.entries(kind):  # type: ignore[arg-type]
+        page = _page(kind, e.name)
+        if page.exists():
+            assert (page, kind, e.name) in shown, f"{page} has no params block for {e.name}"

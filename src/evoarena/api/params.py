@@ -106,9 +106,12 @@ def field_rows(model: type[BaseModel]) -> list[dict[str, Any]]:
 
 def params_table(model: type[BaseModel]) -> str:
     """`model`'s fields as the Markdown table of a doc page's params (param, type, default, values, meaning)."""
+    if not model.model_fields:
+        return "No params (an unknown one is refused).\n"
     lines = ["| param | type | default | values | meaning |", "|---|---|---|---|---|"]
     for r in field_rows(model):
-        values = ", ".join(f"`{a}`" for a in r["allowed"]) if r["allowed"] else r["range"] or ""
+        shown = [a if isinstance(a, str) else json.dumps(a) for a in r["allowed"] or ()]
+        values = ", ".join(f"`{a}`" for a in shown) if shown else r["range"] or ""
         default = json.dumps(r["default"], ensure_ascii=False)
         cells = [f"`{r['name']}`", r["type"].replace(" | ", " or "), f"`{default}`", values, r["description"]]
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
