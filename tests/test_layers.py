@@ -140,3 +140,26 @@ def test_runtime_reads_only_the_floors_below_the_contract() -> None:
     bad = sorted(f"{m} -> {t}" for m, targets in _graph().items() if _part(m) == "runtime"
                  for t in targets if _part(t) not in allowed)
     assert not bad, bad
+
+
+def _method_rooms() -> set[str]:
+    """The built-in methods' rooms (`methods/<room>/` or `methods/<room>.py`), from where each registered class
+    lives; shared modules (prompting, jsonparse, replies, scoring…) register nothing and are no room."""
+    import evoarena.methods  # noqa: F401  (registers the built-in methods)
+    from evoarena.api.registry import REGISTRY
+
+    modules = [e.obj.__module__ for e in REGISTRY.entries("method") if e.obj.__module__.startswith("evoarena.methods.")]
+    return {m.split(".")[2] for m in modules}
+
+
+def test_no_method_imports_another() -> None:
+    rooms = _method_rooms()
+    assert {"ace", "gepa", "hgm", "jitrl", "frozen"} <= rooms and not rooms & {"prompting", "jsonparse", "replies"}
+
+    def room(module: str) -> str | None:
+        parts = module.split(".")
+        return parts[2] if len(parts) > 2 and parts[1] == "methods" and parts[2] in rooms else None
+
+    bad = sorted(f"{m} -> {t}" for m, targets in _graph().items() if room(m)
+                 for t in targets if room(t) not in (None, room(m)))
+    assert not bad, "methods that import another method (move what they share to a shared module):\n" + "\n".join(bad)

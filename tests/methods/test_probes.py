@@ -9,15 +9,15 @@ from collections.abc import Callable
 import pytest
 
 from evoarena.api import GENERIC_EXAMPLES, Method, Probe, Reply, Verdict
-from evoarena.methods.ace import Ace
-from evoarena.methods.dynamic_cheatsheet import DynamicCheatsheet
-from evoarena.methods.evoskill import EvoSkill
+from evoarena.methods.ace.method import Ace
+from evoarena.methods.dynamic_cheatsheet.method import DynamicCheatsheet
+from evoarena.methods.evoskill.method import EvoSkill
 from evoarena.methods.evotest import EvoTest
-from evoarena.methods.gepa import PROBE_INSTRUCTION, Gepa
-from evoarena.methods.reasoning_bank import ReasoningBank
-from evoarena.methods.reflexion import Reflexion
+from evoarena.methods.gepa.method import PROBE_INSTRUCTION, Gepa
+from evoarena.methods.reasoning_bank.method import ReasoningBank
+from evoarena.methods.reflexion.method import Reflexion
 from evoarena.methods.skillprox.method import SkillProx
-from evoarena.methods.tf_grpo import TfGrpo
+from evoarena.methods.tf_grpo.method import TfGrpo
 
 Replier = Callable[[Probe], str]
 

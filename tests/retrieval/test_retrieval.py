@@ -14,7 +14,7 @@ import pytest
 
 from evoarena.api import TaskView
 from evoarena.harness import HarnessWorkspace
-from evoarena.methods.reasoning_bank import BANK, ReasoningBank
+from evoarena.methods.reasoning_bank.method import BANK, ReasoningBank
 from evoarena.retrieval import (
     EXTRA,
     RETRIEVER_FILE,

@@ -39,6 +39,8 @@ class Method(ABC):
     defaults: ClassVar[dict[str, Any]] = {}
     """The defaults of `Params`, in declaration order (a class that declares only these gets a `Params` built
     from them)."""
+    skill_kind: ClassVar[str] = "skill"
+    """What `skill_tree`'s state is called in an exported skill's description ("playbook", "cheatsheet"…)."""
     params: Any
     """This method's `Params`, validated: read as `self.params.name`."""
 

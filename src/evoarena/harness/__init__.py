@@ -23,6 +23,7 @@ from evoarena.harness.changes import (
 from evoarena.harness.files import HarnessFileError, check_tree, read_tree
 from evoarena.harness.paths import HarnessPathError, check_relpath, resolve_inside
 from evoarena.harness.rollback import rollback
+from evoarena.harness.state import HarnessStateError
 from evoarena.harness.versions import (
     Manifest,
     check_version,
@@ -45,6 +46,7 @@ __all__ = [
     "ChangeVerdict",
     "HarnessFileError",
     "HarnessPathError",
+    "HarnessStateError",
     "HarnessWorkspace",
     "Manifest",
     "ManifestError",

@@ -8,12 +8,17 @@ import stat
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TypeVar
+
+from pydantic import BaseModel
 
 from evoarena.harness.files import TMP_SUFFIX, check_size, encoded, read_file, read_tree
 from evoarena.harness.paths import HarnessPathError, resolve_inside
+from evoarena.harness.state import parse_records, parse_state, record_line, state_text
 from evoarena.spec import HarnessLimits
 
 Tree = dict[str, str]
+M = TypeVar("M", bound=BaseModel)
 
 
 class HarnessWorkspace:
@@ -61,6 +66,25 @@ class HarnessWorkspace:
                 return default
             raise FileNotFoundError(f"harness file {rel!r} does not exist")
         return read_file(path, rel, self.limits)
+
+    def save_state(self, rel: str, value: BaseModel) -> None:
+        """Write a method's typed state as `rel` (harness/state.py's one JSON form)."""
+        self.write(rel, state_text(value))
+
+    def load_state(self, rel: str, model: type[M], default: M | None = None) -> M:
+        """`rel` read back as `model`; `default` when the file is absent (absent with no default: FileNotFoundError);
+        a file that does not parse is a one-line HarnessStateError."""
+        if default is not None and not self.exists(rel):
+            return default
+        return parse_state(rel, self.read(rel), model)
+
+    def append_record(self, rel: str, value: BaseModel) -> None:
+        """Add one record to the JSON-lines log `rel`."""
+        self.append(rel, record_line(value))
+
+    def load_records(self, rel: str, model: type[M]) -> list[M]:
+        """The records of the JSON-lines log `rel` ([] when it is absent)."""
+        return parse_records(rel, self.read(rel, default=""), model)
 
     def exists(self, rel: str) -> bool:
         return resolve_inside(self.root, rel).is_file()

@@ -1,4 +1,6 @@
-"""Evolution methods, one module (or package) each; importing this package registers them all."""
+"""Evolution methods, one package each (`frozen`, one module), none importing another; beside them what several
+share (`prompting`, `jsonparse`, `replies`, `scoring`, `front_matter`, `change_view`). Importing this package
+registers them all."""
 
 from evoarena.methods import change_view  # noqa: F401  (registers the "changes" report view: every method's manifests)
 from evoarena.methods.ace import Ace

@@ -1,4 +1,5 @@
-"""Prompt templates of the built-in methods (`methods/prompts/`), and what a curator sees of a generator's output."""
+"""Prompt templates of the built-in methods (each method's own, in its package's `prompts/` folder), and what a
+curator sees of a generator's output."""
 
 from __future__ import annotations
 
@@ -12,20 +13,22 @@ from evoarena.api import Attempt, PracticeContext, TaskView
 
 
 @cache
-def _env() -> jinja2.Environment:
+def _env(package: str) -> jinja2.Environment:
+    folder = resources.files(package).joinpath("prompts")
     return jinja2.Environment(
-        loader=jinja2.FunctionLoader(
-            lambda name: resources.files("evoarena.methods").joinpath("prompts", name).read_text("utf-8")
-        ),
+        loader=jinja2.FunctionLoader(lambda name: folder.joinpath(name).read_text("utf-8")),
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
         autoescape=False,
     )
 
 
-def render_prompt(name: str, **values: Any) -> str:
-    """Render a prompt template file from `methods/prompts/`."""
-    return _env().get_template(name).render(**values)
+def render_prompt(package: str | None, name: str, **values: Any) -> str:
+    """Render template `<name>.md` from the `prompts/` folder of a method's package: a method module passes its
+    `__package__`, so each method reads only its own templates (which may `{% include %}` each other by file name)."""
+    if not package:
+        raise ValueError(f"prompt {name!r}: no package to read it from (call from a module inside a package)")
+    return _env(package).get_template(f"{name}.md").render(**values)
 
 
 def generator_output(ctx: PracticeContext, task: TaskView, attempt: Attempt) -> str:

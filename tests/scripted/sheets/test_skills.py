@@ -21,6 +21,9 @@ from evoarena.models import GenParams, Message
 from evoarena.scripted.sheets import skills as sp
 from evoarena.scripted.sheets.student import LESSON, MISTAKE, sheets_student, student_program
 
+# the method packages whose prompt templates these tests render
+SKILLPROX = "evoarena.methods.skillprox"
+
 RunLocal = Callable[[str, SheetTask], Grade]
 
 
@@ -53,19 +56,19 @@ def test_the_harmful_rules_lower_the_score(run_local: RunLocal) -> None:
 def _diagnosis_prompt(task: SheetTask) -> str:
     traj = {"id": "train-000", "prompt": _prompt(task), "output": "...", "feedback": "Case 1: 9 of 16 right",
             "passed": False, "score": "0.500"}
-    return render_prompt("skillprox_diagnose.md", skill=render(INITIAL_SKILL), task=traj, others=[], history=[],
+    return render_prompt(SKILLPROX, "diagnose", skill=render(INITIAL_SKILL), task=traj, others=[], history=[],
                          feedback="")
 
 
 def _momentum(patterns: list[str], diagnoses: list[dict[str, Any]], feedback: str = "") -> dict[str, Any]:
-    prompt = render_prompt("skillprox_momentum.md", patterns=patterns, diagnoses=diagnoses, feedback=feedback,
+    prompt = render_prompt(SKILLPROX, "momentum", patterns=patterns, diagnoses=diagnoses, feedback=feedback,
                            max_patterns=12)
     reply: dict[str, Any] = json.loads(sheets_student([Message("user", prompt)], GenParams()))
     return reply
 
 
 def _patch(patterns: list[str], diagnoses: list[dict[str, Any]], feedback: str = "") -> Patch:
-    prompt = render_prompt("skillprox_patch.md", skill=render(INITIAL_SKILL), diagnoses=diagnoses, patterns=patterns,
+    prompt = render_prompt(SKILLPROX, "patch", skill=render(INITIAL_SKILL), diagnoses=diagnoses, patterns=patterns,
                            overlay="", history=[], feedback=feedback)
     parsed = parse_patch(sheets_student([Message("user", prompt)], GenParams()), INITIAL_SKILL)
     assert isinstance(parsed, Patch) and not struct_problems(parsed.skill)
@@ -96,7 +99,7 @@ def test_every_shrink_is_legal_and_the_last_one_loses_the_rule() -> None:
     for uid in order:
         present = {u.uid: u for u in units(current)}
         target = present[uid]
-        prompt = render_prompt("skillprox_shrink.md", skill=render(current), target=target, u_cell="-0.0100",
+        prompt = render_prompt(SKILLPROX, "shrink", skill=render(current), target=target, u_cell="-0.0100",
                                u_hard="+0.0000", overlaps=overlaps(target, list(present.values()))[:3], H="1.000",
                                C="1.000", delta_h=1.0, delta_c=1.0)
         parsed = parse_patch(sheets_student([Message("user", prompt)], GenParams()), current,

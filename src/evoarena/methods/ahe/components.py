@@ -67,7 +67,7 @@ def skill_files(tree: Mapping[str, str]) -> dict[str, str]:
 def render_context(tree: Mapping[str, str]) -> str:
     """Every non-empty component except `system.md` (that is the system message), in the order the solver should
     read them: tools, skills, long-term memory, then the middleware rules to check before answering."""
-    return render_prompt("ahe_context.md", tools=tree.get(TOOLS, "").strip(),
+    return render_prompt(__package__, "context", tools=tree.get(TOOLS, "").strip(),
                          skills={p: t.strip() for p, t in skill_files(tree).items()},
                          memory=tree.get(MEMORY, "").strip(), middleware=tree.get(MIDDLEWARE, "").strip()).strip()
 

@@ -236,9 +236,10 @@ class Ahe(Method):
                 files[comp] = "(empty: not written yet)"
         editable_names = ", ".join(c + "*.md" if c.endswith("/") else c for c in self.components)
         shown = list(failures)[: self.params.max_failures or None]
-        return render_prompt("ahe_evolve.md", round=round_, k=k, n_pass=sum(o == "pass" for o in outcomes.values()),
-                             n_tasks=len(outcomes), table=table, evaluation=self._evaluation_text(score, rolled),
-                             files=files, editable=editable_names, failures=shown)
+        return render_prompt(__package__, "evolve", round=round_, k=k,
+                             n_pass=sum(o == "pass" for o in outcomes.values()), n_tasks=len(outcomes), table=table,
+                             evaluation=self._evaluation_text(score, rolled), files=files, editable=editable_names,
+                             failures=shown)
 
     @staticmethod
     def _evaluation_text(score: RoundScore | None, rolled: Sequence[str]) -> str:

@@ -175,7 +175,7 @@ class BPEAgent(EpisodeAgent):
                              ("\n".join(f"  {x}" for x in lines) if lines else "  nothing matched"))
             if self.notes:
                 parts.append("Notes this episode: " + " | ".join(self.notes))
-        help_text = render_prompt("bpe_help.md", belief=c.belief, progress=c.progress, experience=c.experience,
+        help_text = render_prompt(__package__, "help", belief=c.belief, progress=c.progress, experience=c.experience,
                                   cap=c.progress_cap, k=c.recall_k).strip()
         return "\n".join(parts) + "\n\n" + help_text
 

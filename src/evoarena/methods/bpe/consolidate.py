@@ -131,9 +131,9 @@ def _invalid(bank: Bank, op: Op) -> str | None:
 # -- the consolidator's prompt -------------------------------------------------------------------------------------
 def prompt(bank: Bank, episodes: Sequence[Mapping[str, Any]], *, cap: int, max_ops: int) -> list[Message]:
     entries = [{"id": e.id, "store": TITLES[e.store], "usage": e.usage, "text": e.text} for e in bank.entries()]
-    user = render_prompt("bpe_consolidate.md", entries=entries, episodes=[_summary(ep) for ep in episodes],
+    user = render_prompt(__package__, "consolidate", entries=entries, episodes=[_summary(ep) for ep in episodes],
                          cap=cap, max_ops=max_ops, stores=STORES)
-    return [Message("system", render_prompt("bpe_consolidate_system.md").strip()), Message("user", user.strip())]
+    return [Message("system", render_prompt(__package__, "consolidate_system").strip()), Message("user", user.strip())]
 
 
 def _summary(ep: Mapping[str, Any]) -> dict[str, Any]:

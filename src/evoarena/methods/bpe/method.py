@@ -111,7 +111,7 @@ class BPE(Method):
 
     def initialize(self, ws: HarnessWorkspace, system_prompt: str, solver_params: GenParams) -> None:
         actions = [f"{a}[...]" for a in self.config.meta_actions]
-        ws.write("system.md", render_prompt("bpe_system.md", base=system_prompt.strip(), actions=actions).strip()
+        ws.write("system.md", render_prompt(__package__, "system", base=system_prompt.strip(), actions=actions).strip()
                  + "\n" if actions else system_prompt)  # BPE off: the benchmark's prompt, as `frozen` writes it
         ws.write("harness.toml", harness_toml(solver_params))
         if self.params.experience:

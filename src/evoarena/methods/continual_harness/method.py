@@ -109,7 +109,7 @@ class ContinualHarness(Method):
 
     def context(self, tree: Mapping[str, str], task: TaskView) -> str:
         """The strategic guidance, the skill library and the memory, in front of every step's text."""
-        return render_prompt("continual_context.md", prompt=tree.get(PROMPT, "").strip(),
+        return render_prompt(__package__, "context", prompt=tree.get(PROMPT, "").strip(),
                              skills=list(entries(tree, "skills").items()),
                              memory=list(entries(tree, "memory").items())).strip()
 

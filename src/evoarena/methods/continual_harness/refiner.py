@@ -103,7 +103,7 @@ class Refinement:
         params = replace(handle.default_params, max_tokens=self.cfg.max_tokens)
         if self.cfg.temperature is not None:
             params = replace(params, temperature=self.cfg.temperature)
-        text = render_prompt(template, goal=self.goal, **values)
+        text = render_prompt(__package__, template, goal=self.goal, **values)
         completion = handle.complete([Message("user", text)], params, sample_index=self.ctx.sample_index)
         self.record["calls"] += 1
         return completion.text, completion.finish_reason == "length"
@@ -120,7 +120,7 @@ class Refinement:
     def _prompt(self) -> None:
         trajectory, steps = self._window()
         current = self.ctx.tree.get(PROMPT, "").strip()
-        raw, cut = self._call("continual_refine_prompt.md", system=self.ctx.tree.get(SYSTEM, "").strip(),
+        raw, cut = self._call("refine_prompt", system=self.ctx.tree.get(SYSTEM, "").strip(),
                               prompt=current, steps=steps, trajectory=trajectory)
         try:
             new = parse_prompt(raw)
@@ -144,7 +144,7 @@ class Refinement:
                                f"({self.stats['stuck']} steps) with these skills in force: "
                                f"{', '.join(sorted(current))}. Rewrite them with a better procedure.")
         library = "\n\n".join(f"[{sid}]\n{text.strip()}" for sid, text in current.items())
-        raw, cut = self._call("continual_refine_skills.md", feedback=feedback, library=library, steps=steps,
+        raw, cut = self._call("refine_skills", feedback=feedback, library=library, steps=steps,
                               trajectory=trajectory, underperforming=underperforming)
         try:
             edits = parse_skills(raw, current)
@@ -163,7 +163,7 @@ class Refinement:
         trajectory, steps = self._window(min(self.cfg.memory_window, self.cfg.window))
         current = entries(self.ctx.tree, "memory")
         overview = "\n\n".join(f"[{mid}]\n{text.strip()}" for mid, text in current.items())
-        raw, cut = self._call("continual_refine_memory.md", memory=overview, steps=steps, trajectory=trajectory)
+        raw, cut = self._call("refine_memory", memory=overview, steps=steps, trajectory=trajectory)
         try:
             edits = parse_memory(raw, current)
         except ReplyError as err:

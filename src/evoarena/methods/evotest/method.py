@@ -102,17 +102,17 @@ class EvoTest(Method):
     def context(self, tree: Mapping[str, str], task: TaskView) -> str:
         """The paper scope's evolved success / failure memory (the rule-based memory is retrieved per step by the
         step program, by similarity to the observation)."""
-        return render_prompt("evotest_context.md", lessons=tree.get(LESSONS, "").strip()).strip()
+        return render_prompt(__package__, "context", lessons=tree.get(LESSONS, "").strip()).strip()
 
     def probes(self, examples: Sequence[ProbeExample]) -> tuple[Probe, ...]:
         """One evolution per example: the initial configuration and a one-episode history made from the example's
         wrong output and feedback, sent as the evolver's prompt (its system text in front); the reply is read by the
         method's own parser."""
         guide = self.params.initial_guide.strip()
-        system = render_prompt("evotest_evolve_system.md", paper=self.paper).strip()
+        system = render_prompt(__package__, "evolve_system", paper=self.paper).strip()
         return tuple(
             Probe(f"evolve/{ex.id}", "evolver",
-                  system + "\n\n" + render_prompt("evotest_evolve.md", paper=self.paper, guide=guide, lessons="",
+                  system + "\n\n" + render_prompt(__package__, "evolve", paper=self.paper, guide=guide, lessons="",
                                                   temperature=0.0, history=probe_history(ex), failures=""),
                   partial(check_evolution, self.params.mutate, guide),
                   max_tokens=self.params.evolve_max_tokens)
@@ -261,11 +261,11 @@ class EvoTest(Method):
         failures = mem.failure_block(mem.read_jsonl(tree, mem.FAILURES), self.params.failure_loops) \
             if self.params.memory else ""
         config = parent["config"]
-        user = render_prompt("evotest_evolve.md", paper=self.paper, guide=config.get(GUIDE, "").strip(),
+        user = render_prompt(__package__, "evolve", paper=self.paper, guide=config.get(GUIDE, "").strip(),
                              lessons=config.get(LESSONS, "").strip(), temperature=temperature(config),
                              history=tree.get(trajectory_path(parent["id"]), "(no episode recorded)").strip(),
                              failures=failures)
-        return [Message("system", render_prompt("evotest_evolve_system.md", paper=self.paper).strip()),
+        return [Message("system", render_prompt(__package__, "evolve_system", paper=self.paper).strip()),
                 Message("user", user)]
 
     def _evolve(self, ctx: PracticeContext, parent: Mapping[str, Any]) -> tuple[dict[str, str], list[str]] | None:

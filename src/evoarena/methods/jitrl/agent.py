@@ -124,7 +124,7 @@ class JitRLAgent(EpisodeAgent):
                 self.s.candidates == "admissible" and (cap is None or len(admissible) <= cap))):
             info["candidate_source"] = "admissible"
             return admissible, 0
-        instruction = render_prompt("jitrl_propose.md", k=self.s.options, admissible=admissible is not None)
+        instruction = render_prompt(__package__, "propose", k=self.s.options, admissible=admissible is not None)
         messages = _with_instruction(ctx.step_messages(view), instruction)
         reply = ctx.model("solver").complete(messages, GenParams(temperature=self.s.temperature,
                                                                  max_tokens=self.s.propose_max_tokens),
@@ -151,8 +151,8 @@ class JitRLAgent(EpisodeAgent):
         if len(options) == 1:
             info["prior_source"] = "single option"
             return prior_from_probs({options[0]: 1.0}), None, 0
-        template = "jitrl_rank.md" if self.s.prior == "logprobs" else "jitrl_confidence.md"
-        messages = _with_instruction(ctx.step_messages(view), render_prompt(template, options=options))
+        template = "rank" if self.s.prior == "logprobs" else "confidence"
+        messages = _with_instruction(ctx.step_messages(view), render_prompt(__package__, template, options=options))
         solver = ctx.model("solver")
         text = ""
         try:

@@ -117,7 +117,7 @@ class JitRLMethod(Method):
     def initialize(self, ws: HarnessWorkspace, system_prompt: str, solver_params: GenParams) -> None:
         """JitRL's own system prompt (the released agent's, in short: every call asks for options, a number or
         confidences, which a benchmark's "reply with one command" would contradict), and the empty memory files."""
-        super().initialize(ws, render_prompt("jitrl_system.md").strip() + "\n", solver_params)
+        super().initialize(ws, render_prompt(__package__, "system").strip() + "\n", solver_params)
         ws.write(ROWS, "")
         ws.write(EPISODES, "")
 
@@ -163,7 +163,7 @@ class JitRLMethod(Method):
         observations = [str(t["observation"]) for t in trace]
         steps = [{"state": s, "action": r["action"], "reward": r["delta"]}
                  for s, r in zip([line.get("start", ""), *observations], rows, strict=False)]
-        prompt = render_prompt("jitrl_evaluate.md", won=bool(line["won"]), score=line["final_score"], steps=steps,
+        prompt = render_prompt(__package__, "evaluate", won=bool(line["won"]), score=line["final_score"], steps=steps,
                                final=observations[-1] if observations else "")
         cap = self.params.evaluate_max_tokens
         reply = ctx.ask("evaluator", prompt, max_tokens=int(cap) if cap is not None else 8 * len(rows) + 32,

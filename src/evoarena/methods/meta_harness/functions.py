@@ -45,7 +45,7 @@ def propose_with_functions(ctx: PracticeContext, prompts: Sequence[str], history
             _take_tool_turn(ctx, props[i], reply, history, max_tool_calls)
     ending = [i for i, p in enumerate(props) if p.outcome is None]
     if ending:
-        ask = render_prompt("meta_harness_final.md")
+        ask = render_prompt(__package__, "final")
         for i in ending:
             props[i].messages.append(Message("user", ask))
         for i, reply in zip(ending, turn(ending, final=True), strict=True):

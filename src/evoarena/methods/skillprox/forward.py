@@ -225,7 +225,7 @@ class ForwardStep:
             return cand
         patterns, cand.overlay = self._momentum(cand.diagnoses, feedback, j)
         self.state["patterns"] = patterns
-        prompt = render_prompt("skillprox_patch.md", skill=render(skill), diagnoses=cand.diagnoses,
+        prompt = render_prompt(__package__, "patch", skill=render(skill), diagnoses=cand.diagnoses,
                                patterns=patterns, overlay=cand.overlay, history=self.history, feedback=feedback)
         reply = self.ctx.ask("patcher", prompt, sample_index=j - 1)
         if reply is None:
@@ -248,7 +248,7 @@ class ForwardStep:
         out = []
         for r in before.results:
             others = [_task(o, OTHER_LIMIT) for o in before.results if o.task.id != r.task.id]
-            prompt = render_prompt("skillprox_diagnose.md", skill=render(skill), task=_task(r, TEXT_LIMIT),
+            prompt = render_prompt(__package__, "diagnose", skill=render(skill), task=_task(r, TEXT_LIMIT),
                                    others=others, history=self.history, feedback=feedback)
             reply = self.ctx.ask("diagnoser", prompt, sample_index=j - 1)
             if reply is None:
@@ -268,7 +268,7 @@ class ForwardStep:
     def _momentum(self, diagnoses: list[dict[str, Any]], feedback: str, j: int) -> tuple[list[str], str]:
         """(updated persistent pattern record, this iteration's overlay); on malformed output the record stays."""
         patterns = list(self.state.get("patterns", []))
-        prompt = render_prompt("skillprox_momentum.md", patterns=patterns, diagnoses=diagnoses, feedback=feedback,
+        prompt = render_prompt(__package__, "momentum", patterns=patterns, diagnoses=diagnoses, feedback=feedback,
                                max_patterns=self.cfg.max_patterns)
         reply = self.ctx.ask("diagnoser", prompt, sample_index=j - 1)
         if reply is None:

@@ -24,6 +24,7 @@ from pydantic import Field, field_validator
 
 from evoarena.api import Method, PracticeContext, Probe, ProbeExample, TaskView, method
 from evoarena.harness import HarnessWorkspace, Manifest
+from evoarena.methods.front_matter import strip_front_matter
 from evoarena.methods.prompting import render_prompt
 from evoarena.methods.skillprox.common import (
     HISTORY,
@@ -84,6 +85,7 @@ def new_state(curriculum: bool) -> dict[str, Any]:
 @method("skillprox")
 class SkillProx(Method):
     roles = ("solver", "diagnoser", "patcher", "shrinker")
+    skill_kind = "skill"
 
     class Params(Method.Params):
         forward: Literal["closed", "open"] = Field("closed", description="`closed`: re-execute each patch on its "
@@ -116,6 +118,14 @@ class SkillProx(Method):
 
     params: Params
 
+    @classmethod
+    def skill_tree(cls, tree: Mapping[str, str]) -> dict[str, str] | None:
+        """SkillProx's state is an Agent Skill already: its SKILL.md and the references it points to."""
+        skill = skill_of(tree)
+        _, body = strip_front_matter(skill.get(MAIN, ""))
+        return {"SKILL.md": body.strip() + "\n" if body.strip() else "",
+                **{p: skill[p] for p in active_references(skill)}}
+
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
         skill = self.params.initial_skill if self.params.initial_skill is not None else INITIAL_SKILL
@@ -137,7 +147,7 @@ class SkillProx(Method):
         if MAIN not in skill:
             return ""
         refs = [{"path": p, "text": skill[p].strip()} for p in active_references(skill)]
-        return render_prompt("skillprox_context.md", main=skill[MAIN].strip(), references=refs)
+        return render_prompt(__package__, "context", main=skill[MAIN].strip(), references=refs)
 
     # -- configuration -----------------------------------------------------------------------------
     @property

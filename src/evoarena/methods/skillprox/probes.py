@@ -47,13 +47,13 @@ def skillprox_probes(skill: Mapping[str, str], examples: Sequence[ProbeExample],
     for i, ex in enumerate(examples):
         others = [{**_trajectory(o, True), "feedback": "All checks passed."}
                   for j, o in enumerate(examples) if j != i]
-        prompt = render_prompt("skillprox_diagnose.md", skill=render(skill), task=_trajectory(ex, False),
+        prompt = render_prompt(__package__, "diagnose", skill=render(skill), task=_trajectory(ex, False),
                                others=others, history=[], feedback="")
         out.append(Probe(f"diagnose/{ex.id}", "diagnoser", prompt, partial(check_diagnosis, ex)))
     for ex in examples:
         diagnoses = [{"task": ex.id, "passed": False, "score": "0.000", "diagnosis": ex.lesson,
                       "skill_change": f"Add to the skill: {ex.lesson}"}]
-        prompt = render_prompt("skillprox_patch.md", skill=render(skill), diagnoses=diagnoses, patterns=[],
+        prompt = render_prompt(__package__, "patch", skill=render(skill), diagnoses=diagnoses, patterns=[],
                                overlay=ex.lesson, history=[], feedback="")
         out.append(Probe(f"patch/{ex.id}", "patcher", prompt, partial(check_patch, skill), max_tokens=max_tokens))
     return tuple(out)

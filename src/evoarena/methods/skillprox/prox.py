@@ -132,7 +132,7 @@ class ProxStep:
             return trial
         target = present[a["uid"]]
         prompt = render_prompt(
-            "skillprox_shrink.md", skill=render(current), target=target, u_cell=f"{a['u_cell']:+.4f}",
+            __package__, "shrink", skill=render(current), target=target, u_cell=f"{a['u_cell']:+.4f}",
             u_hard=f"{a['u_hard']:+.4f}", overlaps=overlaps(target, list(present.values()))[:3],
             H=f"{cur.hard:.3f}", C=f"{cur.cell:.3f}", delta_h=cfg.delta_h, delta_c=cfg.delta_c)
         reply = ctx.ask("shrinker", prompt)

@@ -11,7 +11,6 @@ from typing import Any
 import yaml
 
 from evoarena.api import Method
-from evoarena.methods.skill_forms import builtin_skill_tree, skill_kind
 
 PROVENANCE = "evoarena-export.json"
 
@@ -55,17 +54,15 @@ def skill_files(about: Mapping[str, Any], method_cls: type[Method], tree: Mappin
     method = str(about["method"])
     form = method_cls.skill_tree(tree)
     if form is None:
-        form = builtin_skill_tree(method_cls.name, tree)
-    if form is None:
         raise SkillExportError(f"{method} keeps no skill or playbook (its state is its prompt, demos or memory); "
                                "export --as prompt or --as files instead")
     body = form.get("SKILL.md", "").strip()
     if not body:
-        raise SkillExportError(f"{method}'s {skill_kind(method)} is empty in version "
+        raise SkillExportError(f"{method}'s {method_cls.skill_kind} is empty in version "
                                f"{str(about['version'])[:12]}; nothing to export as a skill")
     instructions = tree.get("system.md", "").strip()
     front = {"name": skill_name(str(about["benchmark"]), str(about["condition"])),
-             "description": description(about, skill_kind(method), _first_line(instructions))}
+             "description": description(about, method_cls.skill_kind, _first_line(instructions))}
     text = "---\n" + yaml.safe_dump(front, sort_keys=False, allow_unicode=True, width=10_000) + "---\n\n" + body + "\n"
     if instructions:
         text += f"\n## Task instructions it was evolved with\n\n{instructions}\n"

@@ -1,7 +1,7 @@
 """`sheets-student` in SkillProx's update roles (evidence: mechanism): scripted diagnoser, momentum agent, patcher
 and shrinker replies in their strict formats, and how the student's solver follows the skill they write.
 
-The prompts are recognised by the opening line of each template (`methods/prompts/skillprox_*.md`); the skill is
+The prompts are recognised by the opening line of each template (`methods/skillprox/prompts/*.md`); the skill is
 read back from the `=== path ===` blocks those prompts render. Everything here is a deterministic stand-in for a
 language model, built so that a SkillProx run on `sheets` exercises every mechanism — it is not a finding:
 

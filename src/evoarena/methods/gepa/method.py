@@ -1,0 +1,220 @@
+"""`gepa` (Agrawal et al., 2025): reflective prompt evolution with a per-instance Pareto candidate pool.
+
+State: `memory/gepa/pool.json` (every accepted candidate: id, parent, component texts, {val task id: score}).
+The harness's `system.md` is always the pool's best candidate by mean val score. One practice step = one GEPA
+iteration, its evaluations run as rollouts; where the protocol counts submitted attempts (the curriculum), the
+step first submits one attempt with the live harness. Differences from the released code: docs/methods/gepa.md.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from functools import partial
+from typing import Any, Literal
+
+from pydantic import Field
+
+from evoarena.api import (
+    Attempt,
+    Feedback,
+    Method,
+    PracticeContext,
+    Probe,
+    ProbeExample,
+    Reply,
+    TaskView,
+    Verdict,
+    method,
+)
+from evoarena.api.probe import judged, non_answer, refused
+from evoarena.harness import Manifest
+from evoarena.methods.prompting import render_prompt
+from evoarena.methods.replies import parse_instruction
+from evoarena.methods.scoring import rollouts_by_id, valset
+from evoarena.search import ParetoSampler, Scored, StrictImprovement, best_index, mean
+
+POOL = "memory/gepa/pool.json"
+COMPONENTS = ("system.md",)
+PERFECT = 1.0
+SELECT = ParetoSampler()
+"""Parent selection: proportional to the number of val instances a candidate is co-best on (see search.pareto)."""
+ACCEPT = StrictImprovement("sum")
+"""Acceptance: the child's minibatch sum strictly above the parent's (a tie is refused)."""
+
+
+def read_pool(tree: Mapping[str, str]) -> dict[str, Any] | None:
+    text = tree.get(POOL)
+    return None if text is None else dict(json.loads(text))
+
+
+def dump_pool(pool: Mapping[str, Any]) -> str:
+    return json.dumps(pool, indent=1, ensure_ascii=False, sort_keys=True) + "\n"
+
+
+Fences = Literal["released", "strict"]
+"""How a proposer reply becomes an instruction: `released` as GEPA's `output_extractor` (no fenced pair: the whole
+reply, minus a lone opening or closing fence); `strict` refuses a reply without a fenced pair."""
+
+
+PROBE_INSTRUCTION = "Solve the task. Reply with the final answer on the last line."
+
+
+def check_instruction(parent: str, fences: str, reply: Reply) -> Verdict:
+    """A probe reply judged as `_iterate` adopts it (not cut off, `parse_instruction`); usable when the proposal
+    differs from its parent and is no request for input."""
+    if reply.cut_off:
+        return refused("instruction cut off at max_tokens")
+    text, why = parse_instruction(reply.text, fences)
+    if text is None:
+        return refused(why)
+    if non_answer(text):
+        return judged(False, "a request or refusal, not an instruction")
+    return judged(text.strip() != parent.strip(), "the proposal repeats its parent")
+
+
+def aligned(candidates: Sequence[Mapping[str, Any]], ids: Sequence[str]) -> tuple[Scored, ...]:
+    """The pool as a search archive: every candidate with its scores on `ids`, in order, in pool order."""
+    return tuple(Scored(c["id"], tuple(float(c["scores"][i]) for i in ids), c.get("parent")) for c in candidates)
+
+
+@method("gepa")
+class Gepa(Method):
+    roles = ("solver", "proposer")
+
+    class Params(Method.Params):
+        minibatch_size: int = Field(3, ge=1, description="Tasks per reflective mutation, the step's task first "
+                                                         "(GEPA's `reflection_minibatch_size`).")
+        use_merge: Literal[False] = Field(False, description="GEPA's merge of two candidates (not implemented).")
+        fences: Fences = Field("released", description="`released`: an unfenced reply is the instruction, as GEPA's "
+                               "`output_extractor`; `strict`: a reply without a fenced pair is refused.")
+
+    params: Params
+
+    def probes(self, examples: Sequence[ProbeExample]) -> tuple[Probe, ...]:
+        """The proposer on each example alone, then on all of them as one minibatch."""
+        batches = [(ex.id, [ex]) for ex in examples] + ([("all", list(examples))] if len(examples) > 1 else [])
+        return tuple(
+            Probe(f"propose/{name}", "proposer", render_prompt(
+                __package__, "reflect", instruction=PROBE_INSTRUCTION,
+                examples=[{"inputs": ex.task, "outputs": ex.output.strip(), "feedback": ex.feedback} for ex in batch],
+            ), partial(check_instruction, PROBE_INSTRUCTION, self.params.fences))
+            for name, batch in batches
+        )
+
+    def _tree(self, ctx: PracticeContext, components: Mapping[str, str]) -> dict[str, str]:
+        tree = dict(ctx.harness.tree())
+        tree.update(components)
+        return tree
+
+    def _evaluate(
+        self, ctx: PracticeContext, components: Mapping[str, str], tasks: Sequence[TaskView],
+        known: Mapping[str, tuple[Attempt, Feedback]] | None = None,
+    ) -> tuple[list[float], list[dict[str, str]]]:
+        """Scores on `tasks` by rollouts (a provider error scores 0) and the reflective examples. `known` holds
+        results already in hand for these components (the step's submitted attempt), reused as GEPA's cache."""
+        tree = self._tree(ctx, components)
+        scores: list[float] = []
+        examples: list[dict[str, str]] = []
+        ran = rollouts_by_id(ctx, tasks, tree, skip=known or {})  # the minibatch at once
+        for task in tasks:
+            if known and task.id in known:
+                attempt, fb = known[task.id]
+            else:
+                attempt = ran[task.id]
+                if attempt.error:
+                    scores.append(0.0)
+                    examples.append({"inputs": task.prompt, "outputs": "", "feedback": "(no output: provider error)"})
+                    continue
+                fb = ctx.feedback(task, attempt)
+            scores.append(float(fb.score))
+            examples.append({"inputs": task.prompt, "outputs": attempt.text.strip(), "feedback": fb.message})
+        return scores, examples
+
+    def _fill_scores(self, ctx: PracticeContext, candidates: list[dict[str, Any]], known: Mapping[str, Any]) -> None:
+        """Score every candidate on val instances it has not met yet (the curriculum's valset grows)."""
+        live = {c: ctx.harness.read(c, "") for c in COMPONENTS}
+        for cand in candidates:
+            missing = [t for t in valset(ctx) if t.id not in cand["scores"]]
+            if missing:
+                scores, _ = self._evaluate(ctx, cand["components"], missing,
+                                           known if cand["components"] == live else None)
+                cand["scores"].update({t.id: s for t, s in zip(missing, scores, strict=True)})
+
+    def practice(self, ctx: PracticeContext, task: TaskView) -> Manifest | None:
+        known: dict[str, tuple[Attempt, Feedback]] = {}
+        if ctx.attempt_limit is not None:  # the protocol counts submissions: submit once with the live harness
+            attempt = ctx.solve(task)
+            if not attempt.error:
+                known[task.id] = (attempt, ctx.feedback(task, attempt))
+        pool = read_pool(ctx.harness.tree())
+        seeded_now = pool is None
+        if pool is None:
+            components = {c: ctx.harness.read(c, "") for c in COMPONENTS}
+            pool = {"candidates": [{"id": "c0", "parent": None, "components": components, "scores": {},
+                                    "next_component": 0}]}
+        candidates: list[dict[str, Any]] = pool["candidates"]
+        self._fill_scores(ctx, candidates, known)
+        ids = [t.id for t in valset(ctx)]
+        archive = aligned(candidates, ids)
+        if seeded_now:
+            ctx.log("gepa_seed", {"val_mean": archive[0].mean})
+        by_id = {c["id"]: c for c in candidates}
+        parent = by_id[SELECT.select(archive, ctx.rng).id]
+        outcome = self._iterate(ctx, task, pool, parent, known)
+        ctx.harness.write(POOL, dump_pool(pool))
+        if outcome is not None:
+            return outcome
+        if seeded_now:
+            return Manifest(intent="seed the GEPA pool with the initial harness", evidence="val scores of the seed")
+        return None
+
+    def _iterate(
+        self, ctx: PracticeContext, task: TaskView, pool: dict[str, Any], parent: dict[str, Any],
+        known: Mapping[str, tuple[Attempt, Feedback]],
+    ) -> Manifest | None:
+        """One reflective mutation of `parent` on a minibatch led by the step's task; mutates `pool`."""
+        candidates: list[dict[str, Any]] = pool["candidates"]
+        others = [t for t in ctx.train if t.id != task.id]
+        batch = [task, *ctx.rng.sample(others, min(self.params.minibatch_size - 1, len(others)))]
+        live = {c: ctx.harness.read(c, "") for c in COMPONENTS}
+        before, examples = self._evaluate(ctx, parent["components"], batch,
+                                          known if parent["components"] == live else None)
+        if all(s >= PERFECT for s in before):
+            ctx.log("gepa_iteration", {"parent": parent["id"], "skipped": "all minibatch scores perfect"})
+            return None
+
+        names = [c for c in COMPONENTS if c in parent["components"]]
+        component = names[int(parent.get("next_component", 0)) % len(names)]
+        parent["next_component"] = (int(parent.get("next_component", 0)) + 1) % len(names)
+        prompt = render_prompt(__package__, "reflect", instruction=parent["components"][component].strip(),
+                               examples=examples)
+        reply = ctx.ask("proposer", prompt, reject_cut_off="instruction")
+        if reply is None:
+            return None
+        text, why = parse_instruction(reply.text, self.params.fences)
+        if text is None:
+            ctx.reject("instruction", reply.text, why)
+            return None
+
+        child_components = {**parent["components"], component: text}
+        after, _ = self._evaluate(ctx, child_components, batch)
+        accepted = ACCEPT.decide(before, after).accepted
+        ctx.log("gepa_iteration", {"parent": parent["id"], "component": component, "minibatch": [t.id for t in batch],
+                                   "before": before, "after": after, "accepted": accepted})
+        if not accepted:
+            return None
+
+        vals = valset(ctx)
+        val_scores, _ = self._evaluate(ctx, child_components, vals)
+        child = {"id": f"c{len(candidates)}", "parent": parent["id"], "components": child_components,
+                 "scores": {t.id: s for t, s in zip(vals, val_scores, strict=True)}, "next_component": 0}
+        candidates.append(child)
+        best = candidates[best_index(aligned(candidates, [t.id for t in vals]))]
+        for name, body in best["components"].items():
+            ctx.harness.write(name, body)
+        return Manifest(
+            intent=f"GEPA: accept {child['id']} (parent {parent['id']}, {component}); harness = best {best['id']}",
+            evidence=f"minibatch sum {sum(before):g} -> {sum(after):g}; val mean {mean(val_scores):.3f}",
+            expected_fixes=[t.id for t, b, a in zip(batch, before, after, strict=True) if a > b],
+        )
