@@ -19,8 +19,9 @@ class ParamError(ValueError):
 
 
 class Params(BaseModel):
-    """Base of a method's or benchmark's declared params: unknown names are refused, values are read-only and not
-    converted ("3" is no int; an int is a float; a tuple field takes a list only with `Field(strict=False)`)."""
+    """Base of a method's or benchmark's declared params: unknown names are refused, values are read-only and
+    nothing is converted but an int given for a float ("3" is no int; a tuple field takes a list only with
+    `Field(strict=False)`)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
