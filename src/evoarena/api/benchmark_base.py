@@ -10,6 +10,7 @@ from evoarena.api.grading import GradingModel
 from evoarena.api.params import Params as BaseParams
 from evoarena.api.params import check_params, field_defaults, params_from_defaults
 from evoarena.api.probe import GENERIC_EXAMPLES, ProbeExample
+from evoarena.api.schedule import PracticeSelectTest, Schedule, schedule_named
 from evoarena.api.task import Feedback, Parsed, Task, TaskView, TestSplitLocked
 from evoarena.models.base import GenParams
 
@@ -25,12 +26,18 @@ class Benchmark(ABC):
     from them)."""
     params: Any
     """This benchmark's `Params`, validated: read as `self.params.name`."""
-    protocol: ClassVar[str] = "practice-select-test"
-    """"practice-select-test" (train → checkpoint selection on val → test once) or "curriculum" (ordered
-    episodes of stages: practice attempts on a stage, then its test, state carried to the next stage)."""
+    schedule: ClassVar[type[Schedule]] = PracticeSelectTest
+    """How the protocol runs a cell: `PracticeSelectTest` (train → checkpoint selection on val → test once) or
+    `Curriculum` (ordered episodes of stages: practice attempts on a stage, then its test, state carried on)."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
+        """A benchmark written for the older string attribute (`protocol = "curriculum"`) gets the schedule it
+        named (an unknown name is refused when its class is defined), and one that declares only `defaults` gets a
+        `Params` built from them."""
         super().__init_subclass__(**kwargs)
+        legacy = cls.__dict__.get("protocol")
+        if isinstance(legacy, str):
+            cls.schedule = schedule_named(legacy)
         if "Params" not in vars(cls) and "defaults" in vars(cls):
             setattr(cls, "Params", params_from_defaults(cls.__name__, cls.defaults))  # noqa: B010
         cls.defaults = field_defaults(cls.Params)
@@ -106,7 +113,7 @@ class Benchmark(ABC):
 
     def info(self) -> dict[str, Any]:
         """Facts about this benchmark build that reports must carry (e.g. certification status)."""
-        return {"name": self.name, "protocol": self.protocol}
+        return {"name": self.name, "protocol": self.schedule.name}
 
     def solver_params(self) -> GenParams:
         return GenParams()

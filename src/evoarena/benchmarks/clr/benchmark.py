@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
-from evoarena.api import Benchmark, Feedback, Parsed, ProbeExample, Task, TaskView, benchmark
+from evoarena.api import Benchmark, Curriculum, Feedback, Parsed, ProbeExample, Task, TaskView, benchmark
 from evoarena.benchmarks.clr.cells import CellFactory
 from evoarena.benchmarks.clr.certify import NEUTRAL_TITLE, lesson_text
 from evoarena.benchmarks.clr.chains import Slot
@@ -46,7 +46,7 @@ _CODE = re.compile(r"```(?:python|py)?\s*\n(.*?)```", re.S)
 class ClrBenchmark(Benchmark):
     """CLR-Bench: a curriculum of latent rules over public named groupings (chains are episodes, layers stages)."""
 
-    protocol = "curriculum"
+    schedule = Curriculum
 
     class Params(Benchmark.Params):
         release: str | None = Field(None, description="Path to a release JSON; none: the release built from `seed`.")
