@@ -201,7 +201,7 @@ class UnitRunner:
         version = current
         since = last_call_id(self.store)
         try:
-            with attributed(CallScope(cell=self.cell, unit=key)), serving(service.handle) as port:
+            with attributed(CallScope(cell=self.cell, unit=key)), serving(service.answer) as port:
                 visible = unit.visible
                 ctx = StepContext(
                     port=port, harness=ws,
