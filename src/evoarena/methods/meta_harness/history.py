@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal, get_args
 
 ROOT = "memory/meta_harness/"
-MODES = ("scores", "scores+summary", "full")
+Access = Literal["scores", "scores+summary", "full"]
+"""What the proposer's tools can read (`access`)."""
+MODES: tuple[str, ...] = get_args(Access)
 SUMMARY = "summary.jsonl"
 FRONTIER = "frontier.json"
 
