@@ -2,7 +2,7 @@
 
 from evoarena.protocol.run.schedules.base import CellInputs, CellSchedule, Lane, Outcome, Unit, schedule_for
 from evoarena.protocol.run.schedules.curriculum import CurriculumSchedule
-from evoarena.protocol.run.schedules.practice_select_test import PracticeSelectTestSchedule
+from evoarena.protocol.run.schedules.practice_select import PracticeSelectTestSchedule
 
 __all__ = ["CellInputs", "CellSchedule", "CurriculumSchedule", "Lane", "Outcome", "PracticeSelectTestSchedule",
            "Unit", "schedule_for"]
