@@ -4,11 +4,15 @@ document, or a log of records as JSON lines. Malformed state is a one-line Harne
 from __future__ import annotations
 
 import json
-from typing import TypeVar
+from typing import Annotated, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")
+
+Absent = Annotated[T | None, Field(exclude_if=lambda v: v is None)]
+"""A field left out of the file while it is None (give it `= None`): a state whose key appears only once set."""
 
 
 class HarnessStateError(ValueError):
