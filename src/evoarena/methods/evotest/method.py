@@ -29,6 +29,7 @@ from evoarena.methods.evotest.state import (
     PROGRAM,
     STATE,
     STATE_DIR,
+    Choice,
     Episode,
     Node,
     State,
@@ -131,15 +132,16 @@ class EvoTest(Method):
         node.episodes.append(episode)
         ctx.harness.write(trajectory_path(node.id), (attempt.text.strip() or f"(no step was played: "
                                                         f"{attempt.parse_error})") + f"\n\nOutcome: {fb.message}\n")
-        added = self._remember(ctx, attempt, episode) if self.params["memory"] else {}
+        added = self._remember(ctx, attempt, episode) if self.params["memory"] else None
         end_episode(state, node.id, score, won, freeze_on_win=bool(self.params["freeze_on_win"]))
         choice = self._start_episode(ctx, state, nodes)
         self._write_live(ctx, nodes[str(state.best)])
         state.episodes.append(Episode(episode=episode, node=node.id, score=score, won=won, steps=_steps(attempt),
-                                      next=state.next, **choice))
+                                      next=state.next, **choice.model_dump()))
         ctx.harness.save_state(STATE, state)
         view = summary(state)
-        ctx.log("evotest_episode", {**state.episodes[-1].model_dump(exclude_none=True), **added, "auc": view["auc"],
+        remembered = {} if added is None else {"positives": added[0], "negative": added[1]}
+        ctx.log("evotest_episode", {**state.episodes[-1].model_dump(), **remembered, "auc": view["auc"],
                                     "late_mean": view["late_mean"], "nodes": len(nodes)})
         child = nodes[state.next]
         return Manifest(intent=f"EvoTest episode {episode}: {node.id} scored {score:.3f}; next {child.id} "
@@ -199,20 +201,21 @@ class EvoTest(Method):
 
     # -- after the episode --------------------------------------------------------------------------------------
     @staticmethod
-    def _remember(ctx: PracticeContext, attempt: Attempt, episode: int) -> dict[str, Any]:
-        """The rule-based memory: a positive entry per score rise, a negative one for a failing last segment."""
+    def _remember(ctx: PracticeContext, attempt: Attempt, episode: int) -> tuple[int, str | None]:
+        """The rule-based memory: a positive entry per score rise, a negative one for a failing last segment; how
+        many positives were added and the negative's reason."""
         ep = mem.played(attempt.answer)
         if ep is None:
-            return {"positives": 0, "negative": None}
+            return 0, None
         found = mem.positives(ep)
         for entry in found:
             ctx.harness.append_record(mem.SUCCESSES, entry)
         bad = mem.negative(ep, episode)
         if bad is not None:
             ctx.harness.append_record(mem.FAILURES, bad)
-        return {"positives": len(found), "negative": None if bad is None else bad.reason}
+        return len(found), None if bad is None else bad.reason
 
-    def _start_episode(self, ctx: PracticeContext, state: State, nodes: dict[str, Node]) -> dict[str, Any]:
+    def _start_episode(self, ctx: PracticeContext, state: State, nodes: dict[str, Node]) -> Choice:
         """The released `start_episode`: exploit the best node (a copy of it plays) when frozen by a win, past the
         win threshold or after a large drop, unless it just unfroze; else evolve the argmax-UCB node."""
         p = self.params
@@ -222,14 +225,14 @@ class EvoTest(Method):
         if exploit:
             best = str(state.best)
             self._child(state, nodes, nodes[best], None, "exploit")
-            return {"action": "exploit", "source": best}
+            return Choice(action="exploit", source=best)
         c = 0.0 if greedy else float(p["c"])  # the released UCB is the bare score once frozen
         members = archive(state)
         ucb = dict(zip([m.id for m in members], ucb_scores(members, c, float(p["alpha"])), strict=True))
         parent = nodes[EvoTestUCB(c, float(p["alpha"])).select(members, ctx.rng).id]
         evolved = self._evolve(ctx, parent)
         child = self._child(state, nodes, parent, evolved, "evolved" if evolved else "copy")
-        return {"action": "evolve", "source": parent.id, "ucb": ucb, "greedy": greedy, "adopted": child.adopted}
+        return Choice(action="evolve", source=parent.id, ucb=ucb, greedy=greedy, adopted=child.adopted)
 
     @staticmethod
     def _child(state: State, nodes: dict[str, Node], parent: Node, evolved: tuple[dict[str, str], list[str]] | None,

@@ -51,9 +51,20 @@ class Node(BaseModel):
     refused: list[str] = []
 
 
-class Episode(BaseModel):
-    """One played episode and the choice made after it: exploit the best node (`source`), or evolve `source`, the
-    argmax of `ucb`; the keys of an evolution are absent after an exploit."""
+class Choice(BaseModel):
+    """The choice made after an episode: exploit the best node (`source`), or evolve `source`, the argmax of `ucb`
+    (greedy: without exploration), into a child that adopted the parts listed; absent after an exploit."""
+
+    action: str  # exploit | evolve
+    source: str
+    ucb: Absent[dict[str, float]] = None
+    greedy: Absent[bool] = None
+    adopted: Absent[list[str]] = None
+
+
+class Episode(Choice):
+    """One played episode: the node that played it, its score, whether it won, its steps, the node to play next,
+    and the choice that made that node."""
 
     episode: int
     node: str
@@ -61,11 +72,6 @@ class Episode(BaseModel):
     won: bool
     steps: int
     next: str
-    action: str  # exploit | evolve
-    source: str
-    ucb: Absent[dict[str, float]] = None
-    greedy: Absent[bool] = None
-    adopted: Absent[list[str]] = None
 
 
 class State(BaseModel):
