@@ -8,10 +8,35 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pydantic import BaseModel, RootModel
+
 ROOT = "memory/meta_harness/"
 MODES = ("scores", "scores+summary", "full")
 SUMMARY = "summary.jsonl"
 FRONTIER = "frontier.json"
+
+
+class Scores(BaseModel):
+    """A candidate's `scores.json`: its accuracy on the search tasks, its context size and each task's score."""
+
+    accuracy: float
+    context_chars: int
+    tasks: dict[str, float]
+
+
+class FrontierRow(BaseModel):
+    candidate: str
+    accuracy: float
+    context_chars: int
+
+
+class Frontier(RootModel[list[FrontierRow]]):
+    """`frontier.json`: the accuracy / context-size Pareto frontier of the candidates."""
+
+
+def history_text(value: BaseModel) -> str:
+    """A history file as the proposer has always read it (sorted, one-space indent, ASCII, no final newline)."""
+    return json.dumps(value.model_dump(mode="json"), indent=1, sort_keys=True)
 
 
 def candidate_dir(cid: str) -> str:

@@ -28,7 +28,11 @@ from evoarena.methods.meta_harness.history import (
     MODES,
     ROOT,
     SUMMARY,
+    Frontier,
+    FrontierRow,
+    Scores,
     candidate_dir,
+    history_text,
     state_files,
     summary_line,
     traces_text,
@@ -123,7 +127,7 @@ class MetaHarness(Method):
         limit = int(self.params["max_tool_calls"])
         if self._functions(ctx):
             prompts = [render_prompt(__package__, "propose_functions", best_id=best,
-                                     best_accuracy=scores["accuracy"], best_chars=scores["context_chars"],
+                                     best_accuracy=scores.accuracy, best_chars=scores.context_chars,
                                      best_files=self._files(ctx, best), mode=self.params["access"],
                                      max_tool_calls=limit, role=role, inline=inline,
                                      programs=bool(self.params["programs"])) for role in roles]
@@ -136,8 +140,8 @@ class MetaHarness(Method):
             live = [i for i in range(k) if i not in done]
             if not live:
                 break
-            prompts = [render_prompt(__package__, "propose", best_id=best, best_accuracy=scores["accuracy"],
-                                     best_chars=scores["context_chars"], best_files=self._files(ctx, best),
+            prompts = [render_prompt(__package__, "propose", best_id=best, best_accuracy=scores.accuracy,
+                                     best_chars=scores.context_chars, best_files=self._files(ctx, best),
                                      mode=self.params["access"], max_tool_calls=limit, role=roles[i],
                                      inline=inline, transcript=transcripts[i],
                                      programs=bool(self.params["programs"])) for i in live]
@@ -206,7 +210,7 @@ class MetaHarness(Method):
             self._append(ctx, {"iteration": iteration, "candidate": cid, "parent": parent,
                                "outcome": "smoke test failed: no answer on one task", **_described(proposal)})
         runs = ctx.rollouts([Rollout(t, trees[i]) for i in passed for t in tasks])
-        best_before = max((self._scores(ctx, c)["accuracy"] for c in self._ids(ctx)), default=0.0)
+        best_before = max((self._scores(ctx, c).accuracy for c in self._ids(ctx)), default=0.0)
         for j, i in enumerate(passed):
             cid, proposal, files, parent = todo[i]
             attempts = runs[j * len(tasks):(j + 1) * len(tasks)]
@@ -220,8 +224,8 @@ class MetaHarness(Method):
             d = ROOT + candidate_dir(cid)
             for path, text in files.items():
                 ctx.harness.write(d + "files/" + path, text)
-            ctx.harness.write(d + "scores.json", json.dumps({"accuracy": accuracy, "context_chars": chars,
-                                                              "tasks": scores}, indent=1, sort_keys=True))
+            ctx.harness.write(d + "scores.json", history_text(Scores(accuracy=accuracy, context_chars=chars,
+                                                                     tasks=scores)))
             ctx.harness.write(d + "traces.md", traces_text(traces))
             parent_version = [self._version(ctx, parent)] if parent else []
             version = ctx.candidate(trees[i], parents=parent_version, intent=f"Meta-Harness {cid}: "
@@ -242,8 +246,8 @@ class MetaHarness(Method):
                  if p.startswith(ROOT + "candidates/") and p.endswith("/scores.json")}
         return sorted(found, key=lambda c: int(c[1:]))
 
-    def _scores(self, ctx: PracticeContext, cid: str) -> dict[str, Any]:
-        return dict(json.loads(ctx.harness.read(ROOT + candidate_dir(cid) + "scores.json")))
+    def _scores(self, ctx: PracticeContext, cid: str) -> Scores:
+        return ctx.harness.load_state(ROOT + candidate_dir(cid) + "scores.json", Scores)
 
     def _files(self, ctx: PracticeContext, cid: str) -> dict[str, str]:
         prefix = ROOT + candidate_dir(cid) + "files/"
@@ -258,17 +262,17 @@ class MetaHarness(Method):
     def _write_frontier(self, ctx: PracticeContext) -> None:
         ids = self._ids(ctx)
         scored = {c: self._scores(ctx, c) for c in ids}
-        archive = [Scored(c, (float(scored[c]["accuracy"]),)) for c in ids]
-        front = context_frontier(archive, {c: float(scored[c]["context_chars"]) for c in ids})
-        rows = [{"candidate": s.id, "accuracy": scored[s.id]["accuracy"],
-                 "context_chars": scored[s.id]["context_chars"]} for s in front]
-        ctx.harness.write(ROOT + FRONTIER, json.dumps(rows, indent=1, sort_keys=True))
+        archive = [Scored(c, (scored[c].accuracy,)) for c in ids]
+        front = context_frontier(archive, {c: float(scored[c].context_chars) for c in ids})
+        rows = [FrontierRow(candidate=s.id, accuracy=scored[s.id].accuracy, context_chars=scored[s.id].context_chars)
+                for s in front]
+        ctx.harness.write(ROOT + FRONTIER, history_text(Frontier(rows)))
 
     def _best(self, ctx: PracticeContext) -> str:
         """The frontier's most accurate candidate (ties: fewer characters, then the earliest)."""
-        rows = json.loads(ctx.harness.read(ROOT + FRONTIER))
-        best = min(rows, key=lambda r: (-r["accuracy"], r["context_chars"], int(r["candidate"][1:])))
-        return str(best["candidate"])
+        rows = ctx.harness.load_state(ROOT + FRONTIER, Frontier).root
+        best = min(rows, key=lambda r: (-r.accuracy, r.context_chars, int(r.candidate[1:])))
+        return best.candidate
 
     def _adopt(self, ctx: PracticeContext, intent: str) -> Manifest:
         best = self._best(ctx)
@@ -278,7 +282,7 @@ class MetaHarness(Method):
             ctx.harness.write(path, text)
         s = self._scores(ctx, best)
         return Manifest(intent=f"Meta-Harness: {intent}; live = {best}",
-                        evidence=f"search accuracy {s['accuracy']:.3f}, {s['context_chars']} context characters")
+                        evidence=f"search accuracy {s.accuracy:.3f}, {s.context_chars} context characters")
 
 
 def inline_history(history: Mapping[str, str], limit: int) -> str:
