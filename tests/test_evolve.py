@@ -47,6 +47,8 @@ def test_evolve_on_a_jsonl_file_and_resume(tmp_path: Path) -> None:
     assert got.run_dir.parent == tmp_path / "runs" and (got.run_dir / "results.json").is_file()
     assert got.method == "reflexion" and got.cell == "reflexion__scripted__s1" and got.evidence == "mechanism"
     assert got.n_test == 5 and got.test == 1.0 and got.val == 1.0  # the lesson reached the selected harness
+    row = got.results.condition("reflexion", "scripted") if got.results else None
+    assert row is not None and row.test is not None and row.test.mean == got.test and row.test.n_tasks == 5
     assert LESSON in got.files["memory/reflections.md"] and got.prompt is not None
     assert got.version == RunStore(got.run_dir).cells()[0]["selected_version"]
     rendered = got.prompt.render("What is 9 times 9?")

@@ -6,7 +6,7 @@ The public API, importable from here (loaded on first use, so `import evoarena` 
   `policy` (scripted-model policies) and `view` (report sections);
 - running: `load_spec`, `parse_spec`, `ExperimentSpec`, `run_experiment`, `validate_spec`;
 - evolving in one call: `evolve` (→ `Evolved`), and `load_prompt` for a prompt that `evoarena export` wrote;
-- reading a run: `RunStore`, `rebuild_report`.
+- reading a run: `RunStore`, `rebuild_report` (→ `RunResults`, the typed record results.json holds).
 Everything else is internal and may move.
 """
 
@@ -26,7 +26,7 @@ _EXPORTS: dict[str, str] = {
     "parse_spec": "evoarena.spec",
     "run_experiment": "evoarena.protocol.run.runner", "validate_spec": "evoarena.protocol.validate",
     "RunStore": "evoarena.store",
-    "rebuild_report": "evoarena.protocol.run.reporting",
+    "rebuild_report": "evoarena.protocol.run.reporting", "RunResults": "evoarena.report.results_record",
     "evolve": "evoarena.one_call", "Evolved": "evoarena.one_call",
     "load_prompt": "evoarena.protocol.export.prompt_file",
 }
@@ -44,6 +44,7 @@ __all__ = [
     "Parsed",
     "PracticeContext",
     "Reply",
+    "RunResults",
     "RunStore",
     "SpecError",
     "Task",
@@ -86,6 +87,7 @@ if TYPE_CHECKING:
     from evoarena.protocol.run.reporting import rebuild_report
     from evoarena.protocol.run.runner import run_experiment
     from evoarena.protocol.validate import validate_spec
+    from evoarena.report.results_record import RunResults
     from evoarena.spec import ExperimentSpec, SpecError, load_spec, parse_spec
     from evoarena.store import RunStore
 

@@ -19,6 +19,7 @@ from evoarena.protocol import catalog
 from evoarena.protocol.export.bundle import ExportError, instantiate, open_source, prompt_template
 from evoarena.protocol.export.prompt_file import PromptTemplate
 from evoarena.protocol.run.runner import default_run_dir, run_experiment
+from evoarena.report.results_record import RESULTS_FILE, RunResults
 from evoarena.spec import EMBEDDED_SHORTHANDS, ExperimentSpec, SpecError, parse_spec
 from evoarena.store.scores import version_scores
 
@@ -41,7 +42,7 @@ class Evolved:
     n_test: int
     evidence: str
     prompt_note: str = ""
-    results: dict[str, Any] = field(default_factory=dict, repr=False)
+    results: RunResults | None = field(default=None, repr=False)  # the run's record, as results.json holds it
 
     @property
     def system_prompt(self) -> str:
@@ -162,12 +163,13 @@ def evolve(
     spec = build_spec(tasks, method=method, model=model, roles=roles, budget=budget, seed=seed, params=params,
                       method_params=method_params, protocol=protocol, name=name, root=root)
     target = Path(run_dir) if run_dir is not None else default_run_dir(spec, root)
-    results = run_experiment(spec, target, search=(Path.cwd(),))
+    results = RunResults.model_validate(run_experiment(spec, target, search=(Path.cwd(),)))
     return selected(target, results)
 
 
-def selected(run_dir: Path, results: Mapping[str, Any] | None = None) -> Evolved:
-    """The selected version of a one-cell run (or of its only cell), as `evolve` returns it."""
+def selected(run_dir: Path, results: RunResults | None = None) -> Evolved:
+    """The selected version of a one-cell run (or of its only cell), as `evolve` returns it; without `results`, the
+    run's record is read from its results.json when there is one."""
     source = open_source(Path(run_dir), version="selected")
     val, test = version_scores(source.store, source.cell, source.version)
     prompt, note = None, ""
@@ -178,4 +180,9 @@ def selected(run_dir: Path, results: Mapping[str, Any] | None = None) -> Evolved
     run = source.store.run() or {}
     return Evolved(run_dir=Path(run_dir), cell=source.cell, method=source.method_spec.name, version=source.version,
                    files=dict(source.tree), prompt=prompt, val=val.mean, test=test.mean, n_test=test.n_graded,
-                   evidence=str(run.get("evidence")), prompt_note=note, results=dict(results or {}))
+                   evidence=str(run.get("evidence")), prompt_note=note, results=results or _record(Path(run_dir)))
+
+
+def _record(run_dir: Path) -> RunResults | None:
+    path = run_dir / RESULTS_FILE
+    return RunResults.read(path) if path.is_file() else None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -180,8 +181,22 @@ def test_set_changes_the_spec_before_it_is_read(tmp_path: Path) -> None:
 
 
 
-def test_the_run_says_which_model_plays_each_role_and_where_the_solvers_stands_in(tmp_path: Path) -> None:
-    """ACE plays a curator the spec leaves unmapped: the start of the run says the solver's model plays it."""
+def test_the_run_says_which_model_plays_each_role_and_where_the_solvers_stands_in(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ACE plays a curator the spec leaves unmapped: the start of the run says the solver's model plays it. The
+    spec is validated once: the run gets the answer the banner was printed from."""
+    from evoarena.protocol import validate
+    from evoarena.protocol.run import cell_work
+
+    checked: list[str] = []
+    original = validate.validate_run
+
+    def counted(spec: Any, search: Any) -> Any:
+        checked.append(spec.name)
+        return original(spec, search)
+
+    monkeypatch.setattr(validate, "validate_run", counted)
+    monkeypatch.setattr(cell_work, "validate_run", counted)
     spec = {"name": "banner", "benchmark": {"name": "arith", "params": {"seed": 0, "n_train": 2, "n_val": 1,
                                                                         "n_test": 2}},
             "methods": [{"name": "frozen"}, {"name": "ace", "roles": {"reflector": "r"}}],
@@ -195,6 +210,8 @@ def test_the_run_says_which_model_plays_each_role_and_where_the_solvers_stands_i
     lines = [ln.strip() for ln in result.output.splitlines() if ln.strip().startswith("roles ")]
     assert lines == ["roles  frozen: solver → s",
                      "roles  ace: solver → s, reflector → r, curator → s (unmapped: the solver's model)"]
+    assert checked == ["banner"]
+    assert "test accuracy (evidence: mechanism)" in result.output and "ace (s):" in result.output
 
 
 def test_list_methods_shows_each_methods_roles() -> None:

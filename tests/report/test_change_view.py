@@ -72,7 +72,7 @@ def test_the_section_is_on_the_page_and_rebuilt_from_the_store(two_epochs: tuple
     assert '<table id="changes-table">' in page and "<td class=\"l\">reflexion-1</td>" in page
     assert json.loads((run_dir / "results.json").read_text(encoding="utf-8"))["views"]["changes"] == \
         results["views"]["changes"]
-    assert rebuild_report(RunStore.open_existing(run_dir))["views"]["changes"] == results["views"]["changes"]
+    assert rebuild_report(RunStore.open_existing(run_dir)).views_data()["changes"] == results["views"]["changes"]
 
 
 def test_with_one_epoch_the_step_task_predictions_are_unmeasured(tmp_path: Path) -> None:

@@ -56,8 +56,7 @@ def _views() -> dict[str, Any]:
 
 def test_clr_section_renders_every_table_with_the_evidence_label() -> None:
     results = build_results(make_meta("scaled"), make_scores(), make_calls(), make_budgets())
-    results["views"] = {"clr": _views()}
-    page = render_html(results, VIEWS)
+    page = render_html(results.model_copy(update={"views": {"clr": _views()}}), VIEWS)
     assert "<b>x</b>" not in page and "&lt;b&gt;x&lt;/b&gt;" in page
     assert page.count('<caption class="lm">evidence: scaled</caption>') == 7
     assert "1,500 (in+out)" in page  # the ledger could not be aligned: the meter's total, no split
@@ -70,6 +69,5 @@ def test_a_run_without_compare_views_still_renders() -> None:
     results = build_results(make_meta(), make_scores(), make_calls(), make_budgets())
     views = _views()
     del views["compare"]
-    results["views"] = {"clr": views}
-    page = render_html(results, VIEWS)
+    page = render_html(results.model_copy(update={"views": {"clr": views}}), VIEWS)
     assert 'id="clr-layers"' in page and 'id="clr-pairs"' not in page

@@ -10,6 +10,7 @@ from report_samples import make_budgets, make_calls, make_meta, make_scores
 from evoarena.report import ScoreRecord, build_results, render_html, write_report
 from evoarena.report.chart import accuracy_svg
 from evoarena.report.labels import MECHANISM_LABEL, evidence_label
+from evoarena.report.results_record import ConditionResult, SplitSummary
 
 BANNER = "evidence: mechanism — scripted model, not a language-model result"
 
@@ -72,12 +73,16 @@ def test_plot_label() -> None:
 
 def test_chart_draws_each_cell_with_its_interval() -> None:
     """One bar per (condition, model) with a test mean, its height and whisker from the results, labels escaped."""
-    results = {"evidence": "scaled", "stats": {"ci_level": 0.95}, "conditions": [
-        {"condition": "frozen", "model": "m<1>", "test": {"mean": 0.5, "ci_low": 0.25, "ci_high": 0.75}},
-        {"condition": "ace", "model": "m<1>", "test": {"mean": 1.0, "ci_low": None, "ci_high": None}},
-        {"condition": "ace", "model": "other", "test": {"mean": 0.0, "ci_low": 0.0, "ci_high": 0.0}},
-        {"condition": "gepa", "model": "other", "test": None},
-    ]}
+    def row(condition: str, model: str, test: tuple[float, float | None, float | None] | None) -> ConditionResult:
+        split = None if test is None else SplitSummary(
+            mean=test[0], ci_low=test[1], ci_high=test[2], n_tasks=1, n_graded=1, n_errors=0, n_seeds=1,
+            per_seed=[], seed_ci=None, pass_rate=None)
+        return ConditionResult(condition=condition, model=model, test=split, val=None)
+
+    results = _results("scaled").model_copy(update={"conditions": [
+        row("frozen", "m<1>", (0.5, 0.25, 0.75)), row("ace", "m<1>", (1.0, None, None)),
+        row("ace", "other", (0.0, 0.0, 0.0)), row("gepa", "other", None),
+    ]})
     root = ET.fromstring(str(accuracy_svg(results)))
     ns = ""
     bars = [r for r in root.iter(f"{ns}rect") if r.find(f"{ns}title") is not None]
@@ -97,7 +102,7 @@ def test_write_report(tmp_path) -> None:
     assert json_path == tmp_path / "run" / "results.json"
     assert html_path == tmp_path / "run" / "report.html"
     text = json_path.read_text(encoding="utf-8")
-    assert json.loads(text) == results
-    assert text == json.dumps(results, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+    assert json.loads(text) == results.as_dict()
+    assert text == json.dumps(results.as_dict(), sort_keys=True, indent=2, ensure_ascii=False) + "\n"
     assert BANNER in html_path.read_text(encoding="utf-8")
     assert sorted(p.name for p in (tmp_path / "run").iterdir()) == ["report.html", "results.json"]

@@ -19,6 +19,7 @@ from evoarena.methods.skillprox.views import reason_category
 from evoarena.protocol.run.runner import run_experiment
 from evoarena.report import render_html
 from evoarena.report.plots import MECHANISM_LABEL
+from evoarena.report.results_record import RunResults
 from evoarena.spec import parse_spec
 from evoarena.store import RunStore
 
@@ -134,7 +135,8 @@ def test_a_run_without_prox_renders_no_audit(run: tuple[dict[str, Any], RunStore
     results, _ = run
     view = {**results["views"]["skillprox"], "tradeoff_plot": None}
     view["cells"] = [c for c in view["cells"] if c["prox"] is None]
-    page = render_html({**results, "views": {"skillprox": view}}, {"skillprox": SkillProxView()})
+    record = RunResults.model_validate({**results, "views": {"skillprox": view}})
+    page = render_html(record, {"skillprox": SkillProxView()})
     assert 'id="skillprox-summary"' in page and 'id="skillprox-audit"' not in page
 
 

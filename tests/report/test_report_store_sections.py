@@ -7,29 +7,15 @@ import html
 import re
 from pathlib import Path
 
-import pytest
 from markupsafe import Markup
 from report_samples import make_meta
 
 from evoarena.harness.versions import diff_trees, load_tree
-from evoarena.protocol.run.runner import run_experiment
 from evoarena.report import ScoreRecord, build_results, render_html
-from evoarena.report.collect import spec_conditions
+from evoarena.report.snapshot import RunSnapshot
 from evoarena.report.store_sections import ReportExtras, task_table
-from evoarena.spec import load_spec
 from evoarena.store import RunStore, queries
 from evoarena.store.versions import cell_versions
-
-RECIPES = Path(__file__).resolve().parents[2] / "recipes"
-
-
-@pytest.fixture(scope="module")
-def quickstart(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("report-store")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("EVOARENA_CACHE_DIR", str(root / "cache"))
-        run_experiment(load_spec(RECIPES / "quickstart.yaml").with_model("scripted"), root / "run", probe=False)
-    return root / "run"
 
 
 def _table(page: str, table_id: str) -> list[list[str]]:
@@ -66,7 +52,7 @@ def test_the_per_task_table_holds_the_stores_test_scores(quickstart: Path) -> No
     page = (quickstart / "report.html").read_text("utf-8")
     rows = _table(page, "tasks")
     store = RunStore(quickstart, read_only=True)
-    order = spec_conditions(queries.run(store).spec or {})  # type: ignore[union-attr]
+    order = RunSnapshot.load(store).conditions
     cells = sorted(queries.cells(store), key=lambda c: order.index(c.condition))
     assert rows[0] == ["task", *[c.condition for c in cells]]  # one model, one seed: a column per cell, spec order
     body = {r[0]: r[1:] for r in rows[1:]}

@@ -26,6 +26,7 @@ from evoarena.api import (
     method,
 )
 from evoarena.harness import Manifest
+from evoarena.protocol.boundary.ops import Grade, Label, MakeAttempt
 
 SECRET_ENV = "EVOARENA_TEST_SECRET_KEY"
 
@@ -139,15 +140,15 @@ class _SnoopingAgent(EpisodeAgent):
         if view.step == 0:
             port = getattr(ctx, "_port", None)
             refused = []
-            for op, args in (("label", {"task_id": view.task.id}), ("grade", {"task_id": view.task.id,
-                             "answer": "x", "number": 1}), ("attempt", {"task_id": view.task.id, "tree": None,
-                                                                        "sample_index": 0, "submit": True})):
+            for name, op in (("label", Label(task_id=view.task.id)),
+                             ("grade", Grade(task_id=view.task.id, answer="x", number=1)),
+                             ("attempt", MakeAttempt(task_id=view.task.id, submit=True))):
                 try:
                     if port is None:
                         raise RuntimeError("no channel")
-                    port.call(op, **args)
+                    port.call(op)
                 except Exception as err:  # noqa: BLE001 - refused is what the test wants
-                    refused.append(f"{op}: {type(err).__name__}")
+                    refused.append(f"{name}: {type(err).__name__}")
             objs = gc.get_objects()
             info = {"pid": os.getpid(), "refused": refused,
                     "gc_tasks": sum(isinstance(o, Task) for o in objs),

@@ -15,7 +15,8 @@ SEEDS = (0, 1)
 
 def make_big_run(path: Path, *, tasks: int = 10_000, calls: int = 100_000) -> Path:
     store = RunStore(path)
-    spec = {"name": "big", "methods": [{"name": c} for c in CONDITIONS]}
+    spec = {"name": "big", "benchmark": {"name": "arith"}, "methods": [{"name": c} for c in CONDITIONS],
+            "models": {"m": {"backend": "scripted", "model": "arith-student"}}, "roles": {"solver": "m"}}
     store.upsert_run(id="big", name="big", spec_json=json.dumps(spec), spec_hash="-", code_version="-",
                      evidence="mechanism", status="finished", started_at="2026-01-01T00:00:00+00:00")
     cells = [f"{c}__m__s{s}" for c in CONDITIONS for s in SEEDS]

@@ -14,7 +14,8 @@ from starlette.testclient import TestClient
 from view_server import Server
 
 from evoarena.report import build_results
-from evoarena.report.collect import call_records, cell_budgets, run_meta, score_records, spec_conditions
+from evoarena.report.collect import call_records, cell_budgets, run_meta, score_records
+from evoarena.report.snapshot import RunSnapshot
 from evoarena.store import AttemptRow, RunStore, queries
 from evoarena.viewer import create_app, results_cache
 
@@ -22,9 +23,9 @@ from evoarena.viewer import create_app, results_cache
 def _expected(run_dir: Path) -> dict[str, Any]:
     store = RunStore(run_dir, read_only=True)
     try:
-        spec = queries.run(store).spec or {}  # type: ignore[union-attr]
-        return build_results(run_meta(store), score_records(store), call_records(store, spec), cell_budgets(store),
-                             spec_conditions(spec))
+        snap = RunSnapshot.load(store)
+        return build_results(run_meta(snap), score_records(store, snap), call_records(store, snap),
+                             cell_budgets(snap), snap.conditions).as_dict()
     finally:
         store.close()
 
@@ -60,8 +61,7 @@ def test_conditions_shows_build_results_numbers(viewer: Server, runs_root: Path,
     results = _expected(runs_root / "quickstart")
     shown = _shown(page)
     _check(shown, results)
-    assert [k[0] for k in shown] == spec_conditions(queries.run(RunStore(runs_root / "quickstart",
-                                                                         read_only=True)).spec or {})  # type: ignore[union-attr]
+    assert [k[0] for k in shown] == RunSnapshot.load(RunStore(runs_root / "quickstart", read_only=True)).conditions
     assert "baseline" in page.locator("#scores tbody tr").first.inner_text()
     # the reflexion cell's reflector calls and each cell's budget, as results.json has them
     reflector = page.locator("#by-role tr[data-condition='reflexion'][data-role='reflector']")

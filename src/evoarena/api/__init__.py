@@ -26,6 +26,7 @@ from evoarena.api.registry import (
     policy,
     view,
 )
+from evoarena.api.schedule import Curriculum, PracticeSelectTest, Schedule
 from evoarena.api.task import Feedback, Parsed, Split, Task, TaskView, TestSplitLocked
 from evoarena.api.views import ReportContext, ReportView, RunInfo, TemplateView, ViewPage
 from evoarena.harness import HarnessWorkspace, Manifest
@@ -40,6 +41,7 @@ __all__ = [
     "REGISTRY",
     "Attempt",
     "Benchmark",
+    "Curriculum",
     "Entry",
     "Env",
     "GENERIC_EXAMPLES",
@@ -57,10 +59,12 @@ __all__ = [
     "Probe",
     "ProbeExample",
     "PracticeContext",
+    "PracticeSelectTest",
     "RoleHandle",
     "Registry",
     "Reply",
     "Rollout",
+    "Schedule",
     "ReportContext",
     "ReportView",
     "RunInfo",

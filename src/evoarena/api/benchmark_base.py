@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 from evoarena.api.grading import GradingModel
 from evoarena.api.params import check_params
 from evoarena.api.probe import GENERIC_EXAMPLES, ProbeExample
+from evoarena.api.schedule import PracticeSelectTest, Schedule, schedule_named
 from evoarena.api.task import Feedback, Parsed, Task, TaskView, TestSplitLocked
 from evoarena.models.base import GenParams
 
@@ -17,9 +18,17 @@ class Benchmark(ABC):
     name: ClassVar[str]
     defaults: ClassVar[dict[str, Any]] = {}
     """Every parameter the benchmark accepts, with its default; unknown or ill-typed params are refused."""
-    protocol: ClassVar[str] = "practice-select-test"
-    """"practice-select-test" (train → checkpoint selection on val → test once) or "curriculum" (ordered
-    episodes of stages: practice attempts on a stage, then its test, state carried to the next stage)."""
+    schedule: ClassVar[type[Schedule]] = PracticeSelectTest
+    """How the protocol runs a cell: `PracticeSelectTest` (train → checkpoint selection on val → test once) or
+    `Curriculum` (ordered episodes of stages: practice attempts on a stage, then its test, state carried on)."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """A benchmark written for the older string attribute (`protocol = "curriculum"`) gets the schedule it
+        named; an unknown name is refused when its class is defined."""
+        super().__init_subclass__(**kwargs)
+        legacy = cls.__dict__.get("protocol")
+        if isinstance(legacy, str):
+            cls.schedule = schedule_named(legacy)
 
     def __init__(self, **params: Any) -> None:
         self.check_params(params)
@@ -92,7 +101,7 @@ class Benchmark(ABC):
 
     def info(self) -> dict[str, Any]:
         """Facts about this benchmark build that reports must carry (e.g. certification status)."""
-        return {"name": self.name, "protocol": self.protocol}
+        return {"name": self.name, "protocol": self.schedule.name}
 
     def solver_params(self) -> GenParams:
         return GenParams()

@@ -14,8 +14,9 @@ from importlib import resources
 from typing import Any, ClassVar
 
 from evoarena.report.hooks import ReportContext, ReportView, RunInfo, StateReader, ViewPage
+from evoarena.report.results_record import ConditionResult
 
-__all__ = ["ReportContext", "ReportView", "RunInfo", "StateReader", "TemplateView", "ViewPage"]
+__all__ = ["ConditionResult", "ReportContext", "ReportView", "RunInfo", "StateReader", "TemplateView", "ViewPage"]
 
 
 class TemplateView:

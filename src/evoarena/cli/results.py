@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
@@ -13,32 +13,39 @@ from rich.table import Table
 from evoarena.cli.common import JsonOpt, RunDirArg, emit_json, open_run, out
 from evoarena.store import DB_NAME, RunStore
 
+if TYPE_CHECKING:
+    from evoarena.report.results_record import RunResults
 
-def print_results(results: dict[str, Any]) -> None:
+
+def print_results(results: RunResults) -> None:
     """The test accuracy per condition, each condition against the baseline, and the calls by role."""
-    table = Table(title=f"test accuracy (evidence: {results.get('evidence')})")
+    table = Table(title=f"test accuracy (evidence: {results.evidence})")
     for col in ("condition", "model", "test acc", "95% CI", "n", "errors"):
         table.add_column(col)
-    for c in results.get("conditions", []):
-        test = c.get("test") or {}
-        mean, lo, hi = test.get("mean"), test.get("ci_low"), test.get("ci_high")
+    for c in results.conditions:
+        test = c.test
+        mean, lo, hi = (test.mean, test.ci_low, test.ci_high) if test else (None, None, None)
         table.add_row(
-            str(c.get("condition")),
-            str(c.get("model")),
+            c.condition,
+            c.model,
             "-" if mean is None else f"{mean:.3f}",
-            "-" if lo is None else f"[{lo:.3f}, {hi:.3f}]",
-            str(test.get("n_graded", 0)),
-            str(test.get("n_errors", 0)),
+            "-" if lo is None or hi is None else f"[{lo:.3f}, {hi:.3f}]",
+            str(test.n_graded if test else 0),
+            str(test.n_errors if test else 0),
         )
     out.print(table)
-    for v in results.get("versus_baseline", []):  # spec order, each against the spec's first condition
-        if v["condition"] == v["baseline"]:
-            out.print(f"{v['condition']} ({v['model']}): {v['mean']:.3f}   baseline")
-        elif v["n_paired"]:
-            out.print(f"{v['condition']} ({v['model']}): {v['mean']:.3f}   vs {v['baseline']}: {v['diff']:+.3f} "
-                      f"[{v['ci_low']:+.3f}, {v['ci_high']:+.3f}] ({v['n_paired']} paired tasks)", soft_wrap=True)
-    by_role = results.get("calls", {}).get("by_role", {})
-    out.print(role_table("model calls by role (cached calls included and shown)", sorted(by_role.items())))
+    for v in results.versus_baseline:  # spec order, each against the spec's first condition
+        if v.condition == v.baseline:
+            out.print(f"{v.condition} ({v.model}): {_num(v.mean)}   baseline")
+        elif v.n_paired:
+            out.print(f"{v.condition} ({v.model}): {_num(v.mean)}   vs {v.baseline}: {_signed(v.diff)} "
+                      f"[{_signed(v.ci_low)}, {_signed(v.ci_high)}] ({v.n_paired} paired tasks)", soft_wrap=True)
+    rows = [(role, s.model_dump()) for role, s in sorted(results.calls.by_role.items())]
+    out.print(role_table("model calls by role (cached calls included and shown)", rows))
+
+
+def _signed(value: float | None) -> str:
+    return "-" if value is None else f"{value:+.3f}"
 
 
 def role_table(title: str, rows: list[tuple[str, dict[str, Any]]]) -> Table:
@@ -66,7 +73,7 @@ def report(run_dir: RunDirArg, as_json: JsonOpt = False) -> None:
 
     results = rebuild_report(open_run(run_dir))
     if as_json:
-        emit_json(results)
+        emit_json(results.as_dict())
     else:
         print_results(results)
         out.print(f"wrote {run_dir / 'results.json'} and {run_dir / 'report.html'}")

@@ -108,14 +108,16 @@ def run(
             results = run_experiment(spec, target, progress=progress, cells_in_parallel=parallel,
                                      concurrency=concurrency, search=(spec_path.resolve().parent,), probe=not no_probe,
                                      probe_threshold=probe_threshold,
-                                     on_probes=None if as_json else _probe_warnings)
+                                     on_probes=None if as_json else _probe_warnings, resolved=resolved)
         except (RunDirConflict, SpecError, ValueError, RuntimeError) as e:
             fail(str(e))
             return
     if as_json:
         emit_json({"run_dir": str(target), **results})
     else:
-        print_results(results)
+        from evoarena.report.results_record import RunResults
+
+        print_results(RunResults.model_validate(results))
         out.print(f"wrote {target / 'results.json'} and {target / 'report.html'}")
 
 

@@ -58,3 +58,67 @@ def observation_pack(
                    "rows": [r.as_dict() for r in rows]})
     else:
         out.print(table(rows), soft_wrap=True, highlight=False)
+
+
+@study_app.command(name="action-fusion")
+def action_fusion(
+    seeds: Annotated[int, typer.Option(min=1, help="Seeded sessions (seeds 0 .. N-1).")] = 10,
+    pairs: Annotated[int, typer.Option(min=1, help="Planned edit→test pairs per session (a crash adds its undo).")
+                     ] = 12,
+    as_json: JsonOpt = False,
+) -> None:
+    """SoL-Pi's Action Fusion (seed 000 §10) on seeded edit→test sessions in the sandbox: model round trips fused vs
+    unfused, and on every pair the order, a test's output verbatim, skip-after-a-failed-edit and the edited files
+    seen by the test. No model is called."""
+    from evoarena.studies.action_fusion import reading, study, table
+
+    rows = study(seeds, pairs)
+    if as_json:
+        emit_json({"study": "action-fusion", "seeds": seeds, "pairs": pairs, "rows": [r.as_dict() for r in rows],
+                   "reading": reading(rows)})
+    else:
+        out.print(table(rows) + "\n\n" + reading(rows), soft_wrap=True, highlight=False)
+
+
+@study_app.command(name="compaction-gate")
+def compaction_gate(
+    seeds: Annotated[int, typer.Option(min=1, help="Synthetic sessions (seeds 0 .. N-1).")] = 30,
+    ratio: Annotated[list[float] | None, typer.Option(
+        min=1.0, help="Cache write/read price ratio (repeat for several; default 1, 1.25, 2, 5, 12.5).")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """SoL-Pi's online compaction gate (seed 000 §10) on seeded plan-step sessions: the gate vs never vs always
+    compacting at each step boundary — tokens sent (read/write-priced), compactions, the gate's breakeven decisions
+    and their agreement with hindsight. No model is called."""
+    from evoarena.studies.compaction_gate import RATIOS, reading, study, summarise_rows, table
+
+    ratios = tuple(ratio) if ratio else RATIOS
+    rows = study(seeds, ratios)
+    if as_json:
+        emit_json({"study": "compaction-gate", "seeds": seeds, "ratios": list(ratios),
+                   "summary": [asdict(m) for m in summarise_rows(rows)], "rows": [r.as_dict() for r in rows],
+                   "reading": reading(rows)})
+    else:
+        out.print(table(rows) + "\n\n" + reading(rows), soft_wrap=True, highlight=False)
+
+
+@study_app.command(name="reducer")
+def reducer(
+    seeds: Annotated[int, typer.Option(min=1, help="Seeds 0 .. N-1, each a set of built logs.")] = 10,
+    logs: Annotated[int, typer.Option(min=2, help="Logs per seed.")] = 24,
+    as_json: JsonOpt = False,
+) -> None:
+    """SoL-Pi's evidence-preserving reducer (seed 000 §10) on built build/test logs with a scripted reducer,
+    faithful or unfaithful in each way the checks guard against: receipts accepted, bytes saved, every unfaithful
+    receipt rejected and no credential-like log sent. No model is called."""
+    from evoarena.runtime.reducer import MAX_EVIDENCE, MAX_REPLY_BYTES, MIN_BYTES
+    from evoarena.studies.reducer import reading, study, table
+
+    rows = study(seeds, logs)
+    if as_json:
+        emit_json({"study": "reducer", "seeds": seeds, "logs": logs,
+                   "settings": {"min_bytes": MIN_BYTES, "max_reply_bytes": MAX_REPLY_BYTES,
+                                "max_evidence": MAX_EVIDENCE},
+                   "rows": [r.as_dict() for r in rows], "reading": reading(rows)})
+    else:
+        out.print(table(rows) + "\n\n" + reading(rows), soft_wrap=True, highlight=False)

@@ -26,4 +26,4 @@ class ChangesView(TemplateView):
         return bool(run.methods - self.own_scoring)
 
     def build(self, ctx: ReportContext) -> dict[str, Any] | None:
-        return change_report(ctx.store, [str(c["condition"]) for c in ctx.conditions], self.own_scoring)
+        return change_report(ctx.store, [c.condition for c in ctx.conditions], self.own_scoring, ctx.run_cells())

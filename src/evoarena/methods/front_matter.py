@@ -10,8 +10,9 @@ _FRONT = re.compile(r"^---\n(.*?)\n---\n?", flags=re.S)
 
 def strip_front_matter(text: str) -> tuple[dict[str, str], str]:
     """(the `key: value` lines of a leading `---` block, the text after it); ({}, text) when there is none."""
-    m = _FRONT.match(text.lstrip("\ufeff"))
+    bare = text.lstrip("\ufeff")
+    m = _FRONT.match(bare)
     if not m:
         return {}, text
     fields = {k.strip(): v.strip() for k, _, v in (ln.partition(":") for ln in m.group(1).splitlines()) if k.strip()}
-    return fields, text[m.end():]
+    return fields, bare[m.end():]

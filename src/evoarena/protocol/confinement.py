@@ -6,10 +6,9 @@ anything is written, never falling back to a weaker one. The promises per level 
 
 from __future__ import annotations
 
-from typing import Any
-
 from evoarena.sandbox.spawn import confinement_problem
 from evoarena.spec import ExperimentSpec, SpecError
+from evoarena.store.run_events import MethodIsolation
 
 #: (key, what the method cannot do), in the order docs/security.md's table shows them
 PROMISES: tuple[tuple[str, str], ...] = (
@@ -39,10 +38,11 @@ def promises(level: str) -> dict[str, list[str]]:
             "lacks": [f"can {text}" for key, text in PROMISES if key not in holds]}
 
 
-def isolation_record(asked: str, got: str) -> dict[str, Any]:
+def isolation_record(asked: str, got: str) -> MethodIsolation:
     """The runner's `method_isolation` event for one cell: the level asked for, the level its method runs at and
     the promises that hold there."""
-    return {"asked": asked, "level": got, **promises(got)}
+    said = promises(got)
+    return MethodIsolation(asked=asked, level=got, holds=said["holds"], lacks=said["lacks"])
 
 
 def check_confinement(spec: ExperimentSpec) -> None:

@@ -47,7 +47,7 @@ from evoarena.harness.change_scoring import (
 from evoarena.harness.changes import from_version_manifest
 from evoarena.harness.versions import Manifest
 from evoarena.store import RunStore
-from evoarena.store.queries import PracticeAttempt, cells, practice_attempts, unit_keys
+from evoarena.store.queries import CellRow, PracticeAttempt, cells, practice_attempts, unit_keys
 from evoarena.store.versions import VersionRow, cell_versions
 
 POOLS = ("predicted", "in_step")
@@ -295,14 +295,14 @@ def summarise(scored: Sequence[CellChanges]) -> dict[str, Any]:
     return out
 
 
-def change_report(store: RunStore, order: Sequence[str] = (),
-                  skip_methods: Iterable[str] = ()) -> dict[str, Any] | None:
+def change_report(store: RunStore, order: Sequence[str] = (), skip_methods: Iterable[str] = (),
+                  run_cells: Sequence[CellRow] | None = None) -> dict[str, Any] | None:
     """`views.changes`: per condition (in `order`, then by name) the figures of `summarise`; None when no cell of a
-    method outside `skip_methods` holds a manifest that names a task."""
+    method outside `skip_methods` holds a manifest that names a task. `run_cells`: the cells, when already read."""
     skip = set(skip_methods)
     by_condition: dict[str, tuple[str, list[CellChanges]]] = {}
     named = False
-    for c in cells(store):
+    for c in cells(store) if run_cells is None else run_cells:
         if c.method in skip:
             continue
         cell = score_cell(cell_versions(store, c.cell), practice_attempts(store, c.cell), unit_keys(store, c.cell))

@@ -4,23 +4,22 @@ for the views that need one."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from markupsafe import Markup, escape
 
 from .labels import evidence_color, evidence_label
+from .results_record import RunResults
 
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f")
 _PLOT_H, _TOP, _LEFT, _BOTTOM = 260.0, 56.0, 56.0, 64.0
 
 
-def accuracy_svg(results: dict[str, Any]) -> Markup:
+def accuracy_svg(results: RunResults) -> Markup:
     """Conditions on x (in results order), one bar per model, y from 0 to 1.05; titled with the evidence label."""
-    evidence = str(results.get("evidence", ""))
-    level = results.get("stats", {}).get("ci_level", 0.95)
-    cells = [c for c in results.get("conditions", []) if c.get("test") and c["test"].get("mean") is not None]
-    conditions = list(dict.fromkeys(c["condition"] for c in cells))
-    models = sorted({c["model"] for c in cells})
+    evidence = results.evidence
+    level = results.stats.ci_level
+    tests = {(c.condition, c.model): c.test for c in results.conditions if c.test and c.test.mean is not None}
+    conditions = list(dict.fromkeys(c for c, _ in tests))
+    models = sorted({m for _, m in tests})
     slot = max(70.0, 28.0 * max(1, len(models)))
     legend_w = 150.0 if len(models) > 1 else 0.0
     width = max(480.0, _LEFT + slot * max(1, len(conditions)) + 24.0 + legend_w)
@@ -34,7 +33,7 @@ def accuracy_svg(results: dict[str, Any]) -> Markup:
         f'<text x="{width / 2:.1f}" y="36" text-anchor="middle" fill="{evidence_color(evidence)}">'
         f"{escape(evidence_label(evidence))}</text>",
     ]
-    if not cells:
+    if not tests:
         parts.append(f'<text x="{width / 2:.1f}" y="{_TOP + _PLOT_H / 2:.1f}" text-anchor="middle">'
                      "no graded test tasks</text></svg>")
         return Markup("".join(parts))
@@ -52,12 +51,12 @@ def accuracy_svg(results: dict[str, Any]) -> Markup:
         parts.append(f'<text x="{x0 + slot / 2:.1f}" y="{_y(0.0) + 16:.1f}" text-anchor="middle">'
                      f"{escape(condition)}</text>")
         for j, model in enumerate(models):
-            test = next((c["test"] for c in cells if c["condition"] == condition and c["model"] == model), None)
-            if test is None:
+            test = tests.get((condition, model))
+            if test is None or test.mean is None:
                 continue
-            m = float(test["mean"])
-            low = m if test.get("ci_low") is None else float(test["ci_low"])
-            high = m if test.get("ci_high") is None else float(test["ci_high"])
+            m = test.mean
+            low = m if test.ci_low is None else test.ci_low
+            high = m if test.ci_high is None else test.ci_high
             x = x0 + 0.1 * slot + bar * j
             cx, colour = x + bar / 2, PALETTE[j % len(PALETTE)]
             tip = f"{condition} · {model}: {m:.3f} [{low:.3f}, {high:.3f}]"

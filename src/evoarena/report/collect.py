@@ -1,7 +1,8 @@
 """Read a run store into report records, and (re)build results.json + report.html from it and the views given.
 
 The report names no benchmark or method: their sections come from the ReportViews passed in (the protocol passes
-every registered one), each deciding whether it applies to the run.
+every registered one), each deciding whether it applies to the run. A rebuild reads the run once (RunSnapshot) and
+computes every section from that reading.
 """
 
 from __future__ import annotations
@@ -14,24 +15,22 @@ from evoarena.report.html import write_report
 from evoarena.report.probes import DEFAULT_THRESHOLD, probes_section, summarise, warnings_by_condition
 from evoarena.report.records import CallRecord, CellBudget, RunMeta, ScoreRecord
 from evoarena.report.results import build_results
+from evoarena.report.results_record import Probes, RunResults
+from evoarena.report.snapshot import RunSnapshot
 from evoarena.report.store_sections import report_extras
 from evoarena.store import RunStore, queries
 from evoarena.store.calls import CallRow
 from evoarena.store.probes import probe_rows
-from evoarena.store.queries import CellRow, RunRow
 
 MethodResolver = Callable[[str], StateReader]
 
 
-def _cells(store: RunStore) -> dict[str, CellRow]:
-    return {c.cell: c for c in queries.cells(store)}
-
-
-def score_records(store: RunStore) -> list[ScoreRecord]:
+def score_records(store: RunStore, snap: RunSnapshot | None = None) -> list[ScoreRecord]:
     """Test scores of each cell's selected version, and that version's validation scores. A curriculum cell
     (no selection) contributes every stage's test score."""
+    snap = snap or RunSnapshot.load(store)
     out: list[ScoreRecord] = []
-    for c in _cells(store).values():
+    for c in snap.cells:
         if c.status != "done":
             continue
         for a in queries.attempt_scores(store, c.cell, c.selected_version):
@@ -42,12 +41,12 @@ def score_records(store: RunStore) -> list[ScoreRecord]:
     return out
 
 
-def call_records(store: RunStore, spec: Mapping[str, Any]) -> list[CallRecord]:
-    """Ledger rows of the cells (not the probes'), cache hits counted as a sequential run of `spec` would have made
-    them."""
-    cells = _cells(store)
-    rows = [r for r in queries.calls(store) if r.phase != "probe"]  # probes run before the cells: results["probes"]
-    cached = _canonical_cached(rows, _cell_order(spec, cells))
+def call_records(store: RunStore, snap: RunSnapshot) -> list[CallRecord]:
+    """Ledger rows of the cells (not the probes'), cache hits counted as a sequential run of the spec would have
+    made them."""
+    cells = snap.by_cell
+    rows = [r for r in queries.calls(store) if r.phase != "probe"]  # probes run before the cells: results.probes
+    cached = _canonical_cached(rows, snap.cell_order())
     out: list[CallRecord] = []
     for r in rows:
         c = cells.get(r.cell or "")
@@ -57,19 +56,6 @@ def call_records(store: RunStore, spec: Mapping[str, Any]) -> list[CallRecord]:
             cost_usd=r.cost_usd, latency_s=r.latency_s, cached=cached[r.id], error=r.error, phase=r.phase or "",
         ))  # fmt: skip
     return out
-
-
-def _cell_order(spec: Mapping[str, Any], cells: Mapping[str, CellRow]) -> dict[str, int]:
-    """Each cell's place in the spec (seeds outer, methods inner): the order a sequential run makes them in."""
-    conditions = spec_conditions(spec)
-    place = {(seed, cond): i * len(conditions) + j for i, seed in enumerate(spec.get("seeds", []))
-             for j, cond in enumerate(conditions)}
-    return {name: place.get((c.seed, c.condition), len(place)) for name, c in cells.items()}
-
-
-def spec_conditions(spec: Mapping[str, Any]) -> list[str]:
-    """The spec's conditions (a method's label, else its name), in spec order."""
-    return [m.get("label") or m["name"] for m in spec.get("methods", [])]
 
 
 def _canonical_cached(rows: Sequence[CallRow], order: Mapping[str, int]) -> dict[int, bool]:
@@ -90,9 +76,9 @@ def _canonical_cached(rows: Sequence[CallRow], order: Mapping[str, int]) -> dict
     return out
 
 
-def cell_budgets(store: RunStore) -> list[CellBudget]:
+def cell_budgets(snap: RunSnapshot) -> list[CellBudget]:
     out: list[CellBudget] = []
-    for c in _cells(store).values():
+    for c in snap.cells:
         b = c.budget
         if not b:
             continue
@@ -102,65 +88,55 @@ def cell_budgets(store: RunStore) -> list[CellBudget]:
     return out
 
 
-def _run(store: RunStore) -> RunRow:
-    run = queries.run(store)
-    if run is None:
-        raise FileNotFoundError(f"{store.run_dir}: the store holds no run")
-    return run
-
-
-def run_meta(store: RunStore) -> RunMeta:
-    run = _run(store)
-    spec = run.spec or {}
-    started = queries.last_event(store, "run_started", runner_only=True)
-    extra: dict[str, Any] = {"rejected_outputs": queries.count_events(store, "rejected_output"),
-                             "benchmark": started.payload.get("benchmark") if started else None}
-    if spec.get("protocol", {}).get("isolation", "in-process") != "in-process":
-        extra["method_isolation"] = method_isolation(store, spec)
+def run_meta(snap: RunSnapshot) -> RunMeta:
+    run, spec = snap.run, snap.spec
+    extra: dict[str, Any] = {"rejected_outputs": snap.rejected_outputs,
+                             "benchmark": snap.started.benchmark if snap.started else None}
+    if spec.protocol.isolation != "in-process":
+        extra["method_isolation"] = method_isolation(snap)
     return RunMeta(
         run_id=run.id, spec_name=run.name, spec_hash=run.spec_hash, code_version=run.code_version,
-        evidence=run.evidence, benchmark=spec["benchmark"]["name"], test_split_hash=run.test_hash or "",
+        evidence=run.evidence, benchmark=spec.benchmark.name, test_split_hash=run.test_hash or "",
         isolation=run.isolation or "", started_at=run.started_at, finished_at=run.finished_at, extra=extra,
     )  # fmt: skip
 
 
-def method_isolation(store: RunStore, spec: Mapping[str, Any]) -> dict[str, Any]:
+def method_isolation(snap: RunSnapshot) -> dict[str, Any]:
     """How the methods of a `protocol.isolation: process` run were confined, from the runner's own events only: the
     level the spec asked for, the levels the cells got, and the promises that held in every cell and those that did
     not hold in some (docs/security.md)."""
-    found = queries.events(store, ["method_isolation"], runner_only=True)
-    holds = [[str(p) for p in e.payload.get("holds") or ()] for e in found]
-    lacks = [str(p) for e in found for p in e.payload.get("lacks") or ()]
-    return {"mode": spec["protocol"]["isolation"],
-            "asked": spec["protocol"].get("method_confinement", "bwrap"),
-            "levels": sorted({str(e.payload.get("level")) for e in found}),
+    found = snap.isolation
+    holds = [e.holds for e in found]
+    return {"mode": snap.spec.protocol.isolation,
+            "asked": snap.spec.protocol.method_confinement,
+            "levels": sorted({str(e.level) for e in found}),
             "holds": [p for p in holds[0] if all(p in h for h in holds)] if holds else [],
-            "lacks": list(dict.fromkeys(lacks))}
+            "lacks": list(dict.fromkeys(p for e in found for p in e.lacks))}
 
 
-def add_probes(store: RunStore, results: dict[str, Any]) -> None:
-    """`results["probes"]` (the threshold and every role × method × model probed) and, on each condition whose
-    role fell below the threshold, `probe_warnings`."""
-    started = queries.last_event(store, "probes", runner_only=True)
-    threshold = float(started.payload.get("threshold", DEFAULT_THRESHOLD)) if started else DEFAULT_THRESHOLD
+def with_probes(store: RunStore, snap: RunSnapshot, results: RunResults) -> RunResults:
+    """The results with `probes` (the threshold and every role × method × model probed) and, on each condition
+    whose role fell below the threshold, `probe_warnings`."""
+    got = snap.probes.threshold if snap.probes else None
+    threshold = DEFAULT_THRESHOLD if got is None else got
     rows = probe_rows(store)
-    results["probes"] = probes_section(rows, threshold)
     warnings = warnings_by_condition(summarise(rows), threshold)
-    for c in results["conditions"]:
-        if c["condition"] in warnings:
-            c["probe_warnings"] = warnings[c["condition"]]
+    conditions = [c.model_copy(update={"probe_warnings": warnings[c.condition]}) if c.condition in warnings else c
+                  for c in results.conditions]
+    probes = Probes.model_validate(probes_section(rows, threshold))
+    return results.model_copy(update={"probes": probes, "conditions": conditions})
 
 
 def build_views(
-    store: RunStore, results: Mapping[str, Any], views: Mapping[str, ReportView],
+    store: RunStore, snap: RunSnapshot, results: RunResults, views: Mapping[str, ReportView],
     resolve_method: MethodResolver = no_methods,
 ) -> dict[str, Any]:
-    """`results["views"]`: the data of every view that applies to the run and has something to show, by name."""
-    meta = results["meta"]
-    run = RunInfo(name=meta["spec_name"], benchmark=meta["benchmark"], evidence=results["evidence"],
-                  methods=frozenset(c.method for c in queries.cells(store)))
-    ctx = ReportContext(store=store, run=run, meta=meta, conditions=results["conditions"], spec=_run(store).spec,
-                        resolve_method=resolve_method)
+    """results.json's `views`: the data of every view that applies to the run and has something to show, by name."""
+    meta = results.meta
+    run = RunInfo(name=meta.spec_name, benchmark=meta.benchmark, evidence=results.evidence,
+                  methods=frozenset(c.method for c in snap.cells))
+    ctx = ReportContext(store=store, run=run, meta=meta, conditions=results.conditions, spec=snap.run.spec,
+                        cells=snap.cells, resolve_method=resolve_method)
     out: dict[str, Any] = {}
     for name, view in views.items():
         if view.applies(run):
@@ -170,28 +146,29 @@ def build_views(
     return out
 
 
-def run_results(store: RunStore, scores: Sequence[ScoreRecord] | None = None) -> dict[str, Any]:
-    """results.json's dict without the views' sections: the store's scores (of done cells; `scores` when the caller
+def run_results(store: RunStore, snap: RunSnapshot | None = None,
+                scores: Sequence[ScoreRecord] | None = None) -> RunResults:
+    """The run's record without the views' sections: the store's scores (of done cells; `scores` when the caller
     has read them), ledger rows and budgets through build_results, and the role probes. What `evoarena view` shows
     of a run, finished or not."""
-    spec = _run(store).spec or {}
-    results = build_results(run_meta(store), score_records(store) if scores is None else scores,
-                            call_records(store, spec), cell_budgets(store), spec_conditions(spec))
-    add_probes(store, results)
-    return results
+    snap = snap or RunSnapshot.load(store)
+    results = build_results(run_meta(snap), score_records(store, snap) if scores is None else scores,
+                            call_records(store, snap), cell_budgets(snap), snap.conditions)
+    return with_probes(store, snap, results)
 
 
 def rebuild_report(
     store: RunStore, views: Mapping[str, ReportView] | None = None, resolve_method: MethodResolver = no_methods
-) -> dict[str, Any]:
+) -> RunResults:
     """Recompute results.json and report.html from the store alone, with the sections of the views given (by name);
     `resolve_method` gives views the method classes whose `state_view` they read."""
     views = dict(views or {})
-    scores = score_records(store)
-    results = run_results(store, scores)
-    data = build_views(store, results, views, resolve_method)
+    snap = RunSnapshot.load(store)
+    scores = score_records(store, snap)
+    results = run_results(store, snap, scores)
+    data = build_views(store, snap, results, views, resolve_method)
     if data:
-        results["views"] = data
-    extras = report_extras(store, scores, spec_conditions(_run(store).spec or {}))
+        results = results.model_copy(update={"views": data})
+    extras = report_extras(store, snap.cells, scores, snap.conditions)
     write_report(store.run_dir, results, views, extras)
     return results

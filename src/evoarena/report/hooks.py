@@ -12,7 +12,11 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from evoarena.harness import load_tree
-from evoarena.store import RunStore
+from evoarena.store import RunStore, queries
+from evoarena.store.queries import CellRow
+
+from .records import RunMeta
+from .results_record import ConditionResult
 
 
 class StateReader(Protocol):
@@ -39,16 +43,18 @@ class RunInfo:
 @dataclass
 class ReportContext:
     """What a view may read: the run store (read-only, through `evoarena.store.queries`), the run and its meta, the
-    conditions of results.json, the spec as stored, and a method's own reading of a harness version.
+    conditions of results.json, the spec as stored, the run's cells (read once per report) and a method's own
+    reading of a harness version.
 
     `resolve_method` maps a method name to its registered class; the protocol passes the registry's, so a view
     never imports a method to read the method's state."""
 
     store: RunStore
     run: RunInfo
-    meta: Mapping[str, Any]
-    conditions: Sequence[Mapping[str, Any]]
+    meta: RunMeta
+    conditions: Sequence[ConditionResult]
     spec: Mapping[str, Any] | None
+    cells: Sequence[CellRow] | None = None  # None: not read yet (run_cells reads them)
     resolve_method: Callable[[str], StateReader] = no_methods
     _trees: dict[str, dict[str, str]] = field(default_factory=dict, repr=False)
     _states: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict, repr=False)
@@ -61,6 +67,12 @@ class ReportContext:
     def spec_methods(self) -> list[Mapping[str, Any]]:
         """The spec's method entries (name, label, params, roles), in spec order; [] without a readable spec."""
         return list((self.spec or {}).get("methods", []))
+
+    def run_cells(self) -> Sequence[CellRow]:
+        """The run's cells, by cell name: those the report read, else read from the store once."""
+        if self.cells is None:
+            self.cells = queries.cells(self.store)
+        return self.cells
 
     def tree(self, version_id: str) -> dict[str, str]:
         """The harness tree of a version (path -> text), loaded once per report."""

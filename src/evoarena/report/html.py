@@ -19,9 +19,11 @@ from markupsafe import Markup
 from .chart import accuracy_svg
 from .hooks import ReportView
 from .labels import MECHANISM_LABEL, evidence_label
+from .results_record import RESULTS_FILE, RunResults
 from .store_sections import MAX_TASKS, ReportExtras
 
-RESULTS_FILE = "results.json"
+__all__ = ["REPORT_FILE", "RESULTS_FILE", "render_html", "write_report"]
+
 REPORT_FILE = "report.html"
 
 
@@ -92,7 +94,7 @@ class Page:
     """The page helpers a view draws its section with (hooks.ViewPage): the evidence label and the report's
     template environment (its filters, autoescaping), with the results as `r`."""
 
-    results: Mapping[str, Any]
+    results: RunResults
     evidence: str
     evidence_caption: str
     banner_class: str
@@ -105,27 +107,25 @@ class Page:
         )  # fmt: skip
 
 
-def render_html(results: dict[str, Any], views: Mapping[str, ReportView] | None = None,
+def render_html(results: RunResults, views: Mapping[str, ReportView] | None = None,
                 extras: ReportExtras | None = None) -> str:
     """One self-contained HTML page: inline CSS, the accuracy chart as inline SVG, no external references. A section per
-    entry of `results["views"]` whose view is in `views` (by name), in the order of `views`; with `extras` (from the
+    entry of `results.views` whose view is in `views` (by name), in the order of `views`; with `extras` (from the
     store) the selected harnesses and their diffs, the per-task table and the learning curves."""
-    evidence = str(results.get("evidence", ""))
+    evidence = results.evidence
     banner_class, banner_text = _banner(evidence)
-    budgets = results.get("budgets", [])
-    budget_columns = sorted(
-        {k.removeprefix("max_") for b in budgets for k in b.get("limits", {})}
-        | {k for b in budgets for k in b.get("used", {})}
-    )
+    budgets = results.budgets
+    budget_columns = sorted({k.removeprefix("max_") for b in budgets for k in b.limits} | {k for b in budgets
+                                                                                           for k in b.used})
     env = _env()
     page = Page(results, evidence, evidence_label(evidence), banner_class, env)
-    data = results.get("views") or {}
+    data = results.views_data()
     sections = [Markup(view.html(data[name], page)) for name, view in (views or {}).items() if data.get(name)]
     template = env.get_template("report.html.j2")
     return template.render(
         r=results,
         budget_columns=budget_columns,
-        meta=results.get("meta", {}),
+        meta=results.meta,
         evidence=evidence,
         banner_class=banner_class,
         banner_text=banner_text,
@@ -138,16 +138,16 @@ def render_html(results: dict[str, Any], views: Mapping[str, ReportView] | None 
 
 
 def write_report(
-    run_dir: Path, results: dict[str, Any], views: Mapping[str, ReportView] | None = None,
+    run_dir: Path, results: RunResults, views: Mapping[str, ReportView] | None = None,
     extras: ReportExtras | None = None,
 ) -> tuple[Path, Path]:
-    """Write results.json (sorted keys, indent 2) and report.html (with the sections of `views`, and `extras` from
+    """Write results.json (RunResults.to_json) and report.html (with the sections of `views`, and `extras` from
     the store) into run_dir; return both paths."""
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     json_path = run_dir / RESULTS_FILE
     html_path = run_dir / REPORT_FILE
-    text = json.dumps(results, sort_keys=True, indent=2, allow_nan=False, ensure_ascii=False) + "\n"
+    text = results.to_json()
     page = render_html(results, views, extras)  # render before writing anything, so a failure leaves no half report
     _write_atomic(json_path, text)
     _write_atomic(html_path, page)

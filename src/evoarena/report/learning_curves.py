@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from markupsafe import Markup
 
 from evoarena.store import RunStore, queries
+from evoarena.store.queries import CellRow
 from evoarena.store.view_curves import first_practice_answer, practice_steps, token_buckets
 
 from .line_chart import Series, line_svg
@@ -39,9 +40,11 @@ class ConditionCurve:
         return next((s for s in reversed(self.scores) if s is not None), None)
 
 
-def practice_curves(store: RunStore, order: Sequence[str] = ()) -> list[ConditionCurve]:
-    """One curve per condition (spec `order` first) — per condition and model when the run has several models."""
-    cells = queries.cells(store)
+def practice_curves(store: RunStore, order: Sequence[str] = (), cells: Sequence[CellRow] | None = None
+                    ) -> list[ConditionCurve]:
+    """One curve per condition (spec `order` first) — per condition and model when the run has several models.
+    `cells`: the run's cells when the caller has read them."""
+    cells = queries.cells(store) if cells is None else cells
     several_models = len({c.model for c in cells}) > 1
     rank = spec_rank(order)
     groups: dict[str, list[list[float | None]]] = {}

@@ -1,4 +1,4 @@
-"""build_results: per-task scores, ledger rows and cell budgets -> the results.json dict."""
+"""build_results: per-task scores, ledger rows and cell budgets -> the run record results.json is dumped from."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from dataclasses import asdict
 from typing import Any
 
 from .records import EVIDENCE_LEVELS, SPLITS, CallRecord, CellBudget, RunMeta, ScoreRecord
+from .results_record import RunResults
 from .stats import BOOTSTRAP_METHOD, bootstrap_ci, clean, mean, stable_seed
 from .versus import versus_baseline
 
@@ -188,9 +189,9 @@ def build_results(
     calls: Sequence[CallRecord],
     budgets: Sequence[CellBudget],
     order: Sequence[str] = (),
-) -> dict[str, Any]:
-    """The results.json dict. Deterministic and independent of input order; floats rounded. `order`: the spec's
-    conditions, the first being the baseline of `versus_baseline`."""
+) -> RunResults:
+    """The run record (without probes and views). Deterministic and independent of input order; floats rounded.
+    `order`: the spec's conditions, the first being the baseline of `versus_baseline`."""
     if meta.evidence not in EVIDENCE_LEVELS:
         raise ValueError(f"meta.evidence must be one of {EVIDENCE_LEVELS}, got {meta.evidence!r}")
     _check_scores(scores)
@@ -216,5 +217,4 @@ def build_results(
         "calls": _calls(calls),
         "budgets": _budgets(budgets),
     }
-    cleaned: dict[str, Any] = clean(results)
-    return cleaned
+    return RunResults.model_validate(clean(results))

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from markupsafe import Markup
 
 from evoarena.harness.versions import diff_trees, load_tree
-from evoarena.store import RunStore, queries
+from evoarena.store import RunStore
+from evoarena.store.queries import CellRow
 from evoarena.store.versions import cell_versions
 
 from .diff_view import diff_lines
@@ -69,12 +70,12 @@ class ReportExtras:
     step_word: str
 
 
-def harness_diffs(store: RunStore, order: Sequence[str] = ()) -> list[HarnessDiff]:
+def harness_diffs(store: RunStore, cells: Sequence[CellRow], order: Sequence[str] = ()) -> list[HarnessDiff]:
     """Per cell (spec order, then seed): its selected version (the last tested, for a cell without a selection)
     against its first version."""
     rank = spec_rank(order)
     out = []
-    for c in sorted(queries.cells(store), key=lambda c: (rank(c.condition), c.condition, c.model, c.seed)):
+    for c in sorted(cells, key=lambda c: (rank(c.condition), c.condition, c.model, c.seed)):
         versions = cell_versions(store, c.cell)
         initial = versions[0].id if versions else None
         selected = c.selected_version or c.current_version
@@ -117,8 +118,10 @@ def task_table(scores: Sequence[ScoreRecord], order: Sequence[str] = (), limit: 
     return TaskTable(names, rows, len(tasks))
 
 
-def report_extras(store: RunStore, scores: Sequence[ScoreRecord], order: Sequence[str] = ()) -> ReportExtras:
-    curves = practice_curves(store, order)
+def report_extras(store: RunStore, cells: Sequence[CellRow], scores: Sequence[ScoreRecord], order: Sequence[str] = ()
+                  ) -> ReportExtras:
+    """The store-drawn sections of report.html, from the run's `cells` and test `scores` already read."""
+    curves = practice_curves(store, order, cells)
     word = step_word(store)
-    return ReportExtras(harness_diffs(store, order), task_table(scores, order), curves,
+    return ReportExtras(harness_diffs(store, cells, order), task_table(scores, order), curves,
                         practice_svg(curves, word, "learning-curves"), word)

@@ -6,24 +6,22 @@ as being updated, and its fragment polls until they are ready — a 10k-task run
 
 from __future__ import annotations
 
-import json
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from evoarena.report.collect import run_results
-from evoarena.report.html import RESULTS_FILE
 from evoarena.report.results import SCHEMA_VERSION
+from evoarena.report.results_record import RESULTS_FILE, RunResults
 from evoarena.store import RunStore, queries
 from evoarena.store.view_conditions import StoreMark, store_mark
 
 WAIT_S = 1.0  # how long a page waits for a computation before it answers with what it has
 
 _lock = threading.Lock()
-_cache: dict[Path, tuple[StoreMark, dict[str, Any], str]] = {}  # mark, results, source
-_running: dict[Path, tuple[StoreMark, Future[dict[str, Any]]]] = {}
+_cache: dict[Path, tuple[StoreMark, RunResults, str]] = {}  # mark, results, source
+_running: dict[Path, tuple[StoreMark, Future[RunResults]]] = {}
 _pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="evoarena-view-results")
 computed = 0  # how many times results were computed (the tests check a refresh of an unchanged run makes none)
 
@@ -33,29 +31,22 @@ class Results:
     """The run's results (None before any are ready), whether they are still being brought up to date, and where
     they came from ("results.json" or "store")."""
 
-    results: dict[str, Any] | None
+    results: RunResults | None
     updating: bool
     source: str
 
 
-# what the pages read of results.json: a file written by older code (same schema version, fewer sections) is
-# recomputed from the store instead
-_READ = ("conditions", "versus_baseline", "budgets", "calls", "stats")
-
-
-def _finished_file(store: RunStore, run_id: str) -> dict[str, Any] | None:
-    """The finished run's results.json, when it is this run's, of this schema and has every section read."""
-    path = store.run_dir / RESULTS_FILE
+def _finished_file(store: RunStore, run_id: str) -> RunResults | None:
+    """The finished run's results.json, when it is this run's and a RunResults of this schema (a file written by
+    older code, with other sections, is recomputed from the store instead)."""
     try:
-        data = json.loads(path.read_text("utf-8"))
-    except (OSError, ValueError):
+        data = RunResults.read(store.run_dir / RESULTS_FILE)
+    except (OSError, ValueError):  # pydantic's ValidationError is a ValueError
         return None
-    ok = (isinstance(data, dict) and data.get("schema_version") == SCHEMA_VERSION
-          and data.get("meta", {}).get("run_id") == run_id and all(k in data for k in _READ))
-    return data if ok else None
+    return data if data.schema_version == SCHEMA_VERSION and data.meta.run_id == run_id else None
 
 
-def _compute(key: Path, mark: StoreMark) -> dict[str, Any]:
+def _compute(key: Path, mark: StoreMark) -> RunResults:
     """run_results on a connection of its own, so the pages' queries do not wait behind its big reads."""
     global computed
     own = RunStore(key, read_only=True)

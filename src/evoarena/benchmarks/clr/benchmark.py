@@ -10,7 +10,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from evoarena.api import Benchmark, Feedback, ParamError, Parsed, ProbeExample, Task, TaskView, benchmark
+from evoarena.api import Benchmark, Curriculum, Feedback, ParamError, Parsed, ProbeExample, Task, TaskView, benchmark
 from evoarena.benchmarks.clr.cells import CellFactory
 from evoarena.benchmarks.clr.certify import NEUTRAL_TITLE, lesson_text
 from evoarena.benchmarks.clr.chains import Slot
@@ -48,7 +48,7 @@ class ClrBenchmark(Benchmark):
     the release's chains to use, in order; default all), `layers` (4), `rewarded` (rewarded practice, False),
     `max_attempts` (practice attempts per layer, 3)."""
 
-    protocol = "curriculum"
+    schedule = Curriculum
     defaults = {"release": None, "seed": 0, "chains": None, "layers": 4, "rewarded": False,
                 "max_attempts": 3, "class_names_in_task": False}
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 from evoarena.store import RunStore, queries
-from evoarena.store.queries import UnitRow
+from evoarena.store.queries import CellRow, UnitRow
 
 PRACTICE_KEY = re.compile(r"^(?P<chain>.+)/L(?P<layer>\d+)/practice/a(?P<attempt>\d+)$")  # ClrBenchmark task ids
 TEST_KEY = re.compile(r"^test/(?P<chain>.+)/L(?P<layer>\d+)/test$")
@@ -170,14 +170,15 @@ def unit_calls(
     return out, skipped, aligned
 
 
-def read_cells(store: RunStore) -> list[CellData]:
-    """Every finished curriculum cell with its practice units, their costs and the chain's tested versions."""
+def read_cells(store: RunStore, cells: Sequence[CellRow]) -> list[CellData]:
+    """Every finished curriculum cell of `cells` (the run's) with its practice units, their costs and the chain's
+    tested versions."""
     units: dict[str, list[UnitRow]] = defaultdict(list)
     for row in queries.units(store):
         units[row.cell].append(row)
     tested = queries.tested_versions(store)
     out = []
-    for c in queries.cells(store):
+    for c in cells:
         if c.status != "done":
             continue
         data = CellData(c.cell, c.condition, c.method)

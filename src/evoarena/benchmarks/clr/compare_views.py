@@ -163,7 +163,7 @@ def tokens_plot(tokens: Mapping[str, Any], pairs: Sequence[Mapping[str, Any]], e
 def compare_views(ctx: ReportContext, per_condition: Mapping[str, Any]) -> dict[str, Any]:
     """The comparison views; `per_condition` is `clr_views(...)["conditions"]` (inc_u / exc per condition)."""
     evidence = ctx.evidence
-    cells = read_cells(ctx.store)
+    cells = read_cells(ctx.store, ctx.run_cells())
     pairs = pair_rows(run_pairs(ctx.spec, [*per_condition, *(c.condition for c in cells)]), per_condition)
     tokens = token_table(cells)
     return {

@@ -18,6 +18,7 @@ from evoarena.benchmarks.clr.compare_views import compare_views
 from evoarena.benchmarks.clr.metrics import ValueOutcome, aggregate
 from evoarena.report.plots import evidence_color, evidence_label, png_base64
 from evoarena.store import RunStore, queries
+from evoarena.store.queries import CellRow
 
 FROZEN_LADDER = {1: 0.8, 2: 0.6, 3: 0.4, 4: 0.2}
 
@@ -31,9 +32,9 @@ class Stage:
     diagnostics: dict[str, Any]
 
 
-def stages(store: RunStore) -> list[Stage]:
+def stages(store: RunStore, cells: Sequence[CellRow]) -> list[Stage]:
     """Every graded stage (unit `test/...`) that carries diagnostics (ClrBenchmark.diagnose), by cell and key."""
-    conditions = {c.cell: c.condition for c in queries.cells(store)}
+    conditions = {c.cell: c.condition for c in cells}
     return [
         Stage(conditions[u.cell], u.result.get("score"), u.result["diagnostics"])
         for u in queries.units(store, key_like="test/%", order="key")
@@ -43,7 +44,7 @@ def stages(store: RunStore) -> list[Stage]:
 
 def clr_report(ctx: ReportContext) -> dict[str, Any]:
     """`views.clr`: the per-condition views and, under `compare`, the comparison views."""
-    views = clr_views(stages(ctx.store), ctx.evidence)
+    views = clr_views(stages(ctx.store, ctx.run_cells()), ctx.evidence)
     views["compare"] = compare_views(ctx, views["conditions"])
     return views
 

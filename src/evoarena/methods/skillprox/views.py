@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from evoarena.api.views import ReportContext
+from evoarena.api.views import ConditionResult, ReportContext
 from evoarena.harness.state import parse_records, parse_state
 from evoarena.methods.skillprox.common import ITERATIONS, PROX, STATE
 from evoarena.methods.skillprox.method import SkillProx
@@ -24,7 +24,6 @@ from evoarena.methods.skillprox.skill import char_stats, size, skill_of, units
 from evoarena.methods.skillprox.state import IterationRecord, ProxRecord, State
 from evoarena.methods.skillprox.view_plots import chars_plot, tradeoff_plot
 from evoarena.report.stats import clean
-from evoarena.store import queries
 
 SHOWN_PARAMS = ("forward", "diagnosis", "prox", "iterations", "batch_size", "max_candidates", "val_size", "tau",
                 "delta_h", "delta_c", "rho")
@@ -109,13 +108,13 @@ def cell_view(tree: Mapping[str, str]) -> dict[str, Any]:
     }
 
 
-def _test(conditions: Sequence[Mapping[str, Any]], condition: str, model: str) -> dict[str, Any] | None:
-    row = next((c for c in conditions if c["condition"] == condition and c["model"] == model), None)
-    test = row.get("test") if row else None
+def _test(conditions: Sequence[ConditionResult], condition: str, model: str) -> dict[str, Any] | None:
+    row = next((c for c in conditions if c.condition == condition and c.model == model), None)
+    test = row.test if row else None
     if not test:
         return None
-    cell = {k: test.get(k) for k in ("mean", "ci_low", "ci_high")}
-    return {"cell": cell, "hard": test.get("pass_rate"), "n_tasks": test.get("n_tasks")}
+    cell = {"mean": test.mean, "ci_low": test.ci_low, "ci_high": test.ci_high}
+    return {"cell": cell, "hard": test.pass_rate.model_dump() if test.pass_rate else None, "n_tasks": test.n_tasks}
 
 
 def skillprox_views(ctx: ReportContext) -> dict[str, Any]:
@@ -124,7 +123,7 @@ def skillprox_views(ctx: ReportContext) -> dict[str, Any]:
     order = {str(m.get("label") or m["name"]): i for i, m in enumerate(methods)}
     params = {str(m.get("label") or m["name"]): {**SkillProx.defaults, **m.get("params", {})}
               for m in methods if m["name"] == SkillProx.name}
-    cells = sorted((c for c in queries.cells(ctx.store) if c.status == "done"),
+    cells = sorted((c for c in ctx.run_cells() if c.status == "done"),
                    key=lambda c: (order.get(c.condition, len(order)), c.condition, c.model, c.seed))
     rows, baselines = [], []
     for c in cells:

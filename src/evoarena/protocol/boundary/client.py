@@ -7,12 +7,29 @@ from __future__ import annotations
 import random
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from evoarena.api import Attempt, Feedback, Reply, Rollout, TaskView
 from evoarena.harness import HarnessWorkspace
 from evoarena.models import Completion, GenParams, Message, ModelCallError, Tool
 from evoarena.protocol.boundary.channel import Caller
+from evoarena.protocol.boundary.ops import (
+    AddCandidate,
+    ChatMany,
+    Complete,
+    CompleteMany,
+    Event,
+    Grade,
+    Label,
+    MakeAttempt,
+    Observe,
+    Op,
+    RolloutItem,
+    Rollouts,
+    StepArgs,
+)
+
+R = TypeVar("R")
 
 
 @dataclass(frozen=True)
@@ -30,10 +47,8 @@ class RoleClient:
     def complete(self, messages: Sequence[Message], params: GenParams | None = None, *,
                  sample_index: int = 0) -> Completion:
         """As `RoleModel.complete`; a provider error after retries raises `ModelCallError`."""
-        out: Completion = self._port.call(
-            "complete", role=self.role, messages=[m.to_wire() for m in messages],
-            params=None if params is None else params.as_dict(), sample_index=sample_index)
-        return out
+        return self._port.call(Complete(role=self.role, messages=tuple(messages), params=params,
+                                        sample_index=sample_index))
 
 
 class StepContext:
@@ -115,8 +130,8 @@ class StepContext:
         if note and self.update_note:
             prompts = [f"{self.update_note.strip()}\n\n{p}" for p in prompts]
         params = _overridden(self.model(role).default_params, max_tokens, temperature, stop)
-        outs: list[Completion | None] = self._port.call(
-            "complete_many", role=role, prompts=list(prompts), params=params.as_dict(), sample_indices=indices)
+        outs = self._port.call(CompleteMany(role=role, prompts=tuple(prompts), params=params,
+                                            sample_indices=tuple(indices)))
         return [None if out is None else _as_reply(self, out, params, reject_cut_off) for out in outs]
 
     def chat_many(
@@ -141,9 +156,8 @@ class StepContext:
             conversations = [_noted(c, self.update_note) for c in conversations]
         params = replace(_overridden(self.model(role).default_params, max_tokens, temperature, None),
                          tools=tuple(tools), tool_choice=tool_choice)
-        outs: list[Completion | None] = self._port.call(
-            "chat_many", role=role, conversations=[[m.to_wire() for m in c] for c in conversations],
-            params=params.as_dict(), sample_indices=indices)
+        outs = self._port.call(ChatMany(role=role, conversations=tuple(tuple(c) for c in conversations),
+                                        params=params, sample_indices=tuple(indices)))
         return [None if out is None else _as_reply(self, out, params, reject_cut_off) for out in outs]
 
     def solve(self, task: TaskView, *, tree: Mapping[str, str] | None = None, sample_index: int = 0) -> Attempt:
@@ -162,10 +176,8 @@ class StepContext:
     def rollouts(self, items: Sequence[TaskView | Rollout], *, tree: Mapping[str, str] | None = None) -> list[Attempt]:
         """See `api.PracticeContext.rollouts`: one request to the cell, whose scheduler runs them concurrently."""
         wanted = [it if isinstance(it, Rollout) else Rollout(it, tree) for it in items]
-        out: list[Attempt] = self._port.call("rollouts", items=[
-            {"task_id": r.task.id, "tree": None if r.tree is None else dict(r.tree), "sample_index": r.sample_index}
-            for r in wanted])
-        return out
+        return self._port.call(Rollouts(items=tuple(
+            RolloutItem(task_id=r.task.id, tree=_tree(r.tree), sample_index=r.sample_index) for r in wanted)))
 
     @property
     def submitted(self) -> int:
@@ -174,57 +186,65 @@ class StepContext:
 
     def _attempt(self, task: TaskView, tree: Mapping[str, str] | None, sample_index: int, *, submit: bool) -> Attempt:
         """The cell numbers the attempt, enforces the step's limit and reads the harness when `tree` is None."""
-        attempt: Attempt = self._port.call("attempt", task_id=task.id, tree=None if tree is None else dict(tree),
-                                           sample_index=sample_index, submit=submit)
-        return attempt
+        return self._port.call(MakeAttempt(task_id=task.id, tree=_tree(tree), sample_index=sample_index,
+                                           submit=submit))
 
     def feedback(self, task: TaskView, attempt: Attempt) -> Feedback:
         """Grader feedback for a train/val attempt. A provider error is not feedback: it raises."""
         if attempt.error:
             raise RuntimeError(f"attempt on {task.id} had a provider error; it cannot be graded")
-        feedback: Feedback = self._port.call("grade", task_id=task.id, answer=attempt.answer, number=attempt.number)
-        return feedback
+        return self._port.call(Grade(task_id=task.id, answer=attempt.answer, number=attempt.number))
 
     def observation(self, task: TaskView, attempt: Attempt) -> str | None:
         """The execution output of a train/val attempt (`Benchmark.observation`); None where answers are only
         graded or the attempt had a provider error."""
         if attempt.error:
             return None
-        out: str | None = self._port.call("observation", task_id=task.id, answer=attempt.answer,
-                                          number=attempt.number)
-        return out
+        return self._port.call(Observe(task_id=task.id, answer=attempt.answer, number=attempt.number))
 
     def label(self, task: TaskView) -> str:
         """The reference answer of a train task (as DSPy's labeled demos use). Val and test are refused."""
-        out: str = self._port.call("label", task_id=task.id)
-        return out
+        return self._port.call(Label(task_id=task.id))
 
     def reject(self, what: str, raw: str, reason: str) -> None:
         """Record malformed model output that the method refused to adopt."""
-        self._port.call("event", kind="rejected_output", payload={"what": what, "reason": reason, "raw": raw[:4000]})
+        self._port.call(Event(kind="rejected_output", payload={"what": what, "reason": reason, "raw": raw[:4000]}))
 
     def log(self, kind: str, payload: dict[str, Any]) -> None:
         """An event in the run's log, stored as the method's; a kind the runner writes is refused by the cell."""
-        self._port.call("event", kind=kind, payload=payload)
+        self._port.call(Event(kind=kind, payload=payload))
 
     def candidate(self, tree: Mapping[str, str], *, parents: Sequence[str] = (), intent: str = "",
                   evidence: str = "") -> str:
-        out: str = self._port.call("candidate", tree=dict(tree), parents=list(parents), intent=intent,
-                                   evidence=evidence)
-        return out
+        """Keep `tree` as a candidate of this step (saved as a version with the step); its content address."""
+        return self._port.call(AddCandidate(tree=dict(tree), parents=tuple(parents), intent=intent,
+                                            evidence=evidence))
 
 
-def step_args(ctx: StepContext) -> dict[str, Any]:
+def step_args(ctx: StepContext) -> StepArgs:
     """What a method's own process needs to rebuild `ctx` (everything but the channel, which it has)."""
-    return {"train": ctx.train, "val": ctx.val, "rng": ctx.rng.getstate(), "step": ctx.step,
-            "update_note": ctx.update_note, "attempt_limit": ctx.attempt_limit,
-            "roles": {role: (m.model_name, m.default_params) for role, m in ctx._roles.items()},
-            "function_calling": [role for role, m in ctx._roles.items() if m.function_calling]}
+    return StepArgs(train=tuple(ctx.train), val=tuple(ctx.val), rng=ctx.rng.getstate(), step=ctx.step,
+                    update_note=ctx.update_note, attempt_limit=ctx.attempt_limit,
+                    roles={role: (m.model_name, m.default_params) for role, m in ctx._roles.items()},
+                    function_calling=tuple(role for role, m in ctx._roles.items() if m.function_calling))
 
 
-def relay(ctx: StepContext, op: str, args: dict[str, Any]) -> Any:
-    """Pass a request from a method's own process to the cell, through this context's channel."""
-    return ctx._port.call(op, **args)
+def rebuilt(step: StepArgs, port: Caller, harness: HarnessWorkspace) -> StepContext:
+    """`step_args`' context again, in a method's own process, over `port`."""
+    rng = random.Random()
+    rng.setstate(step.rng)
+    return StepContext(port=port, harness=harness, roles=step.roles, train=step.train, val=step.val, rng=rng,
+                       step=step.step, update_note=step.update_note, attempt_limit=step.attempt_limit,
+                       function_calling=step.function_calling)
+
+
+def relay(ctx: StepContext, op: Op[R]) -> R:
+    """Forward a request from a method's own process to the cell, through this context's channel."""
+    return ctx._port.call(op)
+
+
+def _tree(tree: Mapping[str, str] | None) -> dict[str, str] | None:
+    return None if tree is None else dict(tree)
 
 
 def _as_reply(ctx: Any, out: Completion, params: GenParams, reject_cut_off: str | None) -> Reply | None:

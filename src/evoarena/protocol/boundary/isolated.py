@@ -1,8 +1,9 @@
 """`protocol.isolation: process`: a method that runs in a child process of its own (`method_child`), at the
 spec's `protocol.method_confinement` (bubblewrap unless the spec asks for less). The cell keeps this stand-in, which
 forwards `initialize`, `practice`, `build_messages`, `context` and the method's episode agents (`isolated_episode`)
-to the child and relays the child's requests to the step's channel or the episode's context. What the child sends is
-JSON, checked here; it never holds the test split, the grader's data or the run database."""
+to the child as `ops` commands and relays the child's requests to the step's channel or the episode's context. What
+the child sends is JSON, checked here against the ops' types (`codec`); it never holds the test split, the grader's
+data or the run database."""
 
 from __future__ import annotations
 
@@ -11,15 +12,26 @@ import sys
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from evoarena.api import EpisodeAgent, Method, TaskView
 from evoarena.harness import HarnessPathError, HarnessWorkspace, Manifest
 from evoarena.models import GenParams, Message, ModelCallError, RunHalted
-from evoarena.protocol.boundary.channel import bare
+from evoarena.protocol.boundary import codec
+from evoarena.protocol.boundary.channel import Answer
 from evoarena.protocol.boundary.client import StepContext, relay, step_args
-from evoarena.protocol.boundary.isolated_episode import Relay, RemoteAgent
-from evoarena.protocol.boundary.wire import ChannelClosed, recv_json, send_pickle
+from evoarena.protocol.boundary.isolated_episode import RemoteAgent
+from evoarena.protocol.boundary.ops import (
+    BuildMessages,
+    ContextText,
+    Hello,
+    Initialize,
+    Op,
+    OpenAgent,
+    Practice,
+    Stop,
+)
+from evoarena.protocol.boundary.wire import ChannelClosed, recv_frame, send_frame
 from evoarena.protocol.budget import BudgetExhausted
 from evoarena.protocol.solve.harness_program import HarnessProgramError
 from evoarena.sandbox.spawn import Confinement, SpawnedChild, spawn_python
@@ -28,6 +40,7 @@ CHILD = "evoarena.protocol.boundary.method_child"
 SOURCE_ROOT = Path(__file__).resolve().parents[2]  # the directory evoarena is imported from
 # raised by the cell while relaying, the child only passes them on: they end the run, the step or the episode
 _PASSED_ON = (BudgetExhausted, RunHalted, ModelCallError, HarnessPathError, HarnessProgramError)
+R = TypeVar("R")
 
 
 def _exit_code(proc: subprocess.Popen[bytes]) -> int | None:
@@ -74,82 +87,68 @@ class IsolatedMethod(Method):
         self._cpu_s = cpu_s
         self.level = self._child.level
         ref = f"{method_cls.__module__}:{method_cls.__qualname__}"
-        self._exchange(("hello", {"method": ref, "params": self.params, "harness": str(harness.resolve()),
-                                  "sys_path": path}), None)
+        self._exchange(Hello(method=ref, params=dict(self.params), harness=str(harness.resolve()),
+                             sys_path=tuple(path)), None)
 
     # -- the Method interface, forwarded ------------------------------------------------------------
     def initialize(self, ws: HarnessWorkspace, system_prompt: str, solver_params: GenParams) -> None:
-        self._exchange(("initialize", system_prompt, solver_params), None)
+        self._exchange(Initialize(system_prompt=system_prompt, solver_params=solver_params), None)
 
     def practice(self, ctx: Any, task: TaskView) -> Manifest | None:
         assert isinstance(ctx, StepContext)
-        value = self._exchange(("practice", step_args(ctx), task), lambda op, args: relay(ctx, op, args),
-                               practice=True)
-        return None if value is None else _manifest(value)
+
+        def forward(op: Op[R]) -> R:
+            return relay(ctx, op)
+
+        return self._exchange(Practice(step=step_args(ctx), task=task), forward, practice=True)
 
     def build_messages(self, tree: Mapping[str, str], task_text: str, task: TaskView) -> list[Message]:
-        value = self._exchange(("build_messages", dict(tree), task_text, task), None)
-        if not isinstance(value, list) or not all(isinstance(m, list) and len(m) == 2 and all(
-                isinstance(x, str) for x in m) for m in value):
-            raise MethodProcessError(f"{self.name}: build_messages returned something other than messages")
-        return [Message(role, content) for role, content in value]
+        return self._exchange(BuildMessages(tree=dict(tree), task_text=task_text, task=task), None)
 
     def context(self, tree: Mapping[str, str], task: TaskView) -> str:
-        value = self._exchange(("context", dict(tree), task), None)
-        if not isinstance(value, str):
-            raise MethodProcessError(f"{self.name}: context returned {type(value).__name__}, not text")
-        return value
+        return self._exchange(ContextText(tree=dict(tree), task=task), None)
 
     def episode_agent(self, tree: Mapping[str, str], task: TaskView) -> EpisodeAgent | None:
         if not self._agents:
             return None
-        value = self._exchange(("episode_agent", dict(tree), task), None)
-        if value is None:
-            return None
-        if not (isinstance(value, dict) and isinstance(value.get("id"), int) and isinstance(value.get("meta"), list)
-                and all(isinstance(m, str) for m in value["meta"])):
-            raise MethodProcessError(f"{self.name}: episode_agent returned something other than an agent")
-        return RemoteAgent(self._exchange, value["id"], value["meta"], self.name)
+        ref = self._exchange(OpenAgent(tree=dict(tree), task=task), None)
+        return None if ref is None else RemoteAgent(self._exchange, ref.id, ref.meta)
 
     def close(self) -> None:
         with self._lock:
             try:
                 assert self._child.proc.stdin is not None
-                send_pickle(self._child.proc.stdin, ("stop",))
+                send_frame(self._child.proc.stdin, codec.call(Stop()))
             except OSError:
                 pass
             self._child.close()
 
     # -- the pipe -----------------------------------------------------------------------------------
-    def _exchange(self, command: tuple[Any, ...], relay_to: Relay | None, *, practice: bool = False) -> Any:
-        """Send `command`, relay the child's requests to `relay_to` (a step's channel, an episode's context) until
+    def _exchange(self, command: Op[R], answer: Answer | None, *, practice: bool = False) -> R:
+        """Send `command`, relay the child's requests to `answer` (a step's channel, an episode's context) until
         it answers, and return the answer. One exchange at a time (val and test evaluations may ask from several
         threads), except a command sent while a relay is under way — by a practice step's channel or by this thread:
         the child waits for that request's reply and answers the command first (the attempt's solver prompt, an
         episode agent's step inside a practice attempt, the harness's prompt an agent asked for)."""
         proc = self._child.proc
         assert proc.stdin is not None and proc.stdout is not None
-        passed: BaseException | None = None
+        passed: list[BaseException] = []  # raised by the cell while relaying, to raise again if the child passes it on
+
+        def relayed(op: Op[Any]) -> Any:
+            if answer is None:
+                raise RuntimeError("no step is running")
+            try:
+                return self._relay(answer, op, practice)
+            except _PASSED_ON as err:
+                passed.append(err)
+                raise
+
         nested = self._practice_relays > 0 or getattr(self._local, "relays", 0) > 0
         with self._nested if nested else self._lock:
             try:
-                send_pickle(proc.stdin, command)
-                while True:
-                    msg = recv_json(proc.stdout)
-                    if not isinstance(msg, dict):
-                        raise MethodProcessError(f"{self.name}: unreadable message from the method's process")
-                    if "request" not in msg:
-                        break
-                    if relay_to is None:
-                        send_pickle(proc.stdin, ("reply", False, RuntimeError("no step is running")))
-                        continue
-                    try:
-                        value = self._relay(relay_to, str(msg["request"]), dict(msg.get("args") or {}), practice)
-                        send_pickle(proc.stdin, ("reply", True, value))
-                    except Exception as err:  # noqa: BLE001 - the method sees it, as in-process
-                        if isinstance(err, _PASSED_ON):
-                            passed = err
-                        send_pickle(proc.stdin, ("reply", False, bare(err)))
+                send_frame(proc.stdin, codec.call(command))
+                while isinstance(msg := codec.read(recv_frame(proc.stdout), type(command)), codec.Call):
+                    send_frame(proc.stdin, codec.answer(msg.op, relayed))
             except (ChannelClosed, OSError, ValueError) as err:
                 code = _exit_code(proc)
                 if code is not None and self._child.killed_by_cpu_limit():
@@ -157,19 +156,20 @@ class IsolatedMethod(Method):
                                              f"(protocol.method_cpu_s: {self._cpu_s} s) and was killed") from None
                 raise MethodProcessError(f"{self.name}: the method's process went away ({err}; exit code {code})"
                                          ) from None
-        if "error" in msg:
-            if passed is not None and msg.get("error") == type(passed).__name__:
-                raise passed
-            raise MethodProcessError(f"{self.name} failed in its process: {msg.get('error')}: {msg.get('message')}")
-        return msg.get("done")
+        if isinstance(msg, codec.Failed):
+            if passed and msg.error == type(passed[-1]).__name__:
+                raise passed[-1]
+            raise MethodProcessError(f"{self.name} failed in its process: {msg.error}: {msg.message}")
+        out: R = msg.value
+        return out
 
-    def _relay(self, relay_to: Relay, op: str, args: dict[str, Any], practice: bool) -> Any:
+    def _relay(self, answer: Answer, op: Op[Any], practice: bool) -> Any:
         self._local.relays = getattr(self._local, "relays", 0) + 1
         if practice:
             with self._count:
                 self._practice_relays += 1
         try:
-            return relay_to(op, args)
+            return answer(op)
         finally:
             self._local.relays -= 1
             if practice:
@@ -192,9 +192,3 @@ def _code_of(method_cls: type[Method]) -> tuple[list[str], list[str]]:
         return [], []
     return [str(code)], [str(code.parent)]
 
-
-def _manifest(value: Any) -> Manifest:
-    if not isinstance(value, dict):
-        raise MethodProcessError("practice returned something other than a manifest")
-    lists = {k: [str(x) for x in value.get(k) or []] for k in ("expected_fixes", "expected_regressions")}
-    return Manifest(intent=str(value.get("intent", "")), evidence=str(value.get("evidence", "")), **lists)

@@ -1,48 +1,81 @@
 """The method's process under `protocol.isolation: process` (`python -m evoarena.protocol.boundary.method_child`).
-It gets the method's class name, its params and its harness directory, then runs `initialize`, `practice`,
-`build_messages`, `context` and its episode agents' hooks on the cell's command; every request of its context goes
-back over the pipe. It is never given the test split, the grader's data, the run database or an API key."""
+It gets the method's class name, its params and its harness directory (`ops.Hello`), then runs `initialize`,
+`practice`, `build_messages`, `context` and its episode agents' hooks on the cell's command; every request of its
+context goes back over the pipe. It is never given the test split, the grader's data, the run database or an API
+key."""
 
 from __future__ import annotations
 
 import importlib
 import os
-import random
 import sys
 import threading
-from collections.abc import Callable
-from typing import IO, Any
+from pathlib import Path
+from typing import IO, Any, TypeVar
 
 from evoarena.api import Method
-from evoarena.harness import HarnessWorkspace
-from evoarena.protocol.boundary.channel import bare
-from evoarena.protocol.boundary.client import StepContext
+from evoarena.harness import HarnessWorkspace, Manifest
+from evoarena.models import Message
+from evoarena.protocol.boundary import codec
+from evoarena.protocol.boundary.channel import Answer
+from evoarena.protocol.boundary.client import rebuilt
 from evoarena.protocol.boundary.isolated_episode import ChildAgents
-from evoarena.protocol.boundary.wire import ChannelClosed, recv_pickle, send_json
+from evoarena.protocol.boundary.ops import (
+    BuildMessages,
+    ContextText,
+    Hello,
+    Initialize,
+    Op,
+    Practice,
+    Stop,
+    handles,
+)
+from evoarena.protocol.boundary.wire import ChannelClosed, recv_frame, send_frame
+
+R = TypeVar("R")
 
 
 class PipePort:
-    """A `channel.Port` over the pipe: a request goes up as JSON, its answer comes down as a pickle. While it waits,
-    the cell may send a command of its own first (the solver prompt of the attempt it was asked for: the method's
-    `build_messages`), which is run and answered before the reply is read."""
+    """A `channel.Port` over the pipe. While it waits for its answer, the cell may send a command of its own first
+    (the solver prompt of the attempt it was asked for: the method's `build_messages`), which `answer` runs and
+    answers before the reply is read."""
 
     def __init__(self, up: IO[bytes], down: IO[bytes]) -> None:
         self._up, self._down = up, down
         self._lock = threading.RLock()
-        self.nested: Callable[[str, list[Any]], None] = lambda command, args: None
+        self.answer: Answer = lambda op: None
 
-    def call(self, op: str, **args: Any) -> Any:
+    def call(self, op: Op[R]) -> R:
         with self._lock:
-            send_json(self._up, {"request": op, "args": args})
-            while True:
-                kind, *rest = recv_pickle(self._down)
-                if kind == "reply":
-                    break
-                self.nested(kind, rest)
-        ok, value = rest
-        if ok:
-            return value
-        raise value
+            send_frame(self._up, codec.call(op))
+            while isinstance(msg := codec.read(recv_frame(self._down), type(op)), codec.Call):
+                send_frame(self._up, codec.answer(msg.op, self.answer))
+        out: R = codec.outcome(msg)
+        return out
+
+
+class ChildMethod(ChildAgents):
+    """The method's side of the pipe: its `Method` hooks (and its episode agents'), on the cell's commands."""
+
+    def __init__(self, method: Method, ws: HarnessWorkspace, port: PipePort) -> None:
+        super().__init__(method, port)
+        self._ws, self._pipe = ws, port
+
+    @handles(Initialize)
+    def _initialize(self, op: Initialize) -> None:
+        self._method.initialize(self._ws, op.system_prompt, op.solver_params)
+
+    @handles(Practice)
+    def _practice(self, op: Practice) -> Manifest | None:
+        return self._method.practice(rebuilt(op.step, self._pipe, self._ws), op.task)
+
+    @handles(BuildMessages)
+    def _build_messages(self, op: BuildMessages) -> list[Message]:
+        return self._method.build_messages(op.tree, op.task_text, op.task)
+
+    @handles(ContextText)
+    def _context(self, op: ContextText) -> str:
+        return self._method.context(op.tree, op.task)
 
 
 def _load(ref: str) -> type[Method]:
@@ -53,63 +86,22 @@ def _load(ref: str) -> type[Method]:
     return obj
 
 
-def _manifest(value: Any) -> dict[str, Any] | None:
-    return None if value is None else {"intent": value.intent, "evidence": value.evidence,
-                                       "expected_fixes": list(value.expected_fixes),
-                                       "expected_regressions": list(value.expected_regressions)}
-
-
 def serve(down: IO[bytes], up: IO[bytes]) -> None:
-    kind, hello = recv_pickle(down)
-    assert kind == "hello"
-    sys.path[:0] = [p for p in hello["sys_path"] if p not in sys.path]
-    method = _load(hello["method"])(**hello["params"])
-    ws = HarnessWorkspace(hello["harness"])
+    hello = codec.read(recv_frame(down))
+    assert isinstance(hello, codec.Call) and isinstance(hello.op, Hello)
+    sys.path[:0] = [p for p in hello.op.sys_path if p not in sys.path]
     port = PipePort(up, down)
-    agents = ChildAgents(method, port)
-
-    def answer(command: str, args: list[Any]) -> None:
-        try:
-            if command in ChildAgents.COMMANDS:
-                send_json(up, {"done": agents.run(command, args)})
-                return
-            send_json(up, {"done": _run(method, ws, port, command, args)})
-        except BaseException as err:  # noqa: BLE001 - reported to the cell, which decides
-            clean = bare(err)
-            send_json(up, {"error": type(clean).__name__, "message": str(clean)})
-
-    port.nested = answer
-    send_json(up, {"done": None})
+    child = ChildMethod(_load(hello.op.method)(**hello.op.params), HarnessWorkspace(Path(hello.op.harness)), port)
+    port.answer = child.answer
+    send_frame(up, codec.answer(hello.op, lambda op: None))
     while True:
         try:
-            command, *args = recv_pickle(down)
+            msg = codec.read(recv_frame(down))
         except ChannelClosed:
             return
-        if command == "stop":
+        if not isinstance(msg, codec.Call) or isinstance(msg.op, Stop):
             return
-        answer(command, args)
-
-
-def _run(method: Method, ws: HarnessWorkspace, port: PipePort, command: str, args: list[Any]) -> Any:
-    if command == "initialize":
-        system_prompt, solver_params = args
-        method.initialize(ws, system_prompt, solver_params)
-        return None
-    if command == "practice":
-        step, task = args
-        rng = random.Random()
-        rng.setstate(step["rng"])
-        ctx = StepContext(port=port, harness=ws, roles=step["roles"], train=step["train"], val=step["val"],
-                          rng=rng, step=step["step"], update_note=step["update_note"],
-                          attempt_limit=step["attempt_limit"], function_calling=step["function_calling"])
-        return _manifest(method.practice(ctx, task))
-    if command == "build_messages":
-        tree, task_text, task = args
-        return [[m.role, m.content] for m in method.build_messages(tree, task_text, task)]
-    if command == "context":
-        tree, task = args
-        return method.context(tree, task)
-    raise ValueError(f"unknown command {command!r}")
+        send_frame(up, codec.answer(msg.op, child.answer))
 
 
 def main() -> None:

@@ -1,12 +1,10 @@
-"""Length-prefixed frames on a byte stream: the pipe between a cell and its method's process. The cell sends pickles
-(the child trusts its parent); the child sends JSON (the cell never unpickles what a method wrote)."""
+"""Length-prefixed frames on a byte stream: the pipe between a cell and its method's process. Each frame is one
+`codec` message (JSON), both ways."""
 
 from __future__ import annotations
 
-import json
-import pickle
 import struct
-from typing import IO, Any
+from typing import IO
 
 _HEADER = struct.Struct(">I")
 MAX_FRAME = 256 * 1024 * 1024  # a harness tree of a few hundred MB is the largest thing that crosses
@@ -39,18 +37,3 @@ def _read(stream: IO[bytes], n: int) -> bytes:
         left -= len(chunk)
     return b"".join(chunks)
 
-
-def send_pickle(stream: IO[bytes], value: Any) -> None:
-    send_frame(stream, pickle.dumps(value))
-
-
-def recv_pickle(stream: IO[bytes]) -> Any:
-    return pickle.loads(recv_frame(stream))
-
-
-def send_json(stream: IO[bytes], value: Any) -> None:
-    send_frame(stream, json.dumps(value).encode())
-
-
-def recv_json(stream: IO[bytes]) -> Any:
-    return json.loads(recv_frame(stream))

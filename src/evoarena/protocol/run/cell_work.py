@@ -17,13 +17,13 @@ from evoarena.protocol.confinement import isolation_record
 from evoarena.protocol.progress import Progress
 from evoarena.protocol.roles import role_map, role_params
 from evoarena.protocol.run.cell import CellPlan, CellRunner
-from evoarena.protocol.run.curriculum import CurriculumCellRunner
 from evoarena.protocol.run.evaluate import Evaluator
 from evoarena.protocol.scheduler import Scheduler
 from evoarena.protocol.splits import LockedTestSplit, PracticeSplits, split_tasks
 from evoarena.protocol.validate import Resolved, validate_run
 from evoarena.spec import ExperimentSpec, MethodSpec, SpecError
 from evoarena.store import RunStore
+from evoarena.store.run_events import write_event
 
 
 @dataclass
@@ -39,10 +39,10 @@ class RunParts:
     backends: dict[str, Backend]
 
 
-def build_parts(spec: ExperimentSpec, search: tuple[Path, ...] = ()) -> RunParts:
-    """Check `spec` whole (its method isolation included), build its benchmark and make its backends; a problem is
-    a one-line `SpecError`."""
-    resolved = validate_run(spec, search)
+def build_parts(spec: ExperimentSpec, search: tuple[Path, ...] = (), resolved: Resolved | None = None) -> RunParts:
+    """Check `spec` whole (its method isolation included) unless the caller has (`resolved`: validate_run's answer
+    for the same spec and search), build its benchmark and make its backends; a problem is a one-line `SpecError`."""
+    resolved = resolved if resolved is not None else validate_run(spec, search)
     try:
         benchmark = resolved.benchmark(**spec.benchmark.params)
         tasks = benchmark.build()  # locks the benchmark: nothing can regenerate the test split after this
@@ -83,12 +83,10 @@ def cell_runner(parts: RunParts, *, store: RunStore, evaluator: Evaluator, cache
                                   scheduler.calls)
             method = _method(spec, method_cls, plan, store.run_dir, cache)
             if isinstance(method, IsolatedMethod):
-                store.event("method_isolation", isolation_record(spec.protocol.method_confinement, method.level),
-                            cell=plan.cell)
-            runner = CurriculumCellRunner if parts.benchmark.protocol == "curriculum" else CellRunner
-            return runner(plan, spec=spec, store=store, benchmark=parts.benchmark, practice=parts.practice,
-                          evaluator=evaluator, models=models, method=method, progress=progress,
-                          scheduler=scheduler).run()
+                write_event(store, isolation_record(spec.protocol.method_confinement, method.level), cell=plan.cell)
+            return CellRunner(plan, spec=spec, store=store, benchmark=parts.benchmark, practice=parts.practice,
+                              evaluator=evaluator, models=models, method=method, progress=progress,
+                              scheduler=scheduler).run()
         except BaseException as err:
             halt.set(f"{plan.cell}: {type(err).__name__}")
             raise

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Iterable
-from typing import Any
 
 from evoarena.api import Entry
 from evoarena.api.views import ReportView
 from evoarena.protocol.catalog import catalog, method_class
 from evoarena.report import collect
+from evoarena.report.results_record import RunResults
 from evoarena.store import RunStore
 
 
@@ -28,6 +28,6 @@ def report_views(entries: Iterable[Entry]) -> dict[str, ReportView]:
     return out
 
 
-def rebuild_report(store: RunStore) -> dict[str, Any]:
-    """Recompute results.json and report.html from the store, with every registered view."""
+def rebuild_report(store: RunStore) -> RunResults:
+    """Recompute results.json and report.html from the store, with every registered view; return the run record."""
     return collect.rebuild_report(store, report_views(catalog().entries("view")), method_class)

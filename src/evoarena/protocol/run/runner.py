@@ -16,9 +16,11 @@ from evoarena.protocol.run.evaluate import Evaluator
 from evoarena.protocol.run.grading import bind_grading
 from evoarena.protocol.run.probes import DEFAULT_THRESHOLD, ProbeSummary, plan_probes, run_probes
 from evoarena.protocol.scheduler import Scheduler
+from evoarena.protocol.validate import Resolved
 from evoarena.sandbox import isolation_level, sweep_scratch
 from evoarena.spec import ExperimentSpec, SpecError, safe_name
 from evoarena.store import DB_NAME, RunStore, now_iso
+from evoarena.store.run_events import ProbesRan, RunFinished, RunInterrupted, RunStarted, write_event
 from evoarena.version import __version__
 
 __all__ = ["RunDirConflict", "code_version", "default_run_dir", "plan_cells", "run_experiment"]
@@ -60,14 +62,16 @@ def run_experiment(
     probe_threshold: float = DEFAULT_THRESHOLD,
     on_probes: Callable[[list[ProbeSummary], float], None] | None = None,
     concurrency: int | None = None,
+    resolved: Resolved | None = None,
 ) -> dict[str, Any]:
     """Run (or resume) `spec` in `run_dir`; returns results.json's content. The spec is checked whole, the
     benchmark built and the backends made before anything is written, so a bad spec leaves no run directory.
     `search`: directories (besides the current one) where `module:Name` references are imported from. With `probe`,
     the role probes run first (stored ones reused) and `on_probes` sees their summaries and the threshold.
     `concurrency` (default: the spec's `protocol.concurrency`): independent work and model calls in flight at once;
-    the results do not depend on it."""
-    parts = build_parts(spec, search)
+    the results do not depend on it. `resolved`: `validate_run(spec, search)`'s answer when the caller has it (the
+    spec is then not validated again). The typed record of the content is `RunResults.model_validate(...)`."""
+    parts = build_parts(spec, search, resolved)
     _check_cache_apart(spec, cache.path if cache is not None else default_cache_path(), run_dir)
     locked, benchmark = parts.locked, parts.benchmark
     existing = RunStore(run_dir).run() if (Path(run_dir) / DB_NAME).is_file() else None
@@ -86,8 +90,7 @@ def run_experiment(
     )
     store.record_tasks([(t.id, t.split, t.source_id, t.payload_hash()) for t in parts.tasks])
     sweep_scratch()  # what a killed run of this (or any) spec left in the temp dir
-    store.event("run_started", {"resumed": existing is not None, "spec_hash": spec_hash,
-                                "benchmark": benchmark.info()})
+    write_event(store, RunStarted(resumed=existing is not None, spec_hash=spec_hash, benchmark=benchmark.info()))
     evaluator = Evaluator(locked, benchmark)
     cache = cache if cache is not None else ResponseCache()
     halt = Halt()  # set by the first cell that stops the run: no cell makes another model call after it
@@ -95,8 +98,8 @@ def run_experiment(
     if probe:
         summaries = run_probes(spec, plan_probes(spec, parts.resolved.methods, parts.resolved.benchmark), store, cache,
                                parts.backends)
-        store.event("probes", {"threshold": probe_threshold, "summaries": len(summaries),
-                               "warnings": sum(s.warning(probe_threshold) is not None for s in summaries)})
+        write_event(store, ProbesRan(threshold=probe_threshold, summaries=len(summaries),
+                                     warnings=sum(s.warning(probe_threshold) is not None for s in summaries)))
         if on_probes is not None:
             on_probes(summaries, probe_threshold)
 
@@ -118,13 +121,13 @@ def run_experiment(
                 scheduler.close()
     except BaseException as err:
         store.update_run(spec_hash[:16], status="interrupted")
-        store.event("run_interrupted", {"error": f"{type(err).__name__}: {err}"})
+        write_event(store, RunInterrupted(error=f"{type(err).__name__}: {err}"))
         raise
     store.update_run(spec_hash[:16], status="finished", finished_at=now_iso())
-    store.event("run_finished", {"cells": len(plans)})
+    write_event(store, RunFinished(cells=len(plans)))
     from evoarena.protocol.run.reporting import rebuild_report
 
-    return rebuild_report(store)
+    return rebuild_report(store).as_dict()
 
 
 def _check_cache_apart(spec: ExperimentSpec, cache_path: Path, run_dir: Path) -> None:

@@ -1,6 +1,6 @@
 """The cell's side of one practice step: the only holder of the benchmark, the grader, the role models (and through
-them the ledger and the store) and the budget meter. A method reaches it only through `channel.Port` requests,
-whose arguments are plain JSON values checked here; attempt numbers, the step's attempt limit and the harness
+them the ledger and the store) and the budget meter. A method reaches it only through `channel.Port` requests
+(`boundary.ops`, checked on arrival by their types); attempt numbers, the step's attempt limit and the harness
 version an attempt ran on are decided here, not by the method."""
 
 from __future__ import annotations
@@ -11,8 +11,22 @@ from typing import Any
 
 from evoarena.api import Attempt, Benchmark, Feedback, Method, Task, TestSplitLocked
 from evoarena.harness import tree_hash
-from evoarena.models import Completion, Message, ModelCallError, RoleModel
-from evoarena.protocol.boundary.checked import as_int, as_list, as_text, gen_params
+from evoarena.models import Completion, GenParams, Message, ModelCallError, RoleModel
+from evoarena.protocol.boundary.ops import (
+    AddCandidate,
+    ChatMany,
+    Complete,
+    CompleteMany,
+    Event,
+    Grade,
+    Label,
+    MakeAttempt,
+    Observe,
+    RolloutItem,
+    Rollouts,
+    Server,
+    handles,
+)
 from evoarena.protocol.budget import BudgetExhausted, BudgetMeter
 from evoarena.protocol.run.evaluate import attempt_row
 from evoarena.protocol.scheduler import SERIAL, Scheduler
@@ -49,9 +63,9 @@ class Grader:
         return self._memo[key]
 
 
-class StepService:
-    """Answers a step's requests (`handle(op, args)`); keeps the attempt rows and the rejection count the cell
-    records when the step ends."""
+class StepService(Server):
+    """Answers a step's requests (`answer(op)`, by the op's type); keeps the attempt rows and the rejection count the
+    cell records when the step ends."""
 
     def __init__(
         self,
@@ -84,51 +98,43 @@ class StepService:
         self.rejections = 0
         self.candidates: list[Candidate] = []  # saved as versions with the step's unit
 
-    def handle(self, op: str, args: dict[str, Any]) -> Any:
-        handler = getattr(self, f"_op_{op}", None) if isinstance(op, str) and op.isidentifier() else None
-        if handler is None or not isinstance(args, dict):
-            raise ValueError(f"unknown request {op!r}")
-        return handler(**args)
-
-    def _op_complete(self, role: str, messages: list[list[str]], params: dict[str, Any] | None,
-                     sample_index: int) -> Completion:
-        model = self._role_model(role)
-        msgs = [Message.from_wire(m) for m in messages]
-        return model.complete(msgs, None if params is None else gen_params(params), sample_index=as_int(sample_index))
+    @handles(Complete)
+    def _complete(self, op: Complete) -> Completion:
+        return self._role_model(op.role).complete(list(op.messages), op.params, sample_index=op.sample_index)
 
     def _role_model(self, role: str) -> RoleModel:
         if role not in self._models:
             raise KeyError(f"role {role!r} is not mapped to a model in the spec (roles: {sorted(self._models)})")
         return self._models[role]
 
-    def _op_attempt(self, task_id: str, tree: dict[str, str] | None, sample_index: int, submit: bool) -> Attempt:
+    @handles(MakeAttempt)
+    def _attempt(self, op: MakeAttempt) -> Attempt:
         """A submitted attempt (`submit`: counted against the step's limit, numbered in its stage) or a rollout
         (graded like the step's current attempt, never submitted)."""
-        if not submit:
-            return self._op_rollouts([{"task_id": task_id, "tree": tree, "sample_index": sample_index}])[0]
-        task = self._grader.task(task_id)
+        if not op.submit:
+            item = RolloutItem(task_id=op.task_id, tree=op.tree, sample_index=op.sample_index)
+            return self._rollouts(Rollouts(items=(item,)))[0]
+        task = self._grader.task(op.task_id)
         done = self._submitted.get(task.id, 0)
         if self._attempt_limit is not None and sum(self._submitted.values()) >= self._attempt_limit:
             raise RuntimeError(f"this practice step allows {self._attempt_limit} attempt(s); check ctx.attempt_limit")
         self._submitted[task.id] = done + 1
         self._meter.before_attempt()
-        attempt, row = self._graded(task, self._tree(tree), as_int(sample_index), self._first_attempt + done, True,
-                                    tree is None)
+        attempt, row = self._graded(task, self._tree(op.tree), op.sample_index, self._first_attempt + done, True,
+                                    op.tree is None)
         self.attempt_rows.append(row)
         return attempt
 
-    def _op_rollouts(self, items: list[dict[str, Any]]) -> list[Attempt]:
+    @handles(Rollouts)
+    def _rollouts(self, op: Rollouts) -> list[Attempt]:
         """Rollouts run by the scheduler. Everything order-dependent happens here first, in request order: the tasks
         checked, the numbers given, the budget reserved (as many as it allows; a refusal is raised after those ran, as
         the sequential rollouts would have). The rows are recorded in request order."""
-        if not isinstance(items, list):
-            raise TypeError("rollouts: expected a list of requests")
         plan = []
-        for item in items:
-            task = self._grader.task(item["task_id"])
-            tree = item["tree"]
+        for item in op.items:
+            task = self._grader.task(item.task_id)
             number = self._first_attempt + max(self._submitted.get(task.id, 0) - 1, 0)
-            plan.append((task, self._tree(tree), as_int(item["sample_index"]), number, tree is None))
+            plan.append((task, self._tree(item.tree), item.sample_index, number, item.tree is None))
         refused: BudgetExhausted | None = None
         allowed = 0
         for _ in plan:
@@ -145,7 +151,7 @@ class StepService:
         return [attempt for attempt, _ in done]
 
     def _tree(self, tree: dict[str, str] | None) -> dict[str, str]:
-        return dict(self._current_tree()) if tree is None else {as_text(k): as_text(v) for k, v in tree.items()}
+        return dict(self._current_tree()) if tree is None else dict(tree)
 
     def _graded(self, task: Task, tree: dict[str, str], sample_index: int, number: int, submit: bool,
                 live: bool) -> tuple[Attempt, AttemptRow]:
@@ -158,32 +164,20 @@ class StepService:
         version = self._version_id if live else tree_hash(tree)  # a candidate's content address (see `candidate`)
         return attempt, attempt_row(attempt, fb, phase=phase, task_id=task.id, version_id=version)
 
-    def _op_complete_many(self, role: str, prompts: list[str], params: dict[str, Any],
-                          sample_indices: list[int]) -> list[Completion | None]:
+    @handles(CompleteMany)
+    def _complete_many(self, op: CompleteMany) -> list[Completion | None]:
         """One user-message call per prompt, made by the scheduler; None where a call failed after its retries."""
+        return self._calls(op.role, [[Message("user", p)] for p in op.prompts], op.params, op.sample_indices)
+
+    @handles(ChatMany)
+    def _chat_many(self, op: ChatMany) -> list[Completion | None]:
+        """One call per conversation (tools in the params), made by the scheduler; None where a call failed after
+        its retries."""
+        return self._calls(op.role, [list(c) for c in op.conversations], op.params, op.sample_indices)
+
+    def _calls(self, role: str, chats: list[list[Message]], gen: GenParams,
+               sample_indices: tuple[int, ...]) -> list[Completion | None]:
         model = self._role_model(role)
-        if not isinstance(prompts, list) or not isinstance(sample_indices, list) or len(prompts) != len(sample_indices):
-            raise TypeError("complete_many: expected prompts and sample indices of one length")
-        gen = gen_params(params)
-
-        def one(pair: tuple[str, int]) -> Completion | None:
-            try:
-                return model.complete([Message("user", pair[0])], gen, sample_index=pair[1])
-            except ModelCallError:
-                return None
-
-        return self._scheduler.map(one, [(as_text(p), as_int(i)) for p, i in zip(prompts, sample_indices, strict=True)])
-
-    def _op_chat_many(self, role: str, conversations: list[list[Any]], params: dict[str, Any],
-                      sample_indices: list[int]) -> list[Completion | None]:
-        """One call per conversation (messages in `Message.to_wire` form, tools in the params), made by the
-        scheduler; None where a call failed after its retries."""
-        model = self._role_model(role)
-        if not isinstance(conversations, list) or not isinstance(sample_indices, list) or \
-                len(conversations) != len(sample_indices):
-            raise TypeError("chat_many: expected conversations and sample indices of one length")
-        gen = gen_params(params)
-        chats = [[Message.from_wire(m) for m in as_list(c)] for c in conversations]
 
         def one(pair: tuple[list[Message], int]) -> Completion | None:
             try:
@@ -191,38 +185,38 @@ class StepService:
             except ModelCallError:
                 return None
 
-        return self._scheduler.map(one, [(c, as_int(i)) for c, i in zip(chats, sample_indices, strict=True)])
+        return self._scheduler.map(one, list(zip(chats, sample_indices, strict=True)))
 
-    def _op_grade(self, task_id: str, answer: str | None, number: int) -> Feedback:
-        return self._grader.grade(task_id, _answer(answer), as_int(number))
+    @handles(Grade)
+    def _grade(self, op: Grade) -> Feedback:
+        return self._grader.grade(op.task_id, op.answer, op.number)
 
-    def _op_observation(self, task_id: str, answer: str | None, number: int) -> str | None:
-        return self._benchmark.observation(self._grader.grade(task_id, _answer(answer), as_int(number)))
+    @handles(Observe)
+    def _observation(self, op: Observe) -> str | None:
+        return self._benchmark.observation(self._grader.grade(op.task_id, op.answer, op.number))
 
-    def _op_label(self, task_id: str) -> str:
-        t = self._grader.task(task_id)
+    @handles(Label)
+    def _label(self, op: Label) -> str:
+        t = self._grader.task(op.task_id)
         if t.split != "train":
             raise TestSplitLocked(f"labels are only available for train tasks, not {t.split}")
         return t.reference
 
-    def _op_candidate(self, tree: dict[str, str], parents: list[str], intent: str, evidence: str) -> str:
-        if not isinstance(tree, dict) or not isinstance(parents, list):
-            raise TypeError("candidate: expected a tree (mapping) and a list of parent ids")
-        kept = Candidate(self._tree(tree), tuple(as_text(p) for p in parents), as_text(intent), as_text(evidence))
+    @handles(AddCandidate)
+    def _candidate(self, op: AddCandidate) -> str:
+        kept = Candidate(self._tree(op.tree), op.parents, op.intent, op.evidence)
         self.candidates.append(kept)
         return tree_hash(kept.tree)
 
-    def _op_event(self, kind: str, payload: dict[str, Any]) -> None:
+    @handles(Event)
+    def _event(self, op: Event) -> None:
         """A method's event (`ctx.log`, `ctx.reject`), stored as the method's; a kind the runner writes is refused."""
-        kind = as_text(kind)
-        if kind in RUNNER_EVENTS:
-            raise ValueError(f"ctx.log: event kind {kind!r} is written by the runner only; log under a name of the "
-                             "method's own")
-        if not isinstance(payload, dict):
-            raise TypeError(f"ctx.log: the payload of {kind!r} must be a mapping, not {type(payload).__name__}")
-        if kind == "rejected_output":
+        if op.kind in RUNNER_EVENTS:
+            raise ValueError(f"ctx.log: event kind {op.kind!r} is written by the runner only; log under a name of "
+                             "the method's own")
+        if op.kind == "rejected_output":
             self.rejections += 1
-        self._on_event(kind, dict(payload))
+        self._on_event(op.kind, dict(op.payload))
 
 
 @dataclass(frozen=True)
@@ -234,6 +228,3 @@ class Candidate:
     intent: str
     evidence: str
 
-
-def _answer(value: object) -> str | None:
-    return None if value is None else as_text(value)

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cached_property
 from typing import Any
 
+from pydantic import ValidationError
 from starlette.requests import Request
 
-from evoarena.report.collect import spec_conditions
+from evoarena.spec import ExperimentSpec
 from evoarena.store import RunStore, queries
 from evoarena.store.queries import RunRow
 from evoarena.viewer.catalog import RunCatalog
@@ -35,9 +37,13 @@ class RunHeader:
     def name(self) -> str:
         return self.row.name if self.row else self.id
 
-    @property
+    @cached_property
     def conditions(self) -> list[str]:
-        return spec_conditions(self.spec)
+        """The spec's conditions in spec order; [] when the stored spec is no ExperimentSpec."""
+        try:
+            return [m.condition for m in ExperimentSpec.model_validate(self.spec).methods]
+        except ValidationError:
+            return []
 
 
 def header(run_id: str, store: RunStore) -> RunHeader:

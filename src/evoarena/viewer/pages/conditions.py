@@ -4,24 +4,28 @@ report.collect.run_results (cached per store write mark), so the numbers are res
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, TypeVar
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 from starlette.routing import Route
 
 from evoarena.report.order import spec_rank
+from evoarena.report.results_record import BudgetResult, Calls, ConditionCalls, ConditionResult, Versus
 from evoarena.store import RunStore, queries
 from evoarena.store.view_conditions import phase_counts
 from evoarena.viewer.pages.common import RunHeader, header, run_store
 from evoarena.viewer.render import page
 from evoarena.viewer.results_cache import cached_results
 
+Row = TypeVar("Row", ConditionResult, ConditionCalls, BudgetResult)
 
-def _ordered(rows: list[dict[str, Any]], order: list[str]) -> list[dict[str, Any]]:
+
+def _ordered(rows: Sequence[Row], order: list[str]) -> list[Row]:
     """Rows by the spec's condition order (the baseline first), then by condition and model."""
     rank = spec_rank(order)
-    return sorted(rows, key=lambda r: (rank(str(r.get("condition"))), str(r.get("condition")), str(r.get("model"))))
+    return sorted(rows, key=lambda r: (rank(str(r.condition)), str(r.condition), str(getattr(r, "model", None))))
 
 
 def _context(run: RunHeader, store: RunStore) -> dict[str, Any]:
@@ -36,18 +40,17 @@ def _context(run: RunHeader, store: RunStore) -> dict[str, Any]:
         for p in phase_counts(store):
             if p.cell in names:
                 progress.setdefault(p.cell, {})[p.phase] = p
-    conditions: list[dict[str, Any]] = []
-    versus: dict[tuple[str, str], dict[str, Any]] = {}
-    calls: dict[str, Any] = {}
-    budgets: list[dict[str, Any]] = []
+    conditions: list[ConditionResult] = []
+    versus: dict[tuple[str, str], Versus] = {}
+    calls: Calls | None = None
+    budgets: list[BudgetResult] = []
     if results is not None:
-        versus = {(v["condition"], v["model"]): v for v in results["versus_baseline"]}
-        conditions = _ordered(results["conditions"], order)
-        calls = results["calls"]
-        calls = {**calls, "by_condition": _ordered(calls["by_condition"], order)}
-        budgets = _ordered(results["budgets"], order)
-    budget_keys = sorted({k for b in budgets for k in b["used"]} | {k.removeprefix("max_") for b in budgets
-                                                                     for k in b["limits"]})
+        versus = {(v.condition, v.model): v for v in results.versus_baseline}
+        conditions = _ordered(results.conditions, order)
+        calls = results.calls.model_copy(update={"by_condition": _ordered(results.calls.by_condition, order)})
+        budgets = _ordered(results.budgets, order)
+    budget_keys = sorted({k for b in budgets for k in b.used} | {k.removeprefix("max_") for b in budgets
+                                                                   for k in b.limits})
     status = run.row.status if run.row else "empty"
     return {"run": run, "status": status, "results": results, "updating": got.updating, "source": got.source,
             "poll": got.updating or status == "running",

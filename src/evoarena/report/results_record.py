@@ -1,0 +1,211 @@
+"""RunResults: the typed run record. results.json is dumped from it; the CLI, the viewer, `evolve()` and report.html
+read it. Its fields are results.json's sections as they are on disk (same keys, same values), so a record read back
+from a file dumps to the same bytes.
+
+Sections a run may lack (`probes`, `views`, a condition's `probe_warnings`) are left out of the file when None,
+as they always were. `meta.extra` and `views` stay open mappings: the first is what the protocol copies in verbatim,
+the second each view's own data.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .records import RunMeta
+
+RESULTS_FILE = "results.json"
+
+
+def _absent(value: object) -> bool:
+    return value is None
+
+
+class Section(BaseModel):
+    """A part of results.json: closed (an unknown key is an error, so nothing is dropped silently) and immutable."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Interval(Section):
+    """A mean with its bootstrap CI; None where there was nothing to average."""
+
+    mean: float | None
+    ci_low: float | None
+    ci_high: float | None
+
+
+class SeedInterval(Interval):
+    """The CI over per-seed means, and how many seeds it spans."""
+
+    n_seeds: int
+
+
+class SeedMean(Section):
+    seed: int
+    mean: float | None
+    n_tasks: int
+    n_errors: int
+
+
+class SplitSummary(Interval):
+    """Accuracy of one condition × model on one split: the task-resampled CI and its counts."""
+
+    n_tasks: int
+    n_graded: int
+    n_errors: int
+    n_seeds: int
+    per_seed: list[SeedMean]
+    seed_ci: SeedInterval | None
+    pass_rate: Interval | None
+
+
+class ConditionResult(Section):
+    """One condition × model: its test and val accuracy, and the role-probe warnings it earned."""
+
+    condition: str
+    model: str
+    test: SplitSummary | None
+    val: SplitSummary | None
+    probe_warnings: list[str] | None = Field(default=None, exclude_if=_absent)
+
+
+class Versus(Section):
+    """One condition against the baseline graded by the same model: the paired per-task difference on test."""
+
+    condition: str
+    model: str
+    baseline: str
+    n_paired: int
+    mean: float | None
+    diff: float | None
+    ci_low: float | None
+    ci_high: float | None
+
+
+class CallStats(Section):
+    """Counts and sums over ledger rows; cached calls count in every total and are broken out too."""
+
+    calls: int
+    cached_calls: int
+    errors: int
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float
+    latency_s: float
+    cached_input_tokens: int
+    cached_output_tokens: int
+    cached_cost_usd: float
+
+
+class CallBreakdown(Section):
+    totals: CallStats
+    by_role: dict[str, CallStats]
+    by_phase: dict[str, CallStats]
+
+
+class ConditionCalls(CallBreakdown):
+    condition: str | None  # None: calls made outside any cell
+
+
+class CallCell(CallStats):
+    """The calls of one condition × model × role × phase."""
+
+    condition: str | None
+    model: str | None
+    role: str
+    phase: str
+
+
+class Calls(CallBreakdown):
+    by_condition: list[ConditionCalls]
+    rows: list[CallCell]
+
+
+class BudgetResult(Section):
+    """One cell's evolution budget: limits (`max_*`), what it used, the used share of each limit."""
+
+    condition: str
+    model: str
+    seed: int
+    limits: dict[str, int | None]
+    used: dict[str, int]
+    fraction_used: dict[str, float]
+    exhausted: bool
+
+
+class ProbeResult(Section):
+    """One role × method × model probed before the run."""
+
+    method: str
+    role: str
+    model: str
+    conditions: list[str]
+    n: int
+    well_formed: int
+    usable: int
+    tokens: int
+    errors: int
+    reasons: list[str]
+    well_formed_share: float
+    usable_share: float
+    warning: str | None
+
+
+class Probes(Section):
+    threshold: float
+    rows: list[ProbeResult]
+
+
+class StatsNotes(Section):
+    """How the intervals were computed: the level, the resamples, and a sentence per choice."""
+
+    ci_level: float
+    n_resamples: int
+    method: str
+    unit: str
+    seed_ci: str
+    bootstrap_seed: str
+    errors: str
+    pass_rate: str
+    versus_baseline: str
+
+
+class RunResults(Section):
+    """One run's results: what results.json holds."""
+
+    schema_version: int
+    meta: RunMeta
+    evidence: str
+    stats: StatsNotes
+    conditions: list[ConditionResult]
+    versus_baseline: list[Versus]
+    calls: Calls
+    budgets: list[BudgetResult]
+    probes: Probes | None = Field(default=None, exclude_if=_absent)
+    views: dict[str, Any] | None = Field(default=None, exclude_if=_absent)  # each view's data, by view name
+
+    def to_json(self) -> str:
+        """results.json's text: sorted keys, indent 2, no NaN, UTF-8 as is, a final newline."""
+        return json.dumps(self.model_dump(), sort_keys=True, indent=2, allow_nan=False, ensure_ascii=False) + "\n"
+
+    def as_dict(self) -> dict[str, Any]:
+        """results.json's content as plain values (what `json.loads` of the file gives)."""
+        return self.model_dump()
+
+    @classmethod
+    def read(cls, path: Path) -> RunResults:
+        """The record a results.json file holds (pydantic.ValidationError if it is not one of this shape)."""
+        return cls.model_validate_json(Path(path).read_text("utf-8"))
+
+    def condition(self, condition: str, model: str) -> ConditionResult | None:
+        """The row of a condition × model, if the run has one."""
+        return next((c for c in self.conditions if c.condition == condition and c.model == model), None)
+
+    def views_data(self) -> Mapping[str, Any]:
+        """The views' sections, by view name ({} without any)."""
+        return self.views or {}

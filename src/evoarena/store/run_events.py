@@ -1,0 +1,79 @@
+"""Typed payloads of the runner's events that code reads back (the report, the viewer): written and read through
+one pair, `write_event` and `read_events`, so writer and reader agree on the fields.
+
+Reading is lenient (unknown keys ignored, missing ones defaulted) so that a store written by older code still reads.
+The other event kinds — a method's own, and the runner's that no code reads back — keep plain mapping payloads.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from . import queries
+from .db import RunStore
+
+
+class RunEvent(BaseModel):
+    """A runner event's payload; `KIND` is the event kind it is stored under."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+    KIND: ClassVar[str]
+
+
+class RunStarted(RunEvent):
+    """The run started or resumed: the spec's hash and the benchmark's facts (`Benchmark.info`)."""
+
+    KIND = "run_started"
+    resumed: bool = False
+    spec_hash: str = ""
+    benchmark: dict[str, Any] | None = None
+
+
+class RunFinished(RunEvent):
+    KIND = "run_finished"
+    cells: int = 0
+
+
+class RunInterrupted(RunEvent):
+    KIND = "run_interrupted"
+    error: str = ""
+
+
+class ProbesRan(RunEvent):
+    """The role probes ran before the cells: the usable-share threshold, how many summaries and warnings."""
+
+    KIND = "probes"
+    threshold: float | None = None
+    summaries: int = 0
+    warnings: int = 0
+
+
+class MethodIsolation(RunEvent):
+    """How one cell's method process was confined: the level asked for, the level got, the promises at it."""
+
+    KIND = "method_isolation"
+    asked: str | None = None
+    level: str | None = None
+    holds: list[str] = Field(default_factory=list)
+    lacks: list[str] = Field(default_factory=list)
+
+
+E = TypeVar("E", bound=RunEvent)
+
+
+def write_event(store: RunStore, event: RunEvent, cell: str | None = None) -> None:
+    """Store a runner event under its kind."""
+    store.event(event.KIND, event.model_dump(), cell=cell)
+
+
+def read_events(store: RunStore, kind: type[E]) -> list[E]:
+    """Every event of this kind the runner wrote (none a method logged), in the order they happened."""
+    return [kind.model_validate(e.payload) for e in queries.events(store, [kind.KIND], runner_only=True)]
+
+
+def last_event(store: RunStore, kind: type[E]) -> E | None:
+    """The latest event of this kind the runner wrote (e.g. the `run_started` of the last resume)."""
+    found = queries.last_event(store, kind.KIND, runner_only=True)
+    return None if found is None else kind.model_validate(found.payload)
