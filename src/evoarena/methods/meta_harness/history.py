@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from pydantic import BaseModel, RootModel
+
+from evoarena.harness.state import parse_records
 
 ROOT = "memory/meta_harness/"
 MODES = ("scores", "scores+summary", "full")
@@ -32,6 +33,25 @@ class FrontierRow(BaseModel):
 
 class Frontier(RootModel[list[FrontierRow]]):
     """`frontier.json`: the accuracy / context-size Pareto frontier of the candidates."""
+
+
+class SummaryEntry(BaseModel):
+    """A line of the evolution summary: a candidate, the iteration that proposed it and what became of it (its
+    parent and measures when it got that far), with the proposal's name, hypothesis, changes and expected
+    efficiency. A line holds the keys its outcome set, as given (a seed's `parent` is null, a refused candidate has
+    none), so the line is written from the fields set."""
+
+    iteration: int
+    candidate: str
+    parent: str | None = None
+    accuracy: float | None = None
+    delta_vs_best: float | None = None
+    context_chars: int | None = None
+    outcome: str
+    name: str = ""
+    hypothesis: str = ""
+    changes: str = ""
+    expected_efficiency: str = ""
 
 
 def history_text(value: BaseModel) -> str:
@@ -64,8 +84,13 @@ def _visible(path: str, mode: str) -> bool:
     return mode == "full" and path.startswith("candidates/")
 
 
-def summary_line(entry: Mapping[str, Any]) -> str:
-    return json.dumps(entry, ensure_ascii=False, sort_keys=True) + "\n"
+def summary_line(entry: SummaryEntry) -> str:
+    return json.dumps(entry.model_dump(exclude_unset=True), ensure_ascii=False, sort_keys=True) + "\n"
+
+
+def read_summary(history: Mapping[str, str]) -> list[SummaryEntry]:
+    """The evolution summary of a history (paths relative to ROOT)."""
+    return parse_records(ROOT + SUMMARY, history.get(SUMMARY, ""), SummaryEntry)
 
 
 def traces_text(rows: Sequence[Mapping[str, str]]) -> str:

@@ -31,8 +31,10 @@ from evoarena.methods.meta_harness.history import (
     Frontier,
     FrontierRow,
     Scores,
+    SummaryEntry,
     candidate_dir,
     history_text,
+    read_summary,
     state_files,
     summary_line,
     traces_text,
@@ -85,8 +87,8 @@ class MetaHarness(Method):
             ctx.solve(task)
         tree = dict(ctx.harness.tree())
         history = state_files(tree)
-        entries = [json.loads(line) for line in history.get(SUMMARY, "").splitlines()]
-        done = {int(e["iteration"]) for e in entries}
+        entries = read_summary(history)
+        done = {e.iteration for e in entries}
         step = max(done, default=-1) + 1  # this iteration's number (0 is the seed)
         if not any(p.startswith("candidates/") for p in history):  # seed: the initial harness is c0
             self._evaluate(ctx, [("c0", {"name": "seed", "hypothesis": "the initial harness"},
@@ -100,14 +102,14 @@ class MetaHarness(Method):
         ctx.harness.write(ROOT + "pending.json", json.dumps([p for _, p in proposals], indent=1, sort_keys=True))
         base = {**self._files(ctx, best)}
         todo = []
-        n = 1 + max(int(e["candidate"][1:]) for e in entries)  # an id of its own per proposal, refused ones too
+        n = 1 + max(int(e.candidate[1:]) for e in entries)  # an id of its own per proposal, refused ones too
         for i, (raw, proposal) in enumerate(proposals):
             cid = f"c{n + i}"
             files, why = self._interface(proposal)
             if files is None:
                 ctx.reject("candidate", raw, why)
-                self._append(ctx, {"iteration": step, "candidate": cid, "outcome": f"interface check failed: {why}",
-                                   **_described(proposal)})
+                self._append(ctx, _entry(proposal, iteration=step, candidate=cid,
+                                         outcome=f"interface check failed: {why}"))
                 continue
             todo.append((cid, proposal, {**base, **files}, best))
         self._evaluate(ctx, todo, iteration=step)
@@ -207,8 +209,8 @@ class MetaHarness(Method):
         passed = [i for i, a in enumerate(smoke) if not a.error and a.answer is not None]
         for i in set(range(len(todo))) - set(passed):
             cid, proposal, _, parent = todo[i]
-            self._append(ctx, {"iteration": iteration, "candidate": cid, "parent": parent,
-                               "outcome": "smoke test failed: no answer on one task", **_described(proposal)})
+            self._append(ctx, _entry(proposal, iteration=iteration, candidate=cid, parent=parent,
+                                     outcome="smoke test failed: no answer on one task"))
         runs = ctx.rollouts([Rollout(t, trees[i]) for i in passed for t in tasks])
         best_before = max((self._scores(ctx, c).accuracy for c in self._ids(ctx)), default=0.0)
         for j, i in enumerate(passed):
@@ -231,9 +233,8 @@ class MetaHarness(Method):
             version = ctx.candidate(trees[i], parents=parent_version, intent=f"Meta-Harness {cid}: "
                                     f"{str(proposal.get('hypothesis', ''))[:200]}")
             ctx.harness.write(d + "version.txt", version)
-            self._append(ctx, {"iteration": iteration, "candidate": cid, "parent": parent, "accuracy": accuracy,
-                               "delta_vs_best": accuracy - best_before, "context_chars": chars,
-                               "outcome": "evaluated", **_described(proposal)})
+            self._append(ctx, _entry(proposal, iteration=iteration, candidate=cid, parent=parent, accuracy=accuracy,
+                                     delta_vs_best=accuracy - best_before, context_chars=chars, outcome="evaluated"))
         self._write_frontier(ctx)
 
     def _tree(self, ctx: PracticeContext, files: Mapping[str, str]) -> dict[str, str]:
@@ -256,7 +257,7 @@ class MetaHarness(Method):
     def _version(self, ctx: PracticeContext, cid: str) -> str:
         return ctx.harness.read(ROOT + candidate_dir(cid) + "version.txt", "").strip()
 
-    def _append(self, ctx: PracticeContext, entry: Mapping[str, Any]) -> None:
+    def _append(self, ctx: PracticeContext, entry: SummaryEntry) -> None:
         ctx.harness.write(ROOT + SUMMARY, ctx.harness.read(ROOT + SUMMARY, "") + summary_line(entry))
 
     def _write_frontier(self, ctx: PracticeContext) -> None:
@@ -304,6 +305,12 @@ def inline_history(history: Mapping[str, str], limit: int) -> str:
             break
         text += part + "\n"
     return text
+
+
+def _entry(proposal: Mapping[str, Any], **fields: object) -> SummaryEntry:
+    """A summary line of `proposal` with the keys its outcome sets (and only those: a line is written from the
+    fields set)."""
+    return SummaryEntry.model_validate({**fields, **_described(proposal)})
 
 
 def _described(proposal: Mapping[str, Any]) -> dict[str, str]:
