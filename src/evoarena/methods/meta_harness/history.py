@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, RootModel
 
-from evoarena.harness.state import parse_records
+from evoarena.harness.state import Given, parse_records
 
 ROOT = "memory/meta_harness/"
 MODES = ("scores", "scores+summary", "full")
@@ -35,11 +35,11 @@ class Frontier(RootModel[list[FrontierRow]]):
     """`frontier.json`: the accuracy / context-size Pareto frontier of the candidates."""
 
 
-class SummaryEntry(BaseModel):
+class SummaryEntry(Given):
     """A line of the evolution summary: a candidate, the iteration that proposed it and what became of it (its
     parent and measures when it got that far), with the proposal's name, hypothesis, changes and expected
     efficiency. A line holds the keys its outcome set, as given (a seed's `parent` is null, a refused candidate has
-    none), so the line is written from the fields set."""
+    none): a `Given` record."""
 
     iteration: int
     candidate: str
@@ -82,10 +82,6 @@ def _visible(path: str, mode: str) -> bool:
     if path == SUMMARY:
         return mode != "scores"
     return mode == "full" and path.startswith("candidates/")
-
-
-def summary_line(entry: SummaryEntry) -> str:
-    return json.dumps(entry.model_dump(exclude_unset=True), ensure_ascii=False, sort_keys=True) + "\n"
 
 
 def read_summary(history: Mapping[str, str]) -> list[SummaryEntry]:

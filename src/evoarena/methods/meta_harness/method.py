@@ -36,7 +36,6 @@ from evoarena.methods.meta_harness.history import (
     history_text,
     read_summary,
     state_files,
-    summary_line,
     traces_text,
     view,
 )
@@ -258,7 +257,7 @@ class MetaHarness(Method):
         return ctx.harness.read(ROOT + candidate_dir(cid) + "version.txt", "").strip()
 
     def _append(self, ctx: PracticeContext, entry: SummaryEntry) -> None:
-        ctx.harness.write(ROOT + SUMMARY, ctx.harness.read(ROOT + SUMMARY, "") + summary_line(entry))
+        ctx.harness.append_record(ROOT + SUMMARY, entry)
 
     def _write_frontier(self, ctx: PracticeContext) -> None:
         ids = self._ids(ctx)
@@ -308,8 +307,7 @@ def inline_history(history: Mapping[str, str], limit: int) -> str:
 
 
 def _entry(proposal: Mapping[str, Any], **fields: object) -> SummaryEntry:
-    """A summary line of `proposal` with the keys its outcome sets (and only those: a line is written from the
-    fields set)."""
+    """A summary line of `proposal` with the keys its outcome sets (and only those)."""
     return SummaryEntry.model_validate({**fields, **_described(proposal)})
 
 
