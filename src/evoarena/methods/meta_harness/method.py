@@ -21,6 +21,7 @@ from typing import Any
 from evoarena.api import Method, PracticeContext, Rollout, TaskView, method
 from evoarena.harness import HarnessPathError, Manifest, check_relpath
 from evoarena.harness.program import PROGRAM, program_interface
+from evoarena.harness.state import parse_state
 from evoarena.methods.jsonparse import first_json
 from evoarena.methods.meta_harness.functions import propose_with_functions
 from evoarena.methods.meta_harness.history import (
@@ -293,9 +294,9 @@ def inline_history(history: Mapping[str, str], limit: int) -> str:
     if FRONTIER in history:
         parts.append(f"frontier.json: {history[FRONTIER].strip()}")
     for path in sorted(p for p in history if p.endswith("/scores.json")):
-        s = json.loads(history[path])
-        parts.append(f"{path.split('/')[1]}: accuracy {s['accuracy']:.3f}, {s['context_chars']} characters, "
-                     f"per task {json.dumps(s['tasks'], sort_keys=True)}")
+        s = parse_state(ROOT + path, history[path], Scores)
+        parts.append(f"{path.split('/')[1]}: accuracy {s.accuracy:.3f}, {s.context_chars} characters, "
+                     f"per task {json.dumps(s.tasks, sort_keys=True)}")
     if SUMMARY in history:
         parts.extend(f"summary: {line}" for line in reversed(history[SUMMARY].splitlines()))
     text = ""
