@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evoarena.api import UnknownName
+from evoarena.api import ParamError, UnknownName
 from evoarena.protocol import catalog
 from evoarena.protocol.export.bundle import ExportError, instantiate, open_source, prompt_template
 from evoarena.protocol.export.prompt_file import PromptTemplate
@@ -90,12 +90,13 @@ def _benchmark(tasks: Tasks, params: Mapping[str, Any], root: Path) -> dict[str,
 
 def _grader_roles(bench: Mapping[str, Any]) -> tuple[str, ...]:
     """The model roles the benchmark grades with (the files benchmark's judge); () for a name the catalog does not
-    know, which the spec check then reports."""
+    know or params it refuses, which the spec check then reports."""
     try:
         cls = catalog.benchmark_class(str(bench["name"]), (Path.cwd(),))
-    except UnknownName:
+        params = cls.check_params(bench["params"])
+    except (UnknownName, ParamError):
         return ()
-    return tuple(cls.grader_roles(bench["params"]))
+    return tuple(cls.grader_roles(params))
 
 
 def build_spec(

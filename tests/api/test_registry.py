@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from evoarena.api import ParamError, PluginError, Registry, UnknownName, check_params, closest, load_plugins
+from evoarena.api import PluginError, Registry, UnknownName, closest, load_plugins
 from evoarena.api.registry import import_ref
 
 
@@ -66,19 +66,3 @@ def test_a_register_function_plugin_fills_the_registry(tmp_path: Path, monkeypat
     reg = Registry()
     assert "fnx" in load_plugins(reg)
     assert reg.get("policy", "fn-x") is len and reg.entries("policy")[0].origin == "plugin:fnx"
-
-
-@pytest.mark.parametrize(("params", "ok"), [
-    ({"n": 3}, True), ({"n": True}, False), ({"n": 2.5}, False),
-    ({"x": 1}, True), ({"x": 0.5}, True), ({"x": "0.5"}, False),
-    ({"flag": False}, True), ({"flag": 1}, False),
-    ({"names": ("a",)}, True), ({"names": "a"}, False),
-    ({"anything": {"k": 1}}, True), ({"n": None}, True),
-])
-def test_params_take_the_type_of_their_default(params: dict[str, object], ok: bool) -> None:
-    defaults = {"n": 1, "x": 1.0, "flag": True, "names": ["a"], "anything": None}
-    if ok:
-        assert check_params("m", defaults, params) == {**defaults, **params}
-    else:
-        with pytest.raises(ParamError, match=r"^m\.\w+: expected"):
-            check_params("m", defaults, params)

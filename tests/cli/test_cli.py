@@ -221,3 +221,17 @@ def test_list_methods_shows_each_methods_roles() -> None:
     assert roles["frozen"] == ["solver"] and roles["ace"] == ["solver", "reflector", "curator"]
     table = runner.invoke(app, ["list", "methods"], env={"COLUMNS": "300"})
     assert "reflector, curator" in table.output
+
+
+@pytest.mark.parametrize("kind", ["methods", "benchmarks"])
+def test_list_json_prints_each_declared_param(kind: str) -> None:
+    result = runner.invoke(app, ["list", kind, "--json"])
+    assert result.exit_code == 0
+    rows = json.loads(result.stdout)
+    for row in rows:
+        assert sorted(f["name"] for f in row["fields"]) == sorted(row["params"])  # every param
+        assert all(set(f) == {"name", "type", "default", "allowed", "range", "description"} for f in row["fields"])
+    fields = {(row["name"], f["name"]): f for row in rows for f in row["fields"]}
+    if kind == "benchmarks":
+        assert fields[("arith", "n_test")]["range"] == ">= 1"
+        assert fields[("arith", "n_test")]["default"] == 25 and fields[("arith", "n_test")]["type"] == "int"

@@ -205,7 +205,7 @@ def test_evotest_probes_of_both_scopes() -> None:
     assert shares(released, "evolver", lambda p: good) == (2, 2, 2)
     assert shares(released, "evolver", lambda p: "[Your generated prompt here]") == (2, 0, 0)  # the placeholder
     assert shares(released, "evolver", lambda p: "short") == (2, 0, 0)
-    same = str(released.params["initial_guide"]) + "\n" + code  # keeps only an extractor: well formed, no new prompt
+    same = released.params.initial_guide + "\n" + code  # keeps only an extractor: well formed, no new prompt
     assert shares(released, "evolver", lambda p: same) == (2, 2, 0)
     assert shares(paper, "evolver", lambda p: "<memory>Check sums.</memory><temperature>0.3</temperature>") == (2, 2, 0)
     assert not probes[0].check(Reply(good, "length")).well_formed

@@ -10,7 +10,7 @@ from evoarena.api.environment import Env, InteractiveBenchmark, Step, Turn, epis
 from evoarena.api.episode_agent import AgentAction, EpisodeAgent, EpisodeContext, EpisodeEnd, EpisodeView
 from evoarena.api.grading import GRADING_PHASE, GradingModel
 from evoarena.api.method_base import Method, harness_toml
-from evoarena.api.params import ParamError, check_params, closest
+from evoarena.api.params import DefaultsParams, ParamError, Params, as_dict, check_params, closest, field_defaults
 from evoarena.api.probe import GENERIC_EXAMPLES, Probe, ProbeExample, Verdict
 from evoarena.api.registry import (
     KINDS,
@@ -81,6 +81,10 @@ __all__ = [
     "benchmark",
     "episode_answer",
     "check_params",
+    "as_dict",
+    "field_defaults",
+    "Params",
+    "DefaultsParams",
     "closest",
     "harness_toml",
     "load_plugins",

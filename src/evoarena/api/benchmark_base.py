@@ -7,7 +7,8 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from evoarena.api.grading import GradingModel
-from evoarena.api.params import check_params
+from evoarena.api.params import Params as BaseParams
+from evoarena.api.params import check_params, field_defaults, params_from_defaults
 from evoarena.api.probe import GENERIC_EXAMPLES, ProbeExample
 from evoarena.api.schedule import PracticeSelectTest, Schedule, schedule_named
 from evoarena.api.task import Feedback, Parsed, Task, TaskView, TestSplitLocked
@@ -16,23 +17,33 @@ from evoarena.models.base import GenParams
 
 class Benchmark(ABC):
     name: ClassVar[str]
+
+    class Params(BaseParams):
+        """Every parameter the benchmark accepts, with its default; unknown or ill-typed params are refused."""
+
     defaults: ClassVar[dict[str, Any]] = {}
-    """Every parameter the benchmark accepts, with its default; unknown or ill-typed params are refused."""
+    """The defaults of `Params`, in declaration order (a class that declares only these gets a `Params` built
+    from them)."""
+    params: Any
+    """This benchmark's `Params`, validated: read as `self.params.name`."""
     schedule: ClassVar[type[Schedule]] = PracticeSelectTest
     """How the protocol runs a cell: `PracticeSelectTest` (train → checkpoint selection on val → test once) or
     `Curriculum` (ordered episodes of stages: practice attempts on a stage, then its test, state carried on)."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """A benchmark written for the older string attribute (`protocol = "curriculum"`) gets the schedule it
-        named; an unknown name is refused when its class is defined."""
+        named (an unknown name is refused when its class is defined), and one that declares only `defaults` gets a
+        `Params` built from them."""
         super().__init_subclass__(**kwargs)
         legacy = cls.__dict__.get("protocol")
         if isinstance(legacy, str):
             cls.schedule = schedule_named(legacy)
+        if "Params" not in vars(cls) and "defaults" in vars(cls):
+            setattr(cls, "Params", params_from_defaults(cls.__name__, cls.defaults))  # noqa: B010
+        cls.defaults = field_defaults(cls.Params)
 
     def __init__(self, **params: Any) -> None:
-        self.check_params(params)
-        self.params = params
+        self.params = self.check_params(params)
         self._locked = False
 
     @classmethod
@@ -42,15 +53,16 @@ class Benchmark(ABC):
         return GENERIC_EXAMPLES
 
     @classmethod
-    def check_params(cls, params: Mapping[str, Any]) -> dict[str, Any]:
-        """The params over the declared defaults; unknown names and values unlike their default are refused."""
-        return check_params(f"benchmark.params ({cls.name})", cls.defaults, params)
+    def check_params(cls, params: Mapping[str, Any]) -> Any:
+        """The benchmark's `Params` from these values; unknown names and ill-typed or out-of-range values are
+        refused."""
+        return check_params(f"benchmark.params ({cls.name})", cls.Params, params)
 
     @classmethod
-    def grader_roles(cls, params: Mapping[str, Any]) -> tuple[str, ...]:
-        """The model roles grading calls with these params (the files benchmark's judge: ("judge",)). The spec must
-        map each in `roles:`; the runner binds one ledgered model per role with `bind_grader`. None by default:
-        grading is a pure function of the task and the answer."""
+    def grader_roles(cls, params: Any) -> tuple[str, ...]:
+        """The model roles grading calls with these params, a `Params` (the files benchmark's judge: ("judge",)). The
+        spec must map each in `roles:`; the runner binds one ledgered model per role with `bind_grader`. None by
+        default: grading is a pure function of the task and the answer."""
         return ()
 
     def bind_grader(self, models: Mapping[str, GradingModel]) -> None:

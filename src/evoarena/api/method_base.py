@@ -6,7 +6,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from evoarena.api.params import check_params
+from evoarena.api.params import ParamError, check_params, field_defaults, params_from_defaults
+from evoarena.api.params import Params as BaseParams
 from evoarena.api.task import TaskView
 from evoarena.harness import HarnessWorkspace, Manifest
 from evoarena.models import GenParams, Message
@@ -31,19 +32,38 @@ class Method(ABC):
 
     name: ClassVar[str]
     roles: ClassVar[tuple[str, ...]] = ("solver",)
+
+    class Params(BaseParams):
+        """Every parameter the method accepts, with its default; unknown names are refused."""
+
     defaults: ClassVar[dict[str, Any]] = {}
-    """Every parameter the method accepts, with its default; unknown names are refused."""
+    """The defaults of `Params`, in declaration order (a class that declares only these gets a `Params` built
+    from them)."""
     skill_kind: ClassVar[str] = "skill"
     """What `skill_tree`'s state is called in an exported skill's description ("playbook", "cheatsheet"…)."""
+    params: Any
+    """This method's `Params`, validated: read as `self.params.name`."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "Params" not in vars(cls) and "defaults" in vars(cls):
+            setattr(cls, "Params", params_from_defaults(cls.__name__, cls.defaults))  # noqa: B010
+        cls.defaults = field_defaults(cls.Params)
 
     def __init__(self, **params: Any) -> None:
         self.params = self.check_params(params)
 
     @classmethod
-    def check_params(cls, params: Mapping[str, Any]) -> dict[str, Any]:
-        """The method's params over its defaults; unknown or ill-typed names are refused (`update_note`, the
-        benchmark's note for update prompts, is every method's)."""
-        return check_params(f"methods.{cls.name}.params", cls.defaults, params, extra={"update_note": None})
+    def check_params(cls, params: Mapping[str, Any]) -> Any:
+        """The method's `Params` from these values; unknown or ill-typed names are refused. `update_note`, the
+        benchmark's note for update prompts, is every method's: the cell reads it from the spec, so it is checked
+        here and left out of the model."""
+        note = params.get("update_note")
+        if note is not None and not isinstance(note, str):
+            raise ParamError(f"methods.{cls.name}.params.update_note: expected a string, got {type(note).__name__} "
+                             f"{note!r}")
+        rest = {k: v for k, v in params.items() if k != "update_note"}
+        return check_params(f"methods.{cls.name}.params", cls.Params, rest, also=("update_note",))
 
     @classmethod
     def state_view(cls, tree: Mapping[str, str]) -> dict[str, Any]:

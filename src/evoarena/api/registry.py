@@ -16,7 +16,9 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from evoarena.api.params import closest
+from pydantic import BaseModel
+
+from evoarena.api.params import closest, field_rows
 
 Kind = Literal["method", "benchmark", "policy", "view"]
 KINDS: tuple[Kind, ...] = ("method", "benchmark", "policy", "view")
@@ -57,6 +59,12 @@ class Entry:
     @property
     def params(self) -> dict[str, Any]:
         return dict(getattr(self.obj, "defaults", {}) or {})
+
+    @property
+    def fields(self) -> list[dict[str, Any]] | None:
+        """A method's or benchmark's declared params, field by field (see `field_rows`); None for the rest."""
+        model = getattr(self.obj, "Params", None)
+        return field_rows(model) if isinstance(model, type) and issubclass(model, BaseModel) else None
 
 
 class Registry:

@@ -1,20 +1,23 @@
-"""What seeded, generated benchmarks share: their split sizes checked in one line, and drawing distinct items."""
+"""What seeded, generated benchmarks share: their seed and split-size params, and drawing distinct items."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any, TypeVar
 
-from evoarena.api import ParamError
+from pydantic import Field
 
 T = TypeVar("T")
 
 
-def check_sizes(p: Mapping[str, Any]) -> None:
-    """`n_train`, `n_val` >= 0 and `n_test` >= 1, or a one-line ParamError."""
-    if min(p["n_train"], p["n_val"]) < 0 or p["n_test"] < 1:
-        raise ParamError(f"benchmark.params.n_train/n_val/n_test: expected n_train, n_val >= 0 and n_test >= 1, "
-                         f"got {[p['n_train'], p['n_val'], p['n_test']]}")
+def seed_param() -> Any:
+    """The `seed` field: what the tasks (and their split) are drawn from."""
+    return Field(0, description="Seed of the generated tasks and their split.")
+
+
+def size_param(split: str, n: int) -> Any:
+    """An `n_<split>` field defaulting to `n`: at least 1 test task, any number of train and val tasks."""
+    return Field(n, ge=1 if split == "test" else 0, description=f"Tasks in the {split} split.")
 
 
 def distinct(draw: Callable[[int], T], key: Callable[[T], str], n: int, what: str, tries: int = 10_000) -> list[T]:

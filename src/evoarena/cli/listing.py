@@ -21,7 +21,8 @@ def list_command(
     as_json: JsonOpt = False,
 ) -> None:
     """What a spec can name: every registered method, benchmark, scripted policy or report view (built-ins and
-    installed plugins), with its one-line description and params (and a method's roles). Your own code:
+    installed plugins), with its one-line description and params (and a method's roles; with --json, each
+    method's and benchmark's fields: type, default, allowed values or range, description). Your own code:
     `module:Name` in the spec."""
     from evoarena.protocol.catalog import entries
 
@@ -32,6 +33,9 @@ def list_command(
     if kind == "methods":  # the roles a spec maps for it (an unmapped one is played by the solver's model)
         for row, e in zip(rows, entries("method"), strict=True):
             row["roles"] = list(getattr(e.obj, "roles", ()))
+    if kind in ("methods", "benchmarks"):  # each param: name, type, default, allowed values or range, description
+        for row, e in zip(rows, entries(PLURALS[kind]), strict=True):  # type: ignore[arg-type]
+            row["fields"] = e.fields
     if as_json:
         emit_json(rows)
         return

@@ -147,7 +147,7 @@ def print_roles(spec: ExperimentSpec, resolved: Resolved) -> None:
     from evoarena.protocol.roles import role_lines
 
     plays = {condition: cls.roles for condition, cls in resolved.methods.items()}
-    for line in role_lines(spec, plays, resolved.benchmark.grader_roles(spec.benchmark.params)):
+    for line in role_lines(spec, plays, resolved.benchmark.grader_roles(resolved.benchmark_params)):
         out.print(f"  roles  {line}", markup=False, highlight=False, soft_wrap=True)
 
 

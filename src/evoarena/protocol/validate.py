@@ -9,6 +9,7 @@ import importlib.util
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from evoarena.api import Benchmark, Method, ParamError, UnknownName
 from evoarena.protocol import catalog
@@ -22,6 +23,8 @@ class Resolved:
 
     benchmark: type[Benchmark]
     methods: dict[str, type[Method]]
+    benchmark_params: Any = None
+    """The benchmark's `Params` from the spec."""
 
 
 def validate_spec(spec: ExperimentSpec, search: Iterable[Path] = ()) -> Resolved:
@@ -32,10 +35,10 @@ def validate_spec(spec: ExperimentSpec, search: Iterable[Path] = ()) -> Resolved
     except UnknownName as err:
         raise SpecError(f"benchmark.name: {err}") from None
     try:
-        bench.check_params(spec.benchmark.params)
+        bench_params = bench.check_params(spec.benchmark.params)
     except ParamError as err:
         raise SpecError(str(err)) from None
-    for role in bench.grader_roles(spec.benchmark.params):
+    for role in bench.grader_roles(bench_params):
         if role not in spec.roles:
             raise SpecError(f"roles.{role}: the benchmark grades with a {role!r} model; map it in `roles:` "
                             f"({role}: <one of {', '.join(sorted(spec.models))}>)")
@@ -50,7 +53,7 @@ def validate_spec(spec: ExperimentSpec, search: Iterable[Path] = ()) -> Resolved
         except ParamError as err:
             raise SpecError(f"methods.{i}: {err}") from None
         methods[m.condition] = cls
-    check_role_names(spec, methods, bench.grader_roles(spec.benchmark.params))
+    check_role_names(spec, methods, bench.grader_roles(bench_params))
     for key, model in spec.models.items():
         if model.backend == "scripted":
             try:
@@ -59,7 +62,7 @@ def validate_spec(spec: ExperimentSpec, search: Iterable[Path] = ()) -> Resolved
                 raise SpecError(f"models.{key}.model: {err}") from None
     if spec.executor.kind == "ray" and importlib.util.find_spec("ray") is None:
         raise SpecError("executor.kind: ray needs Ray installed (pip install 'evoarena[ray]')")
-    return Resolved(bench, methods)
+    return Resolved(bench, methods, bench_params)
 
 
 def check_role_names(spec: ExperimentSpec, methods: Mapping[str, type[Method]], grader_roles: Iterable[str]) -> None:

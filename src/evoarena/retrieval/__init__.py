@@ -10,7 +10,7 @@ from evoarena.retrieval.embedding import (
     available,
     instruct,
 )
-from evoarena.retrieval.factory import NAMES, get_retriever
+from evoarena.retrieval.factory import NAMES, RetrieverName, get_retriever
 from evoarena.retrieval.lexical import LexicalRetriever, similarity, tokens
 from evoarena.retrieval.record import RETRIEVER_FILE, RetrieverChoice
 
@@ -18,6 +18,7 @@ __all__ = [
     "EXTRA",
     "MODEL",
     "NAMES",
+    "RetrieverName",
     "RETRIEVER_FILE",
     "EmbeddingRetriever",
     "Hit",

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import threading
+from typing import Literal, get_args
 
 from evoarena.retrieval.base import Retriever
 from evoarena.retrieval.embedding import EmbeddingRetriever, RetrieverUnavailable, import_error, missing_extra_message
 from evoarena.retrieval.lexical import LexicalRetriever
 
-NAMES = ("auto", "embedding", "lexical")
+RetrieverName = Literal["auto", "embedding", "lexical"]
+"""A retriever as a method's param names it."""
+NAMES: tuple[str, ...] = get_args(RetrieverName)
 
 _shared: EmbeddingRetriever | None = None
 _shared_lock = threading.Lock()

@@ -105,12 +105,12 @@ def test_grading_and_feedback() -> None:
 
 
 @pytest.mark.parametrize(("params", "message"), [
-    ({"n_train": -1}, "benchmark.params.n_train/n_val/n_test"),
-    ({"n_test": 0}, "benchmark.params.n_train/n_val/n_test"),
-    ({"labels": 2}, "benchmark.params.labels: expected 3 to 6, got 2"),
-    ({"labels": 7}, "benchmark.params.labels: expected 3 to 6"),
-    ({"conflict": 1.5}, "benchmark.params.conflict: expected a probability in [0, 1]"),
-    ({"decoy": -0.1}, "benchmark.params.decoy"),
+    ({"n_train": -1}, "benchmark.params (labels).n_train: input should be greater than or equal to 0, got int -1"),
+    ({"n_test": 0}, "benchmark.params (labels).n_test: input should be greater than or equal to 1"),
+    ({"labels": 2}, "benchmark.params (labels).labels: input should be greater than or equal to 3, got int 2"),
+    ({"labels": 7}, "benchmark.params (labels).labels: input should be less than or equal to 6"),
+    ({"conflict": 1.5}, "benchmark.params (labels).conflict: input should be less than or equal to 1, got float 1.5"),
+    ({"decoy": -0.1}, "benchmark.params (labels).decoy"),
     ({"classes": 4}, "benchmark.params (labels): unknown param 'classes'"),
 ])
 def test_bad_params_are_refused_in_one_line(params: dict[str, Any], message: str) -> None:

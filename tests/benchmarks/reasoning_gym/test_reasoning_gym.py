@@ -128,7 +128,7 @@ def test_reveal_names_the_reference_in_practice_feedback(tmp_path: Path) -> None
                                    "(did you mean max_digits"),
     ({"config": {"size": 9}}, "benchmark.params.config.size: set by the benchmark"),
     ({"config": {"min_terms": 5, "max_terms": 2}}, "benchmark.params.config: basic_arithmetic refuses this config"),
-    ({"parse": "tags"}, "benchmark.params.parse: 'tags' is not one of tag, answer"),
+    ({"parse": "tags"}, "benchmark.params (reasoning_gym).parse: input should be 'tag', 'answer'"),
     ({"n_tset": 3}, "benchmark.params (reasoning_gym): unknown param 'n_tset' (did you mean n_test?)"),
 ])
 def test_a_bad_spec_is_refused_before_anything_is_written(tmp_path: Path, params: dict[str, Any],

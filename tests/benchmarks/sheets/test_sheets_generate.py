@@ -15,7 +15,7 @@ from evoarena.protocol.catalog import benchmark_class, build_benchmark
 
 def test_registered_and_params_checked() -> None:
     assert benchmark_class("sheets") is SheetsBenchmark
-    with pytest.raises(ValueError, match="benchmark.params.families"):
+    with pytest.raises(ValueError, match=r"benchmark.params \(sheets\).families: unknown \['nope'\]"):
         build_benchmark("sheets", {"families": ["nope"]})
     with pytest.raises(ValueError, match=r"benchmark.params \(sheets\): unknown param .bogus."):
         build_benchmark("sheets", {"bogus": 1})

@@ -249,7 +249,8 @@ def test_variant_is_validated() -> None:
         DynamicCheatsheet(variant="bogus")
     with pytest.raises(ValueError, match="unknown"):
         DynamicCheatsheet(topk=3)
-    with pytest.raises(ValueError, match="params.retriever: 'bm25' is not one of auto, embedding, lexical"):
+    with pytest.raises(ValueError, match="params.retriever: input should be 'auto', 'embedding' or 'lexical', got "
+                                         "str 'bm25'"):
         DynamicCheatsheet(retriever="bm25")
 
 

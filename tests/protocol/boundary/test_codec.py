@@ -62,13 +62,18 @@ class Custom(LookupError):
     pass
 
 
+class Odd(BaseException):
+    pass
+
+
 @pytest.mark.parametrize(("err", "raised", "text"), [
     (KeyError("k"), KeyError, "'k'"),
     (TestSplitLocked("no"), TestSplitLocked, "no"),
     (BudgetExhausted("spent"), BudgetExhausted, "spent"),
     (HarnessPathError("../x"), HarnessPathError, "../x"),
     (Custom("c"), LookupError, "Custom: c"),  # not listed: its nearest listed base, named
-    (KeyboardInterrupt(), RuntimeError, "KeyboardInterrupt"),
+    (KeyboardInterrupt("cut"), KeyboardInterrupt, "cut"),  # a kill stays a kill: the run stops, to be resumed
+    (Odd("o"), RuntimeError, "Odd: o"),  # no listed base at all
     (ValueError(object()), ValueError, "<object object"),  # arguments that are not JSON: the message
 ])
 def test_an_exception_crosses_as_a_fresh_one_of_a_listed_type(err: BaseException, raised: type[BaseException],

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Mapping
 from typing import Any
 
-from evoarena.api import Benchmark, Feedback, ParamError, Parsed, Split, Task, TaskView, benchmark
-from evoarena.benchmarks.arith.generator import DEFAULT_FAMILIES, FAMILIES, generate
-from evoarena.benchmarks.generated import check_sizes
+from pydantic import Field
+
+from evoarena.api import Benchmark, Feedback, Parsed, Split, Task, TaskView, benchmark
+from evoarena.benchmarks.arith.generator import DEFAULT_FAMILIES, Family, generate
+from evoarena.benchmarks.generated import seed_param, size_param
 from evoarena.models.base import GenParams
 
 _INT = re.compile(r"-?\d+")
@@ -20,28 +21,23 @@ class ArithBenchmark(Benchmark):
     """Seeded word problems (add, sub, mul, two-step, count) and bare small sums (`small_sum`, which a
     small base model can learn from demonstrations). Splits are disjoint by question."""
 
-    defaults = {"seed": 0, "n_train": 10, "n_val": 10, "n_test": 25, "families": list(DEFAULT_FAMILIES)}
+    class Params(Benchmark.Params):
+        seed: int = seed_param()
+        n_train: int = size_param("train", 10)
+        n_val: int = size_param("val", 10)
+        n_test: int = size_param("test", 25)
+        families: list[Family] = Field(default_factory=lambda: list(DEFAULT_FAMILIES), min_length=1,
+                                       description="Problem families, cycled in this order (one listed twice comes "
+                                                   "twice as often).")
 
-    @classmethod
-    def check_params(cls, params: Mapping[str, Any]) -> dict[str, Any]:
-        """Declared names and types, then sizes and families: a bad value stops the run before anything is written."""
-        p = super().check_params(params)
-        check_sizes(p)
-        unknown = sorted(set(p["families"]) - set(FAMILIES))
-        if not p["families"] or unknown:
-            raise ParamError(f"benchmark.params.families: {f'unknown {unknown}' if unknown else 'empty'} "
-                             f"(known: {list(FAMILIES)})")
-        return p
+    params: Params
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
-        self.seed = int(params.get("seed", 0))
-        self.sizes: dict[Split, int] = {
-            "train": int(params.get("n_train", 10)),
-            "val": int(params.get("n_val", 10)),
-            "test": int(params.get("n_test", 25)),
-        }
-        self.families = list(params.get("families", DEFAULT_FAMILIES))
+        self.seed = self.params.seed
+        self.sizes: dict[Split, int] = {"train": self.params.n_train, "val": self.params.n_val,
+                                        "test": self.params.n_test}
+        self.families: list[str] = list(self.params.families)
 
     def generate(self) -> list[Task]:
         total = sum(self.sizes.values())

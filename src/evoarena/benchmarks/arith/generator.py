@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Literal
 
 from evoarena.benchmarks.generated import distinct
 
@@ -60,6 +61,7 @@ def _count(r: random.Random) -> Problem:
     return Problem("count", f"How many times does the word '{target}' appear in: {', '.join(seq)}?", k)
 
 
+Family = Literal["add", "sub", "mul", "two_step", "count", "small_sum"]
 FAMILIES: dict[str, Callable[[random.Random], Problem]] = {
     "add": _add,
     "sub": _sub,
@@ -68,7 +70,7 @@ FAMILIES: dict[str, Callable[[random.Random], Problem]] = {
     "count": _count,
     "small_sum": _small_sum,
 }
-DEFAULT_FAMILIES = ["add", "sub", "mul", "two_step", "count"]
+DEFAULT_FAMILIES: list[Family] = ["add", "sub", "mul", "two_step", "count"]
 
 
 def family_of(question: str) -> str:

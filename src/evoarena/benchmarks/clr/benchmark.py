@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import asdict
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from evoarena.api import Benchmark, Curriculum, Feedback, ParamError, Parsed, ProbeExample, Task, TaskView, benchmark
+from pydantic import Field, field_validator
+
+from evoarena.api import Benchmark, Curriculum, Feedback, Parsed, ProbeExample, Task, TaskView, benchmark
 from evoarena.benchmarks.clr.cells import CellFactory
 from evoarena.benchmarks.clr.certify import NEUTRAL_TITLE, lesson_text
 from evoarena.benchmarks.clr.chains import Slot
@@ -42,46 +44,43 @@ _CODE = re.compile(r"```(?:python|py)?\s*\n(.*?)```", re.S)
 
 @benchmark("clr")
 class ClrBenchmark(Benchmark):
-    """CLR-Bench: a curriculum of latent rules over public named groupings (chains are episodes, layers stages).
-
-    Params: `release` (path to a release JSON; default: build from `seed`), `seed` (0), `chains` (how many of
-    the release's chains to use, in order; default all), `layers` (4), `rewarded` (rewarded practice, False),
-    `max_attempts` (practice attempts per layer, 3)."""
+    """CLR-Bench: a curriculum of latent rules over public named groupings (chains are episodes, layers stages)."""
 
     schedule = Curriculum
-    defaults = {"release": None, "seed": 0, "chains": None, "layers": 4, "rewarded": False,
-                "max_attempts": 3, "class_names_in_task": False}
+
+    class Params(Benchmark.Params):
+        release: str | None = Field(None, description="Path to a release JSON; none: the release built from `seed`.")
+        seed: int = Field(0, description="Seed of the release built when no `release` is given.")
+        chains: int | None = Field(None, ge=1, description="How many of the release's chains to use, in order "
+                                                             "(none: all; more than it has: all).")
+        layers: int = Field(4, ge=1, le=4, description="Stages per chain (a chain has four rules).")
+        rewarded: bool = Field(False, description="Rewarded practice.")
+        max_attempts: int = Field(3, ge=1, description="Practice attempts per layer.")
+        class_names_in_task: bool = Field(False, description="The solver-side reference: tasks name the active "
+                                                             "classes.")
+
+        @field_validator("release")
+        @classmethod
+        def _exists(cls, path: str | None) -> str | None:
+            if path is not None and not Path(path).is_file():
+                raise ValueError(f"no such file {path!r}")
+            return path
+
+    params: Params
 
     @classmethod
     def probe_examples(cls) -> tuple[ProbeExample, ...]:
         """Two tiny rules with a wrong program and CLR's membership feedback (probe_examples.py)."""
         return PROBE_EXAMPLES
 
-    @classmethod
-    def check_params(cls, params: Mapping[str, Any]) -> dict[str, Any]:
-        """Declared names and types, then ranges and the release file: a bad value stops the run before anything is
-        written (`chains` beyond the release's count keeps them all, as `chains: N` always did)."""
-        p = super().check_params(params)
-        if p["chains"] is not None and (not isinstance(p["chains"], int) or p["chains"] < 1):
-            raise ParamError(f"benchmark.params.chains: expected a whole number >= 1 (or none for all), "
-                             f"got {p['chains']!r}")
-        if not 1 <= p["layers"] <= 4:
-            raise ParamError(f"benchmark.params.layers: expected 1 to 4 (a chain has four rules), got {p['layers']!r}")
-        if p["max_attempts"] < 1:
-            raise ParamError(f"benchmark.params.max_attempts: expected at least 1, got {p['max_attempts']!r}")
-        if p["release"] is not None and not Path(str(p["release"])).is_file():
-            raise ParamError(f"benchmark.params.release: no such file {p['release']!r}")
-        return p
-
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
+        p = self.params
         self.lib = shipped_library()
         self.domains: dict[str, Domain] = {d.id: d for d in parse_domains(shipped_domains_text(), self.lib)}
-        path = params.get("release")
-        seed = int(params.get("seed", 0))
-        if path:
-            self.release = json.loads(Path(path).read_text("utf-8"))
-        elif seed == 0:  # the shipped default release (tests check it equals a fresh build)
+        if p.release:
+            self.release = json.loads(Path(p.release).read_text("utf-8"))
+        elif p.seed == 0:  # the shipped default release (tests check it equals a fresh build)
             self.release = json.loads(
                 resources.files("evoarena.benchmarks.clr")
                 .joinpath("data")
@@ -89,11 +88,11 @@ class ClrBenchmark(Benchmark):
                 .read_text("utf-8")
             )
         else:
-            self.release = build_release(seed)
-        chains = self.release["chains"][: int(params.get("chains") or len(self.release["chains"]))]
-        self.layers = int(params.get("layers", 4))
-        self.rewarded = bool(params.get("rewarded", False))
-        self.class_names_in_task = bool(params.get("class_names_in_task", False))  # the solver-side reference
+            self.release = build_release(p.seed)
+        chains = self.release["chains"][: p.chains or len(self.release["chains"])]
+        self.layers = p.layers
+        self.rewarded = p.rewarded
+        self.class_names_in_task = p.class_names_in_task  # the solver-side reference
         self._chains = {c["id"]: (self.domains[c["domain"]], [Slot.from_json(x) for x in c["slots"]]) for c in chains}
         self._factories = {
             cid: CellFactory(self.lib, d, s, f"{cid}:{self.release['seed']}") for cid, (d, s) in self._chains.items()

@@ -6,11 +6,12 @@ from __future__ import annotations
 import hashlib
 import random
 import re
-from collections.abc import Mapping
 from typing import Any
 
-from evoarena.api import Benchmark, Feedback, ParamError, Parsed, Split, Task, TaskView, benchmark
-from evoarena.benchmarks.generated import check_sizes
+from pydantic import Field
+
+from evoarena.api import Benchmark, Feedback, Parsed, Split, Task, TaskView, as_dict, benchmark
+from evoarena.benchmarks.generated import seed_param, size_param
 from evoarena.benchmarks.labels.generator import MAX_LABELS, MIN_LABELS, Rule, generate, make_rule
 from evoarena.models.base import GenParams
 
@@ -29,32 +30,30 @@ class LabelsBenchmark(Benchmark):
     words per label (two that fit the label's name, two neutral ones) and a priority order for tickets with cues of
     several labels. Splits are disjoint by ticket text."""
 
-    defaults = {"seed": 0, "n_train": 10, "n_val": 5, "n_test": 5, "labels": 4, "conflict": 0.3, "decoy": 0.15}
+    class Params(Benchmark.Params):
+        seed: int = seed_param()
+        n_train: int = size_param("train", 10)
+        n_val: int = size_param("val", 5)
+        n_test: int = size_param("test", 5)
+        labels: int = Field(4, ge=MIN_LABELS, le=MAX_LABELS, description="K, the number of classes.")
+        conflict: float = Field(0.3, ge=0, le=1, description="Chance that a ticket also holds a cue of a "
+                                "lower-priority label (none for the lowest label, so about 0.3·(K−1)/K of tickets).")
+        decoy: float = Field(0.15, ge=0, le=1, description="Chance that a ticket mentions a wrong label's "
+                                                               "name.")
 
-    @classmethod
-    def check_params(cls, params: Mapping[str, Any]) -> dict[str, Any]:
-        """Declared names and types, then ranges: a bad value stops the run in one line before anything is written."""
-        p = super().check_params(params)
-        check_sizes(p)
-        if not MIN_LABELS <= p["labels"] <= MAX_LABELS:
-            raise ParamError(f"benchmark.params.labels: expected {MIN_LABELS} to {MAX_LABELS}, got {p['labels']}")
-        for name in ("conflict", "decoy"):
-            if not 0.0 <= p[name] <= 1.0:
-                raise ParamError(f"benchmark.params.{name}: expected a probability in [0, 1], got {p[name]}")
-        return p
+    params: Params
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
-        self.p = self.check_params(params)
-        self.rule: Rule = make_rule(int(self.p["seed"]), int(self.p["labels"]))
+        self.rule: Rule = make_rule(self.params.seed, self.params.labels)
 
     def generate(self) -> list[Task]:
         """Distinct tickets, cut into train, val and test in that order, each split in a seeded order (its position
         says nothing of the label). `source_id` is a digest of the text, so no text is on two sides of the split."""
-        p = self.p
-        sizes = [int(p[f"n_{s}"]) for s in SPLITS]
-        items = generate(self.rule, int(p["seed"]), sum(sizes), float(p["conflict"]), float(p["decoy"]))
-        order = random.Random(f"labels-order:{p['seed']}")
+        p = self.params
+        sizes = [getattr(p, f"n_{s}") for s in SPLITS]
+        items = generate(self.rule, p.seed, sum(sizes), p.conflict, p.decoy)
+        order = random.Random(f"labels-order:{p.seed}")
         tasks: list[Task] = []
         start = 0
         for split, size in zip(SPLITS, sizes, strict=True):
@@ -116,4 +115,4 @@ class LabelsBenchmark(Benchmark):
         reports a method might read)."""
         digest = hashlib.sha256(self.rule.text().encode("utf-8")).hexdigest()[:12]
         return {**super().info(), "labels": list(self.rule.labels), "rule_digest": digest,
-                "params": {k: self.p[k] for k in sorted(self.p)}}
+                "params": dict(sorted(as_dict(self.params).items()))}

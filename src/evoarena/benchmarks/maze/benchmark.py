@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Mapping
 from typing import Any
 
-from evoarena.api import InteractiveBenchmark, ParamError, Parsed, Split, Task, TaskView, benchmark
-from evoarena.benchmarks.generated import check_sizes
+from pydantic import Field
+
+from evoarena.api import InteractiveBenchmark, Parsed, Split, Task, TaskView, benchmark
+from evoarena.benchmarks.generated import seed_param, size_param
 from evoarena.envs import Env, Maze
 from evoarena.envs.maze import MOVES
 from evoarena.models.base import GenParams
@@ -25,32 +26,32 @@ PROMPT = ("Goal: find the exit of a {size} x {size} maze. You start in the north
 class MazeBenchmark(InteractiveBenchmark):
     """Seeded mazes, one per task, disjoint across splits; `max_steps` moves per episode (bumping a wall is one)."""
 
-    defaults = {"seed": 0, "n_train": 6, "n_val": 3, "n_test": 6, "size": 6, "loops": 4, "view": 3,
-                "max_steps": 40}
+    class Params(InteractiveBenchmark.Params):
+        seed: int = seed_param()
+        n_train: int = size_param("train", 6)
+        n_val: int = size_param("val", 3)
+        n_test: int = size_param("test", 6)
+        size: int = Field(6, ge=2, description="Side of the square maze, in cells.")
+        loops: int = Field(4, description="Extra passages beyond a perfect maze, so that more than one route "
+                                          "exists.")
+        view: int = Field(3, ge=1, description="How many cells along an open direction the goal is seen.")
+        max_steps: int = Field(40, ge=1, description="Moves per episode (bumping a wall is one).")
 
-    @classmethod
-    def check_params(cls, params: Mapping[str, Any]) -> dict[str, Any]:
-        p = super().check_params(params)
-        check_sizes(p)
-        for name, low in (("size", 2), ("max_steps", 1), ("view", 1)):
-            if p[name] < low:
-                raise ParamError(f"benchmark.params.{name}: expected at least {low}, got {p[name]}")
-        return p
+    params: Params
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
-        self.p = self.check_params(params)
-        self.max_steps = int(self.p["max_steps"])
+        self.max_steps = self.params.max_steps
 
     def generate(self) -> list[Task]:
-        rng = random.Random(f"maze-tasks:{self.p['seed']}")
-        counts = [int(self.p[f"n_{s}"]) for s in SPLITS]
+        rng = random.Random(f"maze-tasks:{self.params.seed}")
+        counts = [getattr(self.params, f"n_{s}") for s in SPLITS]
         seeds = rng.sample(range(1_000_000), sum(counts))
-        return self.seeded_tasks(list(zip(SPLITS, counts, strict=True)), seeds, PROMPT.format(size=self.p["size"]),
+        return self.seeded_tasks(list(zip(SPLITS, counts, strict=True)), seeds, PROMPT.format(size=self.params.size),
                                  prefix="maze", source="maze", reference="exit reached")
 
     def episode(self, task: TaskView) -> tuple[Env, int]:
-        return Maze(int(self.p["size"]), int(self.p["loops"]), int(self.p["view"])), self.game_seed(task)
+        return Maze(self.params.size, self.params.loops, self.params.view), self.game_seed(task)
 
     def parse(self, text: str) -> Parsed:
         """The first direction word in the reply (north, south, east or west)."""

@@ -10,9 +10,9 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import Field, field_validator
 
-from evoarena.api import Benchmark, Feedback, Parsed, ProbeExample, Split, Task, TaskView, benchmark
+from evoarena.api import Benchmark, Feedback, Params, Parsed, ProbeExample, Split, Task, TaskView, benchmark
 from evoarena.benchmarks.sheets.core import Case, Sheets, SheetTask, split_sheet, target_cells
 from evoarena.benchmarks.sheets.execution import LIMITS, run_program
 from evoarena.benchmarks.sheets.families import DEFAULT_FAMILIES, FAMILIES
@@ -28,20 +28,22 @@ from evoarena.sandbox import SandboxLimits
 _CODE = re.compile(r"```(?:python|py|Python)?[ \t]*\n(.*?)```", re.S)
 
 
-class SheetsParams(BaseModel):
-    """Benchmark params: `tasks` in all (split 2:1:8 by `ratio`, as the seed), `seed`, `families` (cycled in this
-    order), `source` (a SpreadsheetBench folder instead of generated tasks), `preview_rows` shown per sheet,
-    `wall_s` for one program run on all cases."""
+class SheetsParams(Params):
+    """The sheets benchmark's params."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    seed: int = 0
-    tasks: int | None = Field(default=None, ge=1)  # generated: 44 by default; source: all items
-    ratio: tuple[int, int, int] = (2, 1, 8)
-    families: list[str] = Field(default_factory=lambda: list(DEFAULT_FAMILIES))
-    source: str | None = None
-    preview_rows: int = Field(default=6, ge=1)
-    wall_s: float = Field(default=LIMITS.wall_s, gt=0)
+    seed: int = Field(0, description="Seeds every draw; a task depends only on (seed, split, index, family).")
+    tasks: int | None = Field(default=None, ge=1, description="Tasks in all (generated: 44 by default; source: all "
+                                                              "items).")
+    ratio: tuple[int, int, int] = Field((2, 1, 8), strict=False, description="Train : val : test, as in the seed; "
+                                        "sizes are rounded and test takes the rest.")
+    families: list[str] = Field(default_factory=lambda: list(DEFAULT_FAMILIES),
+                                description="The families, cycled in this order across train, then "
+                                            "val, then test.")
+    source: str | None = Field(None, description="A SpreadsheetBench folder (`dataset.json` + `spreadsheet/`) to "
+                                                 "load instead of generating.")
+    preview_rows: int = Field(default=6, ge=1, description="Rows shown per sheet in the task text.")
+    wall_s: float = Field(default=LIMITS.wall_s, gt=0, description="Wall-clock limit for one program run on all "
+                                                                   "cases; the CPU limit is 2/3 of it.")
 
     @field_validator("families")
     @classmethod
@@ -59,7 +61,10 @@ class SheetsBenchmark(Benchmark):
     Score = cell accuracy (mean over the 3 cases of the fraction of target cells right); passed = hard (every
     target cell of every case right). Practice feedback names wrong cells; the test split gets numbers only."""
 
-    defaults = {k: f.get_default(call_default_factory=True) for k, f in SheetsParams.model_fields.items()}
+    class Params(SheetsParams):
+        """`SheetsParams`, as the benchmark's declared params."""
+
+    params: Params
 
     @classmethod
     def probe_examples(cls) -> tuple[ProbeExample, ...]:
@@ -68,12 +73,6 @@ class SheetsBenchmark(Benchmark):
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
-        try:
-            self.config = SheetsParams.model_validate(params)
-        except ValidationError as err:
-            first = err.errors()[0]
-            loc = ".".join(str(p) for p in first["loc"])
-            raise ValueError(f"benchmark.params.{loc}: {first['msg']}") from None
         # Train and val tasks only: the benchmark is reachable from a method's context, so it keeps nothing of the
         # test split; a test task is redrawn (or reread) from its id when graded and checked against its digest.
         self._tasks: dict[str, SheetTask] = {}
@@ -83,7 +82,7 @@ class SheetsBenchmark(Benchmark):
     # ------------------------------------------------------------------ tasks
 
     def sheet_tasks(self) -> list[tuple[Split, SheetTask]]:
-        c = self.config
+        c = self.params
         if c.source:
             return load_source(Path(c.source), seed=c.seed, total=c.tasks, ratio=c.ratio)
         return generate_tasks(c.seed, c.tasks or 44, c.families, c.ratio)
@@ -93,7 +92,7 @@ class SheetsBenchmark(Benchmark):
         for split, st in self.sheet_tasks():
             if split != "test":
                 self._tasks[st.id] = st
-            prompt = task_text(st, self._preview(st.cases[0]), self.config.preview_rows)
+            prompt = task_text(st, self._preview(st.cases[0]), self.params.preview_rows)
             reference = st.reference_program or json.dumps(
                 {"expected_case_1": {k: _jsonable(v) for k, v in st.cases[0].expected.items()}}, ensure_ascii=False
             )
@@ -115,7 +114,7 @@ class SheetsBenchmark(Benchmark):
                 with self._lock:
                     self._tasks.update((st.id, st) for split, st in self.sheet_tasks() if split != "test")
             return self._tasks[task.id]
-        c = self.config
+        c = self.params
         source_id = str(task.meta["source_id"])
         if c.source:
             st = load_item(Path(c.source), source_id, task.id)
@@ -149,7 +148,7 @@ class SheetsBenchmark(Benchmark):
         if cached is not None:
             return cached
         inputs = [(self.input_xlsx(c), [split_sheet(k, "") for k in c.expected]) for c in st.cases]
-        limits = SandboxLimits(wall_s=self.config.wall_s, cpu_s=max(int(self.config.wall_s * 2 / 3), 1),
+        limits = SandboxLimits(wall_s=self.params.wall_s, cpu_s=max(int(self.params.wall_s * 2 / 3), 1),
                                memory_mb=LIMITS.memory_mb, output_bytes=LIMITS.output_bytes)  # fmt: skip
         styles = any(c.expected_styles is not None for c in st.cases)
         grade = grade_run(st, run_program(program, inputs, styles=styles, limits=limits))
@@ -192,7 +191,7 @@ class SheetsBenchmark(Benchmark):
         return task.prompt
 
     def info(self) -> dict[str, Any]:
-        c = self.config
+        c = self.params
         return {
             **super().info(),
             "source": c.source or "generated",

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from evoarena.api import (
     Attempt,
@@ -104,14 +104,18 @@ def reflection_text(reflection: Mapping[str, Any]) -> str:
 class Ace(Method):
     roles = ("solver", "reflector", "curator")
     skill_kind = "playbook"
-    defaults = {
-        "max_reflector_rounds": 3,
-        "curator_frequency": 1,
-        "token_budget": 80000,
-        "use_ground_truth": False,
-        "reflector_max_tokens": 1024,
-        "curator_max_tokens": 1024,
-    }
+
+    class Params(Method.Params):
+        max_reflector_rounds: int = Field(3, ge=0, description="Reflector rounds per failed attempt (each re-runs "
+                                                               "the generator with the reflection).")
+        curator_frequency: int = Field(1, description="The curator runs every this many steps (below 1: every "
+                                                      "step).")
+        token_budget: int = Field(80000, description="Printed in the curator prompt, never enforced (as released).")
+        use_ground_truth: bool = Field(False, description="The reflector sees the task's reference answer.")
+        reflector_max_tokens: int = Field(1024, ge=1, description="The reflector's reply cap.")
+        curator_max_tokens: int = Field(1024, ge=1, description="The curator's reply cap.")
+
+    params: Params
 
     @classmethod
     def skill_tree(cls, tree: Mapping[str, str]) -> dict[str, str] | None:
@@ -146,7 +150,7 @@ class Ace(Method):
     def curate_prompt(self, step: int, total: int, pb: Playbook, reflection: Mapping[str, Any], question: str) -> str:
         return render_prompt(
             __package__, "curate",
-            token_budget=self.params["token_budget"],
+            token_budget=self.params.token_budget,
             step=step,
             total=total,
             stats=json.dumps(pb.stats()),
@@ -178,7 +182,7 @@ class Ace(Method):
         self, ctx: PracticeContext, task: TaskView, attempt: Attempt, feedback: str, pb: Playbook
     ) -> dict[str, Any] | None:
         ground_truth = None
-        if self.params["use_ground_truth"]:
+        if self.params.use_ground_truth:
             try:
                 ground_truth = ctx.label(task)
             except TestSplitLocked:
@@ -186,7 +190,7 @@ class Ace(Method):
         cited = [b for b in (pb.find(i) for i in cited_ids(attempt.text)) if b is not None]
         prompt = reflect_prompt(task.prompt, attempt.text, attempt.answer, ground_truth, feedback, cited)
         # a cut-off reply is still adopted when its JSON parses; only the reason of a rejection names the cut
-        reply = ctx.ask("reflector", prompt, max_tokens=int(self.params["reflector_max_tokens"]))
+        reply = ctx.ask("reflector", prompt, max_tokens=self.params.reflector_max_tokens)
         if reply is None:
             return None
         data, why = parse_reflection(reply)
@@ -198,7 +202,7 @@ class Ace(Method):
         self, ctx: PracticeContext, task: TaskView, pb: Playbook, next_id: int, reflection: Mapping[str, Any]
     ) -> tuple[list[str], int]:
         prompt = self.curate_prompt(ctx.step + 1, len(ctx.train), pb, reflection, task.prompt)
-        reply = ctx.ask("curator", prompt, max_tokens=int(self.params["curator_max_tokens"]))
+        reply = ctx.ask("curator", prompt, max_tokens=self.params.curator_max_tokens)
         if reply is None:
             return [], next_id
         operations, why = parse_curation(reply.text)
@@ -225,7 +229,7 @@ class Ace(Method):
                 reflection = data
                 tagged += apply_tags(pb, data.get("bullet_tags"))
         else:
-            for round_ in range(int(self.params["max_reflector_rounds"])):
+            for round_ in range(self.params.max_reflector_rounds):
                 data = self._reflect(ctx, task, attempt, fb.message, pb)
                 if data is None:
                     break
@@ -240,7 +244,7 @@ class Ace(Method):
                 if fb.passed:
                     break
         added: list[str] = []
-        if (ctx.step + 1) % max(1, int(self.params["curator_frequency"])) == 0:
+        if (ctx.step + 1) % max(1, self.params.curator_frequency) == 0:
             added, next_id = self._curate(ctx, task, pb, next_id, reflection)
         self._save(ctx, pb, next_id)
         if render_playbook(pb) == before:
@@ -295,12 +299,12 @@ def ace_probes(ace: Ace, examples: Sequence[ProbeExample]) -> tuple[Probe, ...]:
         output = f"{ex.output.strip()}\nBullets used: {CITED.id}"
         prompt = reflect_prompt(ex.task, output, ex.answer, None, ex.feedback, [CITED])
         out.append(Probe(f"reflect/{ex.id}", "reflector", prompt, partial(check_reflection, ex),
-                         max_tokens=int(ace.params["reflector_max_tokens"])))
+                         max_tokens=ace.params.reflector_max_tokens))
     for ex in examples:
         reflection = {"reasoning": ex.feedback, "error_identification": ex.feedback,
                       "root_cause_analysis": ex.lesson, "correct_approach": ex.lesson, "key_insight": ex.lesson,
                       "bullet_tags": [{"id": CITED.id, "tag": "harmful"}]}
         prompt = ace.curate_prompt(2, 10, probe_playbook(), reflection, ex.task)
         out.append(Probe(f"curate/{ex.id}", "curator", prompt, check_curation,
-                         max_tokens=int(ace.params["curator_max_tokens"])))
+                         max_tokens=ace.params.curator_max_tokens))
     return tuple(out)

@@ -5,7 +5,9 @@ manifest, roll back harmful files, let the evolve agent write a manifest, adopt 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import Field, field_validator
 
 from evoarena.api import Attempt, Method, PracticeContext, Rollout, TaskView, method
 from evoarena.harness import (
@@ -55,29 +57,48 @@ def _clip(text: str) -> str:
     return text if len(text) <= _CLIP else text[:_CLIP] + " …"
 
 
+Verdict = Literal["HARMFUL", "MIXED", "EFFECTIVE", "PARTIALLY_EFFECTIVE", "INEFFECTIVE"]
+"""The values of `ChangeVerdict`."""
+HARMFUL: Verdict = "HARMFUL"
+
+
 @method("ahe")
 class Ahe(Method):
     """Agentic Harness Engineering: components as files, a change manifest per round, each change scored on the next
     round and harmful files rolled back. Released behaviour and every difference: docs/methods/ahe.md."""
 
     roles = ("solver", "evolver")
-    defaults = {"components": ["all"], "rollouts": 2, "max_tasks": 0, "round_every": 1, "max_rounds": 0,
-                "max_failures": 8, "rollback_verdicts": ["HARMFUL"], "evolve_max_tokens": 2048}
+
+    class Params(Method.Params):
+        components: list[str] = Field(default_factory=lambda: ["all"], description="What the evolve agent may edit: "
+                                      "`prompt`, `tools`, `middleware`, `memory`, `skills` (also `prompt-only` …), "
+                                      "`all`, or the paths themselves.")
+        rollouts: int = Field(2, ge=1, description="k, rollouts of each of a round's tasks.")
+        max_tasks: int = Field(0, ge=0, description="A round's tasks: the first this many of the train split (0: "
+                                                    "all).")
+        round_every: int = Field(1, ge=1, description="A round runs on every this-many-th practice step.")
+        max_rounds: int = Field(0, ge=0, description="Rounds in all (0: no cap).")
+        max_failures: int = Field(8, ge=0, description="Failed tasks shown in detail to the evolve agent (0: all).")
+        rollback_verdicts: list[Verdict] = Field(default_factory=lambda: [HARMFUL], description="The verdicts "
+                                                 "whose changes are rolled back (add `INEFFECTIVE` for the stricter "
+                                                 "reading).")
+        evolve_max_tokens: int = Field(2048, ge=1, description="The evolve agent's reply cap.")
+
+        @field_validator("components")
+        @classmethod
+        def _known(cls, names: list[str]) -> list[str]:
+            try:
+                resolve_components(names)
+            except ValueError as err:
+                raise ValueError(str(err).removeprefix("methods.ahe.params.components: ")) from None
+            return names
+
+    params: Params
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
-        self.components = resolve_components(self.params["components"])
-        for name in ("rollouts", "round_every", "evolve_max_tokens"):
-            if int(self.params[name]) < 1:
-                raise ValueError(f"methods.ahe.params.{name}: must be >= 1")
-        for name in ("max_tasks", "max_rounds", "max_failures"):
-            if int(self.params[name]) < 0:
-                raise ValueError(f"methods.ahe.params.{name}: must be >= 0 (0: no cap)")
-        known = [v.value for v in ChangeVerdict]
-        bad = [v for v in self.params["rollback_verdicts"] if v not in known]
-        if bad:
-            raise ValueError(f"methods.ahe.params.rollback_verdicts: {bad} not among {', '.join(known)}")
-        self.rollback_verdicts = tuple(ChangeVerdict(v) for v in self.params["rollback_verdicts"])
+        self.components = resolve_components(self.params.components)
+        self.rollback_verdicts = tuple(ChangeVerdict(v) for v in self.params.rollback_verdicts)
 
     @classmethod
     def state_view(cls, tree: Mapping[str, str]) -> dict[str, Any]:
@@ -93,8 +114,8 @@ class Ahe(Method):
         if ctx.attempt_limit is not None:  # the protocol counts submissions: submit once with the live harness
             ctx.solve(task)
         state = ctx.harness.load_state(STATE, State, default=State())
-        cap = int(self.params["max_rounds"])
-        if ctx.step % int(self.params["round_every"]) or (cap and state.round >= cap):
+        cap = self.params.max_rounds
+        if ctx.step % self.params.round_every or (cap and state.round >= cap):
             return None
         state.round += 1
         base = component_tree(ctx.harness.tree())
@@ -128,14 +149,14 @@ class Ahe(Method):
     def _tasks(self, ctx: PracticeContext) -> tuple[TaskView, ...]:
         """The round's tasks: the train split, or its first `max_tasks` (the same tasks every round, so that a task
         can flip or regress between rounds)."""
-        cap = int(self.params["max_tasks"])
+        cap = self.params.max_tasks
         return ctx.train[:cap] if cap else ctx.train
 
     def _evaluate(self, ctx: PracticeContext, tree: Mapping[str, str]) -> tuple[dict[str, str], list[dict[str, str]]]:
         """Task outcomes as AHE computes them (pass iff every rollout passed; exception iff every rollout had no
         output) and the first failed rollout of each failed task (task, output, feedback)."""
         tasks = self._tasks(ctx)
-        k = int(self.params["rollouts"])
+        k = self.params.rollouts
         attempts = ctx.rollouts([Rollout(t, tree, i) for t in tasks for i in range(k)])
         rewards: dict[str, list[float | None]] = {}
         failures: dict[str, dict[str, str]] = {}
@@ -193,7 +214,7 @@ class Ahe(Method):
                 base: Mapping[str, str]) -> Proposal:
         empty = Proposal(ChangeManifest((), state.round), ())
         prompt = self.evolve_prompt(state.round, outcomes, failures, score, rolled, base)
-        reply = ctx.ask("evolver", prompt, max_tokens=int(self.params["evolve_max_tokens"]), reject_cut_off="manifest")
+        reply = ctx.ask("evolver", prompt, max_tokens=self.params.evolve_max_tokens, reject_cut_off="manifest")
         if reply is None:
             return empty
         try:
@@ -210,14 +231,14 @@ class Ahe(Method):
                       score: RoundScore | None, rolled: Sequence[str], base: Mapping[str, str]) -> str:
         """The overview (pass rate, per-task outcome, the last changes' evaluation), the harness and per-task detail
         of the failures, as the evolve agent reads them."""
-        k = int(self.params["rollouts"])
+        k = self.params.rollouts
         table = [f"- {t}: {o}" for t, o in outcomes.items()]
         files = {p: t for p, t in base.items() if p != "harness.toml"}
         for comp in self.components:
             if not comp.endswith("/") and comp not in files:
                 files[comp] = "(empty: not written yet)"
         editable_names = ", ".join(c + "*.md" if c.endswith("/") else c for c in self.components)
-        shown = list(failures)[: int(self.params["max_failures"]) or None]
+        shown = list(failures)[: self.params.max_failures or None]
         return render_prompt(__package__, "evolve", round=round_, k=k,
                              n_pass=sum(o == "pass" for o in outcomes.values()), n_tasks=len(outcomes), table=table,
                              evaluation=self._evaluation_text(score, rolled), files=files, editable=editable_names,

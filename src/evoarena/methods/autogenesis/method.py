@@ -13,7 +13,9 @@ Differences: docs/methods/autogenesis.md.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal, get_args
+
+from pydantic import Field
 
 from evoarena.api import Method, PracticeContext, TaskView, method
 from evoarena.harness import Manifest
@@ -24,23 +26,26 @@ from evoarena.methods.replies import parse_instruction
 
 STATE = "memory/autogenesis/registry.json"
 RESOURCES = {"prompt": ("prompt", "system.md"), "memory": ("memory", "memory/notes.md")}
-ROLLBACK = ("never", "gated")
 _CLIP = 1200
+Resource = Literal["prompt", "memory"]
+"""The keys of `RESOURCES`."""
 
 
 @method("autogenesis")
 class Autogenesis(Method):
     roles = ("solver", "proposer")
-    defaults = {"learnable": ["prompt", "memory"], "frozen_sections": [], "rollback": "never", "batch_size": 3}
 
-    def __init__(self, **params: Any) -> None:
-        super().__init__(**params)
-        unknown = sorted(set(self.params["learnable"]) - set(RESOURCES))
-        if unknown:
-            raise ValueError(f"methods.autogenesis.params.learnable: unknown {unknown} (known: {sorted(RESOURCES)})")
-        if self.params["rollback"] not in ROLLBACK:
-            raise ValueError(f"methods.autogenesis.params.rollback: {self.params['rollback']!r} is not one of "
-                             f"{', '.join(ROLLBACK)}")
+    class Params(Method.Params):
+        learnable: list[Resource] = Field(default_factory=lambda: list(get_args(Resource)),
+                                          description="The resources the proposer may change (`require_grad` per "
+                                                      "resource).")
+        frozen_sections: list[str] = Field(default_factory=list, description="Prompt sections no change may touch.")
+        rollback: Literal["never", "gated"] = Field("never", description="`never` (as released): a new version "
+                                                    "stays; `gated`: restored when the batch's total score fell.")
+        batch_size: int = Field(3, ge=1, description="Tasks evaluated per step: the step's task and batch_size - 1 "
+                                                     "other train tasks.")
+
+    params: Params
 
     def context(self, tree: Mapping[str, str], task: TaskView) -> str:
         return tree.get(RESOURCES["memory"][1], "").strip()
@@ -48,7 +53,7 @@ class Autogenesis(Method):
     def practice(self, ctx: PracticeContext, task: TaskView) -> Manifest | None:
         registry = self._registry(ctx)
         others = [t for t in ctx.train if t.id != task.id]
-        batch = [task, *ctx.rng.sample(others, min(int(self.params["batch_size"]) - 1, len(others)))]
+        batch = [task, *ctx.rng.sample(others, min(self.params.batch_size - 1, len(others)))]
         before, examples = self._evaluate(ctx, batch)
         chosen = self._reflect(ctx, registry, examples)
         if chosen is None:
@@ -75,7 +80,7 @@ class Autogenesis(Method):
         version = registry.set_version(name, new_text, step=ctx.step, description=change[:_CLIP])
         ctx.harness.write(res.path, new_text)
         after, _ = self._evaluate(ctx, batch)
-        kept = self.params["rollback"] == "never" or sum(after) >= sum(before)
+        kept = self.params.rollback == "never" or sum(after) >= sum(before)
         if not kept:  # gated: the previous version comes back, the new one is archived
             registry.restore(name, old_version, archive_current=True)
             ctx.harness.write(res.path, res.text())
@@ -94,11 +99,11 @@ class Autogenesis(Method):
         if text:
             return Registry.loads(text, STATE)
         registry = Registry()
-        frozen = {str(s).lower() for s in self.params["frozen_sections"]}
+        frozen = {str(s).lower() for s in self.params.frozen_sections}
         for name, (type_, path) in RESOURCES.items():
             body = ctx.harness.read(path, "")
             sub = {s: s not in frozen for s in sections(body)} if type_ == "prompt" else None
-            registry.register(name, type_, path, body, require_grad=name in self.params["learnable"], step=ctx.step,
+            registry.register(name, type_, path, body, require_grad=name in self.params.learnable, step=ctx.step,
                               sub_grad=sub)
         return registry
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from evoarena.api import Method, PracticeContext, TaskView, method
 from evoarena.harness import Manifest
@@ -46,16 +46,18 @@ def read_demos(tree: Mapping[str, str]) -> Demos:
 
 @method("bootstrap_fewshot")
 class BootstrapFewShot(Method):
-    defaults = {"max_bootstrapped_demos": 4, "max_labeled_demos": 16}
 
-    @property
-    def max_bootstrapped(self) -> int:
-        return int(self.params["max_bootstrapped_demos"])
+    class Params(Method.Params):
+        max_bootstrapped_demos: int = Field(4, ge=0, description="Demos from practice attempts the metric passed.")
+        max_labeled_demos: int = Field(16, ge=0, description="A cap on all demos, as in DSPy: labeled ones (train "
+                                                             "references) fill what bootstrapping left.")
+
+    params: Params
 
     @property
     def max_total(self) -> int:
         """As in DSPy, `max_labeled_demos` caps all demos: labeled ones fill what bootstrapping left."""
-        return max(int(self.params["max_labeled_demos"]), self.max_bootstrapped)
+        return max(self.params.max_labeled_demos, self.params.max_bootstrapped_demos)
 
     def context(self, tree: Mapping[str, str], task: TaskView) -> str:
         demos = read_demos(tree)
@@ -69,12 +71,12 @@ class BootstrapFewShot(Method):
         if any(d.task_id == task.id for d in have):  # one pass over the trainset, as in DSPy
             return None
         labeled_full = len(have) >= self.max_total
-        if len(demos.bootstrapped) >= self.max_bootstrapped and labeled_full:
+        if len(demos.bootstrapped) >= self.params.max_bootstrapped_demos and labeled_full:
             return None
         teacher = {k: v for k, v in tree.items() if k != DEMOS}  # the zero-shot starting program
         kind = "labeled"
         answer = ctx.label(task)
-        if len(demos.bootstrapped) < self.max_bootstrapped:
+        if len(demos.bootstrapped) < self.params.max_bootstrapped_demos:
             attempt = ctx.solve(task, tree=teacher)
             if not attempt.error and ctx.feedback(task, attempt).passed:
                 kind, answer = "bootstrapped", attempt.text.strip()

@@ -8,11 +8,11 @@ one practice left, its bank frozen."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field, model_validator
 
-from evoarena.api import Method, PracticeContext, TaskView, method
+from evoarena.api import Method, Params, PracticeContext, TaskView, method
 from evoarena.api.episode_agent import EpisodeAgent
 from evoarena.api.method_base import harness_toml
 from evoarena.harness import HarnessWorkspace, Manifest
@@ -25,7 +25,6 @@ from evoarena.methods.prompting import render_prompt
 from evoarena.models import GenParams
 
 STATE = "memory/bpe/state.json"
-MODES, CONSOLIDATIONS = ("evolving", "frozen"), ("model", "rule")
 
 
 class Check(BaseModel):
@@ -98,46 +97,57 @@ def read_state(tree: Mapping[str, str]) -> State:
     return parse_state(STATE, text, State) if text else State()
 
 
+class Seed(Params):
+    """An experience entry written at initialisation; a search prior reads '<object> is in/on <place>'."""
+
+    store: Literal["general", "task", "mistakes", "search"]
+    text: str = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _readable(self) -> Seed:
+        if not self.text.strip() or (self.store == "search" and location_prior(self.text) is None):
+            raise ValueError(f"{self.store} entry {self.text!r}: a search prior reads '<object> is in/on <place>'")
+        return self
+
+
 @method("bpe")
 class BPE(Method):
     """EvoHarness's prompt-time BPE harness (seed 004; no released code): Belief / Progress / Experience state and
     the meta-actions track / commit / recall / note on the shared step budget. docs/methods/bpe.md."""
 
     roles = ("solver", "consolidator")
-    defaults = {"belief": True, "progress": True, "experience": True, "experience_mode": "evolving",
-                "consolidation": "model", "progress_cap": 8, "store_cap": 80, "recall_k": 3, "consolidate_every": 0,
-                "max_ops": 8, "consolidate_max_tokens": 768, "consolidate_temperature": 0.0,
-                "initial_experience": []}
 
-    def __init__(self, **params: Any) -> None:
-        super().__init__(**params)
-        p = self.params
-        if p["experience_mode"] not in MODES or p["consolidation"] not in CONSOLIDATIONS:
-            raise ValueError(f"methods.bpe.params: experience_mode must be one of {', '.join(MODES)} and "
-                             f"consolidation one of {', '.join(CONSOLIDATIONS)}")
-        for key in ("progress_cap", "store_cap", "recall_k", "max_ops", "consolidate_max_tokens"):
-            if int(p[key]) < 1:
-                raise ValueError(f"methods.bpe.params.{key}: must be >= 1, got {p[key]!r}")
-        if int(p["consolidate_every"]) < 0:
-            raise ValueError("methods.bpe.params.consolidate_every: 0 (each epoch, as the paper) or a number of "
-                             f"episodes >= 1, got {p['consolidate_every']!r}")
-        for item in p["initial_experience"]:
-            store, text = (item.get("store"), item.get("text")) if isinstance(item, Mapping) else (None, None)
-            if store not in STORES or not isinstance(text, str) or not text.strip() or (
-                    store == "search" and location_prior(text) is None):
-                raise ValueError(f"methods.bpe.params.initial_experience: each item is {{store: one of "
-                                 f"{', '.join(STORES)}, text: ...}} (a search prior reads '<object> is in/on "
-                                 f"<place>'), got {item!r}")
+    class Params(Method.Params):
+        belief: bool = Field(True, description="The Belief block, its help and `track` (off: an ablation).")
+        progress: bool = Field(True, description="The Progress block, its help and `commit` (off: an ablation).")
+        experience: bool = Field(True, description="The Experience stores, `recall`, `note` and consolidation (off: "
+                                                   "an ablation).")
+        experience_mode: Literal["evolving", "frozen"] = Field("evolving", description="Whether consolidation "
+                                                               "writes the bank between episodes.")
+        consolidation: Literal["model", "rule"] = Field("model", description="By the `consolidator` role or by "
+                                                        "rules (the model-free control).")
+        progress_cap: int = Field(8, ge=1, description="Subgoals kept in Progress.")
+        store_cap: int = Field(80, ge=1, description="Entries per experience store (LFU eviction).")
+        recall_k: int = Field(3, ge=1, description="Entries a `recall` returns (keyword top-k).")
+        consolidate_every: int = Field(0, ge=0, description="Episodes between consolidations (0: each epoch, as the "
+                                                            "paper).")
+        max_ops: int = Field(8, ge=1, description="Operations one consolidation may apply.")
+        consolidate_max_tokens: int = Field(768, ge=1, description="The consolidator's reply cap.")
+        consolidate_temperature: float = Field(0.0, description="The consolidator's sampling temperature.")
+        initial_experience: list[Seed] = Field(default_factory=list, description="Entries `{store, text}` written "
+                                               "at initialisation (source `initial`).")
+
+    params: Params
 
     @property
     def config(self) -> Config:
         p = self.params
-        return Config(bool(p["belief"]), bool(p["progress"]), bool(p["experience"]),
-                      p["experience_mode"] == "evolving", int(p["progress_cap"]), int(p["recall_k"]))
+        return Config(p.belief, p.progress, p.experience, p.experience_mode == "evolving", p.progress_cap,
+                      p.recall_k)
 
     @property
     def evolving(self) -> bool:
-        return bool(self.params["experience"]) and self.params["experience_mode"] == "evolving"
+        return self.params.experience and self.params.experience_mode == "evolving"
 
     @classmethod
     def state_view(cls, tree: Mapping[str, str]) -> dict[str, Any]:
@@ -161,10 +171,10 @@ class BPE(Method):
         ws.write("system.md", render_prompt(__package__, "system", base=system_prompt.strip(), actions=actions).strip()
                  + "\n" if actions else system_prompt)  # BPE off: the benchmark's prompt, as `frozen` writes it
         ws.write("harness.toml", harness_toml(solver_params))
-        if self.params["experience"]:
-            bank = Bank(cap=int(self.params["store_cap"]))
-            for item in self.params["initial_experience"]:
-                bank.add(str(item["store"]), str(item["text"]), 0, source="initial")
+        if self.params.experience:
+            bank = Bank(cap=self.params.store_cap)
+            for item in self.params.initial_experience:
+                bank.add(item.store, item.text, 0, source="initial")
             for file, text in bank.files().items():
                 ws.write(file, text)
             ws.save_state(STATE, State(counters=dict(bank.counters)))
@@ -174,7 +184,7 @@ class BPE(Method):
         config = self.config
         if not config.meta_actions:
             return None
-        bank = Bank.from_tree(tree, int(self.params["store_cap"])) if config.experience else None
+        bank = Bank.from_tree(tree, self.params.store_cap) if config.experience else None
         return BPEAgent(config, bank)
 
     # -- the practice step ------------------------------------------------------------------------------------------
@@ -189,8 +199,8 @@ class BPE(Method):
         record = episode_record(attempt.answer, won=bool(fb.passed)) or {
             "won": bool(fb.passed), "steps": 0, "kinds": {}, "meta": {}, "notes": [], "recalled": []}
         record.update({"episode": episode, "task_id": task.id, "score": float(fb.score)})
-        bank = Bank.from_tree(tree, int(self.params["store_cap"]), state.counters) \
-            if self.params["experience"] else None
+        bank = Bank.from_tree(tree, self.params.store_cap, state.counters) \
+            if self.params.experience else None
         consolidation: Consolidation | None = None
         if bank is not None:
             before = bank.files()
@@ -200,7 +210,7 @@ class BPE(Method):
             record["checks"] = update_evidence(state.evidence, bank.entries(), record)
             if self.evolving:
                 state.pending.append(record)
-                every = int(self.params["consolidate_every"]) or max(1, len(ctx.train))  # 0: an epoch
+                every = self.params.consolidate_every or max(1, len(ctx.train))  # 0: an epoch
                 if len(state.pending) >= every:
                     consolidation = self._consolidate(ctx, bank, state, episode)
                     state.pending = []
@@ -226,14 +236,14 @@ class BPE(Method):
 
     def _consolidate(self, ctx: PracticeContext, bank: Bank, state: State, episode: int) -> Consolidation:
         """Add / update / remove from the pending episodes (model or rules); malformed output is rejected."""
-        mode, p = str(self.params["consolidation"]), self.params
+        mode, p = self.params.consolidation, self.params
         status, ops = "applied", []
         if mode == "rule":
             ops = rule_ops(bank, state.pending, state.evidence)
         else:
-            messages = prompt(bank, state.pending, cap=int(p["store_cap"]), max_ops=int(p["max_ops"]))
-            reply = ctx.chat_many("consolidator", [messages], max_tokens=int(p["consolidate_max_tokens"]),
-                                  temperature=float(p["consolidate_temperature"]),
+            messages = prompt(bank, state.pending, cap=p.store_cap, max_ops=p.max_ops)
+            reply = ctx.chat_many("consolidator", [messages], max_tokens=p.consolidate_max_tokens,
+                                  temperature=p.consolidate_temperature,
                                   reject_cut_off="consolidator reply")[0]
             if reply is None:
                 status = "no reply"
@@ -243,7 +253,7 @@ class BPE(Method):
                 except ConsolidationError as err:
                     ctx.reject("consolidator reply", reply.text, str(err))
                     status = "rejected"
-        done, refused = apply_ops(bank, ops, episode, source=mode, max_ops=int(p["max_ops"]),
+        done, refused = apply_ops(bank, ops, episode, source=mode, max_ops=p.max_ops,
                                   evidence=state.evidence)
         for op, why in refused:
             ctx.reject("consolidator operation" if mode == "model" else "rule operation", op.line(), why)

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import Field, field_validator
 
 from evoarena.api import Method, PracticeContext, TaskView, method
 from evoarena.api.episode_agent import EpisodeAgent
@@ -29,11 +31,9 @@ from evoarena.methods.continual_harness.state import (
     read_carry,
     read_log,
 )
-from evoarena.methods.continual_harness.stuck import RULES, StepRec, stuck_flags, window_stats
+from evoarena.methods.continual_harness.stuck import StepRec, stuck_flags, window_stats
 from evoarena.methods.prompting import render_prompt
 from evoarena.models import GenParams
-
-CLOCKS = ("run", "episode")
 
 
 @method("continual_harness")
@@ -43,45 +43,57 @@ class ContinualHarness(Method):
     rose. docs/methods/continual_harness.md."""
 
     roles = ("solver", "refiner")
-    defaults = {"clock": "run", "warmup": 10, "early_every": 10, "early_until": 200, "late_every": 25,
-                "every": None, "window": None, "memory_window": 20, "passes": list(PASSES), "stuck": "no_effect",
-                "revert_threshold": 15, "revert_min_steps": 3, "flag_threshold": 50, "refine_in_test": True,
-                "refine_max_tokens": 2048, "refine_temperature": None, "summaries": 3,
-                "initial_prompt": DEFAULT_PROMPT}
+
+    class Params(Method.Params):
+        clock: Literal["run", "episode"] = Field("run", description="What the refinement cadence counts: the "
+                                                 "harness's age over the run, or steps of the current episode.")
+        warmup: int = Field(10, ge=0, description="Steps before the first refinement.")
+        early_every: int = Field(10, ge=1, description="Refinement period until `early_until`.")
+        early_until: int = Field(200, ge=0, description="Age at which the late period starts.")
+        late_every: int = Field(25, ge=1, description="Refinement period after `early_until`.")
+        every: int | None = Field(None, ge=1, description="F: null = the released schedule; F ≥ 1 replaces both "
+                                                          "periods, after the same warm-up.")
+        window: int | None = Field(None, ge=1, description="Steps a refinement reads: null = F when set, else 10.")
+        memory_window: int = Field(20, ge=1, description="Memory entries shown to the refiner.")
+        passes: list[str] = Field(default_factory=lambda: list(PASSES), description="The refiner's passes, in order: "
+                                  "one or more of `prompt`, `skills`, `memory`.")
+        stuck: Literal["no_effect", "repeat"] = Field("no_effect", description="What counts as a stuck step.")
+        revert_threshold: int = Field(15, description="A skill whose stuck rate rose by more points than this after "
+                                                      "its change is reverted.")
+        revert_min_steps: int = Field(3, ge=1, description="Steps under a changed skill before it may be reverted.")
+        flag_threshold: int = Field(50, description="Stuck % at which a window is flagged to the refiner.")
+        refine_in_test: bool = Field(True, description="Refine inside val and test episodes too (their edits end "
+                                                       "with the episode); false freezes the harness at test.")
+        refine_max_tokens: int = Field(2048, ge=1, description="The refiner's reply cap.")
+        refine_temperature: float | None = Field(None, description="The refiner's temperature (null: the role's "
+                                                                   "default).")
+        summaries: int = Field(3, ge=0, description="Earlier episode summaries shown to the refiner.")
+        initial_prompt: str = Field(DEFAULT_PROMPT, description="The strategic prompt the harness starts with.")
+
+        @field_validator("passes")
+        @classmethod
+        def _buildable(cls, passes: list[str]) -> list[str]:
+            if "subagents" in passes:
+                raise ValueError("'subagents' needs an environment that offers tools (the released sub-agents call "
+                                 "game tools); ours offer none, so the pass is not built")
+            if not passes or any(x not in PASSES for x in passes):
+                raise ValueError(f"one or more of {', '.join(PASSES)}, got {passes}")
+            return passes
+
+    params: Params
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
         p = self.params
-        where = "methods.continual_harness.params"
-        if p["clock"] not in CLOCKS:
-            raise ValueError(f"{where}.clock: {p['clock']!r} is not one of {', '.join(CLOCKS)}")
-        if p["stuck"] not in RULES:
-            raise ValueError(f"{where}.stuck: {p['stuck']!r} is not one of {', '.join(RULES)}")
-        passes = [str(x) for x in p["passes"]]
-        if "subagents" in passes:
-            raise ValueError(f"{where}.passes: 'subagents' needs an environment that offers tools (the released "
-                             "sub-agents call game tools); ours offer none, so the pass is not built")
-        unknown = [x for x in passes if x not in PASSES]
-        if unknown or not passes:
-            raise ValueError(f"{where}.passes: one or more of {', '.join(PASSES)}, got {passes}")
-        for name in ("every", "window"):
-            if p[name] is not None and (isinstance(p[name], bool) or not isinstance(p[name], int) or p[name] < 1):
-                raise ValueError(f"{where}.{name}: a positive integer or null, got {p[name]!r}")
-        for name in ("memory_window", "revert_min_steps", "refine_max_tokens"):
-            if int(p[name]) < 1:
-                raise ValueError(f"{where}.{name}: must be >= 1, got {p[name]}")
-        if int(p["summaries"]) < 0:
-            raise ValueError(f"{where}.summaries: must be >= 0")
-        every = p["every"]
+        every = p.every
         self.config = Config(
-            cadence=Cadence(int(p["warmup"]), int(p["early_every"]), int(p["early_until"]), int(p["late_every"]),
-                            every),
-            clock=str(p["clock"]), window=int(p["window"] or every or 10), memory_window=int(p["memory_window"]),
-            passes=tuple(passes), stuck=str(p["stuck"]), revert_threshold=int(p["revert_threshold"]),
-            revert_min_steps=int(p["revert_min_steps"]), flag_threshold=int(p["flag_threshold"]),
-            max_tokens=int(p["refine_max_tokens"]),
-            temperature=None if p["refine_temperature"] is None else float(p["refine_temperature"]),
-            summaries=int(p["summaries"]))
+            cadence=Cadence(p.warmup, p.early_every, p.early_until, p.late_every, every),
+            clock=p.clock, window=p.window or every or 10, memory_window=p.memory_window,
+            passes=tuple(p.passes), stuck=p.stuck, revert_threshold=p.revert_threshold,
+            revert_min_steps=p.revert_min_steps, flag_threshold=p.flag_threshold,
+            max_tokens=p.refine_max_tokens,
+            temperature=p.refine_temperature,
+            summaries=p.summaries)
 
     @classmethod
     def state_view(cls, tree: Mapping[str, str]) -> dict[str, Any]:
@@ -95,7 +107,7 @@ class ContinualHarness(Method):
 
     def initialize(self, ws: HarnessWorkspace, system_prompt: str, solver_params: GenParams) -> None:
         ws.write("system.md", system_prompt)
-        ws.write(PROMPT, str(self.params["initial_prompt"]).strip() + "\n")
+        ws.write(PROMPT, self.params.initial_prompt.strip() + "\n")
         ws.write("harness.toml", harness_toml(solver_params))
 
     def context(self, tree: Mapping[str, str], task: TaskView) -> str:
@@ -106,7 +118,7 @@ class ContinualHarness(Method):
 
     def episode_agent(self, tree: Mapping[str, str], task: TaskView) -> EpisodeAgent | None:
         train = task.split == "train"
-        return ContinualAgent(self.config, tree, task, refine=train or bool(self.params["refine_in_test"]),
+        return ContinualAgent(self.config, tree, task, refine=train or self.params.refine_in_test,
                               persist=train)
 
     def practice(self, ctx: PracticeContext, task: TaskView) -> Manifest | None:

@@ -13,9 +13,9 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from evoarena.api import Method, PracticeContext, Probe, ProbeExample, Reply, TaskView, Verdict, method
 from evoarena.api.probe import judged, non_answer, refused
@@ -23,12 +23,11 @@ from evoarena.harness import HarnessWorkspace, Manifest
 from evoarena.harness.state import parse_records
 from evoarena.methods.prompting import generator_output, render_prompt
 from evoarena.models import GenParams
-from evoarena.retrieval import Hit, Retriever, RetrieverChoice
+from evoarena.retrieval import Hit, Retriever, RetrieverChoice, RetrieverName
 
 SHEET = "memory/cheatsheet.md"
 PAIRS = "memory/dc_pairs.jsonl"
 EMPTY = "(empty)"
-VARIANTS = ("cumulative", "retrieval_synthesis")
 
 _TAG = re.compile(r"<cheatsheet>(.*?)</cheatsheet>", re.DOTALL)
 
@@ -99,7 +98,18 @@ def _output(ex: ProbeExample) -> str:
 class DynamicCheatsheet(Method):
     roles = ("solver", "curator")
     skill_kind = "cheatsheet"
-    defaults = {"variant": "cumulative", "top_k": 3, "max_tokens": 2048, "retriever": "auto"}
+
+    class Params(Method.Params):
+        variant: Literal["cumulative", "retrieval_synthesis"] = Field("cumulative", description="`cumulative`: one "
+                                                                      "cheatsheet rewritten after each step; "
+                                                                      "`retrieval_synthesis`: curated before each "
+                                                                      "task from the most similar earlier pairs.")
+        top_k: int = Field(3, ge=1, description="Earlier pairs retrieved per task (`retrieval_synthesis`).")
+        max_tokens: int = Field(2048, ge=1, description="The curator's reply cap.")
+        retriever: RetrieverName = Field("auto", description="What ranks earlier pairs: `auto` (embeddings with the "
+                                         "`retrieval` extra, else lexical), `embedding` or `lexical`.")
+
+    params: Params
 
     @classmethod
     def skill_tree(cls, tree: Mapping[str, str]) -> dict[str, str] | None:
@@ -112,24 +122,12 @@ class DynamicCheatsheet(Method):
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
-        if self.params["variant"] not in VARIANTS:
-            raise ValueError(
-                f"methods.{self.name}.params.variant: {self.params['variant']!r} is not one of {', '.join(VARIANTS)}"
-            )
-        if int(self.params["top_k"]) < 1:
-            raise ValueError(f"methods.{self.name}.params.top_k: must be at least 1")
-        if int(self.params["max_tokens"]) < 1:
-            raise ValueError(f"methods.{self.name}.params.max_tokens: must be at least 1")
-        self.retrieval = RetrieverChoice(str(self.params["retriever"]), f"methods.{self.name}.params.retriever")
-
-    @property
-    def variant(self) -> str:
-        return str(self.params["variant"])
+        self.retrieval = RetrieverChoice(self.params.retriever, f"methods.{self.name}.params.retriever")
 
     def initialize(self, ws: HarnessWorkspace, system_prompt: str, solver_params: GenParams) -> None:
         super().initialize(ws, system_prompt, solver_params)
         ws.write(SHEET, EMPTY + "\n")
-        if self.variant == "retrieval_synthesis":
+        if self.params.variant == "retrieval_synthesis":
             self.retrieval.write_state(ws)
 
     def context(self, tree: Mapping[str, str], task: TaskView) -> str:
@@ -140,22 +138,22 @@ class DynamicCheatsheet(Method):
         with the example as the retrieved earlier pair before the next problem (retrieval synthesis)."""
         out: list[Probe] = []
         for i, ex in enumerate(examples):
-            if self.variant == "cumulative":
+            if self.params.variant == "cumulative":
                 for name, old in (("empty", EMPTY), ("sheet", PROBE_SHEET)):
                     prompt = render_prompt(__package__, "curate_cumulative", question=ex.task, output=_output(ex),
                                            sheet=old)
                     out.append(Probe(f"curate-{name}/{ex.id}", "curator", prompt, partial(check_sheet, old),
-                                     max_tokens=int(self.params["max_tokens"])))
+                                     max_tokens=self.params.max_tokens))
             else:
                 nxt = examples[(i + 1) % len(examples)]
                 prompt = render_prompt(__package__, "curate_rs", sheet=EMPTY, pairs=[Pair(ex.task, _output(ex))],
                                        question=nxt.task)
                 out.append(Probe(f"curate-rs/{ex.id}", "curator", prompt, partial(check_sheet, EMPTY),
-                                 max_tokens=int(self.params["max_tokens"])))
+                                 max_tokens=self.params.max_tokens))
         return tuple(out)
 
     def practice(self, ctx: PracticeContext, task: TaskView) -> Manifest | None:
-        if self.variant == "cumulative":
+        if self.params.variant == "cumulative":
             return self._cumulative(ctx, task)
         return self._retrieval_synthesis(ctx, task)
 
@@ -182,7 +180,7 @@ class DynamicCheatsheet(Method):
         pairs = read_pairs(tree)
         self.retrieval.announce(ctx)
         retriever = self.retrieval.get()
-        hits = retrieve(retriever, pairs, task.prompt, int(self.params["top_k"]))
+        hits = retrieve(retriever, pairs, task.prompt, self.params.top_k)
         ctx.log("dc_retrieval", {
             "task_id": task.id, "retriever": retriever.name, "pool": len(pairs),
             "retrieved": [{"index": i, "score": round(s, 6)} for i, s in hits],
@@ -209,7 +207,7 @@ class DynamicCheatsheet(Method):
 
     def _curate(self, ctx: PracticeContext, prompt: str) -> str | None:
         """One curator call; the new sheet, or None (recorded as a rejection) when the output is unusable."""
-        reply = ctx.ask("curator", prompt, max_tokens=int(self.params["max_tokens"]))  # a cut-off sheet still counts
+        reply = ctx.ask("curator", prompt, max_tokens=self.params.max_tokens)  # a cut-off sheet still counts
         if reply is None:
             return None
         sheet, why = parse_sheet(reply.text)

@@ -15,7 +15,7 @@ from collections.abc import Container, Mapping, Sequence
 from functools import partial
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from evoarena.api import Method, PracticeContext, Probe, ProbeExample, Reply, TaskView, Verdict, method
 from evoarena.api.probe import judged, mentions, non_answer, refused
@@ -179,7 +179,15 @@ def check_skill(example: ProbeExample, name: str, reply: Reply) -> Verdict:
 class EvoSkill(Method):
     roles = ("solver", "proposer", "skill_writer")
     skill_kind = "skill set"
-    defaults = {"frontier_size": 3, "failure_threshold": 0.8, "extra_samples": 2, "patience": 5}
+
+    class Params(Method.Params):
+        frontier_size: int = Field(3, ge=1, description="Programs kept on the frontier (the best by val score).")
+        failure_threshold: float = Field(0.8, description="A sampled task scoring below this is a failure the "
+                                                          "proposer sees.")
+        extra_samples: int = Field(2, ge=0, description="Train tasks sampled beside the step's task.")
+        patience: int = Field(5, ge=1, description="Iterations without improvement before the search stops.")
+
+    params: Params
 
     @classmethod
     def skill_tree(cls, tree: Mapping[str, str]) -> dict[str, str] | None:
@@ -255,8 +263,8 @@ class EvoSkill(Method):
         if ctx.attempt_limit is not None:  # the protocol counts submissions: submit once with the live skills
             known[task.id] = scored(ctx, task, ctx.solve(task))
         state = read_frontier(ctx.harness.tree())
-        if state is not None and state.no_improve >= int(p["patience"]):
-            ctx.log("evoskill_skip", {"reason": f"stopped: {p['patience']} iterations without improvement"})
+        if state is not None and state.no_improve >= p.patience:
+            ctx.log("evoskill_skip", {"reason": f"stopped: {p.patience} iterations without improvement"})
             return None
         seeded = state is None
         if state is None:
@@ -273,14 +281,14 @@ class EvoSkill(Method):
         ptree = self._tree(ctx, parent.skills)
         reuse = known if parent.skills == skills_of(ctx.harness.tree()) else {}
         train = [t for t in ctx.train if t.id != task.id]
-        extra = min(int(p["extra_samples"]), len(train))
+        extra = min(p.extra_samples, len(train))
 
         failures = []
         sample = [task, *ctx.rng.sample(train, extra)]
         ran = self._attempts(ctx, sample, ptree, skip=reuse)
         for t in sample:
             score, output, feedback = reuse[t.id] if t.id in reuse else ran[t.id]
-            if score < float(p["failure_threshold"]):
+            if score < p.failure_threshold:
                 try:
                     truth = ctx.label(t)
                 except Exception:  # noqa: BLE001 - not every benchmark exposes labels
@@ -317,7 +325,7 @@ class EvoSkill(Method):
         self._score(ctx, child, {})
         state.next_id += 1
         gain = IMPROVED.decide([q.score for q in programs], [child.score])
-        added = admit(programs, child, int(p["frontier_size"]))
+        added = admit(programs, child, p.frontier_size)
         improved = added and gain.accepted
         outcome = "IMPROVED" if improved else "KEPT" if added else "DISCARDED"
         state.no_improve = 0 if improved else state.no_improve + 1

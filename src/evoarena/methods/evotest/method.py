@@ -11,12 +11,14 @@ from functools import partial
 from importlib import resources
 from typing import Any
 
+from pydantic import Field
+
 import evoarena.methods.evotest.memory as mem
 from evoarena.api import Attempt, Method, PracticeContext, Probe, ProbeExample, TaskView, method
 from evoarena.api.method_base import harness_toml
 from evoarena.harness import HarnessWorkspace, Manifest, tree_hash
 from evoarena.methods.evotest.probes import check_evolution, probe_history
-from evoarena.methods.evotest.reply import SCOPES, ReplyError, parse_reply
+from evoarena.methods.evotest.reply import ReplyError, Scope, parse_reply
 from evoarena.methods.evotest.state import (
     CONFIG,
     DEFAULT_EXTRACTOR,
@@ -63,26 +65,29 @@ class EvoTest(Method):
     episodes of the same game, choosing what to evolve by UCB over a tree of configurations. docs/methods/evotest.md."""
 
     roles = ("solver", "evolver")
-    defaults = {"mutate": "released", "c": 1.0, "alpha": 0.8, "memory": True, "failure_loops": 3,
-                "freeze_on_win": True, "win_freeze_threshold": 0.0, "force_best_after_drop": True,
-                "drop_threshold": 0.14, "initial_guide": DEFAULT_GUIDE, "evolve_max_tokens": 3000,
-                "evolve_temperature": 0.7}
 
-    def __init__(self, **params: Any) -> None:
-        super().__init__(**params)
-        p = self.params
-        if p["mutate"] not in SCOPES:
-            raise ValueError(f"methods.evotest.params.mutate: {p['mutate']!r} is not one of {', '.join(SCOPES)}")
-        if int(p["evolve_max_tokens"]) < 1 or int(p["failure_loops"]) < 0:
-            raise ValueError("methods.evotest.params: evolve_max_tokens must be >= 1 and failure_loops >= 0")
-        if float(p["c"]) < 0 or not 0 < float(p["alpha"]) <= 1:
-            raise ValueError("methods.evotest.params: c must be >= 0 and alpha in (0, 1]")
-        if len(str(p["initial_guide"]).strip()) <= 10:
-            raise ValueError("methods.evotest.params.initial_guide: longer than 10 characters, please")
+    class Params(Method.Params):
+        mutate: Scope = Field("released", description="What the evolver changes: `released` the guiding prompt and "
+                              "`extract_state`; `paper` also the lessons memory and the temperature.")
+        c: float = Field(1.0, ge=0, description="UCB exploration constant (0 while frozen).")
+        alpha: float = Field(0.8, gt=0, le=1, description="UCB's α.")
+        memory: bool = Field(True, description="Rule-based cross-episode memory (the released `enable_cross_mem`).")
+        failure_loops: int = Field(3, ge=0, description="Negative memory entries the evolver reads.")
+        freeze_on_win: bool = Field(True, description="A victory freezes the tree and sets the win threshold.")
+        win_freeze_threshold: float = Field(0.0, description="The score past which the best node is exploited.")
+        force_best_after_drop: bool = Field(True, description="Exploit the best node after an episode fell "
+                                                              "`drop_threshold` below it.")
+        drop_threshold: float = Field(0.14, description="The fall that forces the best node.")
+        initial_guide: str = Field(DEFAULT_GUIDE, min_length=11, description="The root's guiding prompt.")
+        evolve_max_tokens: int = Field(3000, ge=1, description="The evolver's reply cap (a cut-off reply is "
+                                                               "rejected).")
+        evolve_temperature: float = Field(0.7, description="The evolver's sampling temperature.")
+
+    params: Params
 
     @property
     def paper(self) -> bool:
-        return self.params["mutate"] == "paper"
+        return self.params.mutate == "paper"
 
     @classmethod
     def state_view(cls, tree: Mapping[str, str]) -> dict[str, Any]:
@@ -90,11 +95,11 @@ class EvoTest(Method):
 
     def initialize(self, ws: HarnessWorkspace, system_prompt: str, solver_params: GenParams) -> None:
         ws.write(INSTRUCTIONS, system_prompt)
-        ws.write(GUIDE, str(self.params["initial_guide"]).strip() + "\n")
+        ws.write(GUIDE, self.params.initial_guide.strip() + "\n")
         ws.write(KNOBS, harness_toml(solver_params))
         ws.write(EXTRACTOR, DEFAULT_EXTRACTOR)
         ws.write(PROGRAM, program_source())
-        if self.params["memory"]:
+        if self.params.memory:
             ws.write(mem.SUCCESSES, "")
 
     def context(self, tree: Mapping[str, str], task: TaskView) -> str:
@@ -106,19 +111,19 @@ class EvoTest(Method):
         """One evolution per example: the initial configuration and a one-episode history made from the example's
         wrong output and feedback, sent as the evolver's prompt (its system text in front); the reply is read by the
         method's own parser."""
-        guide = str(self.params["initial_guide"]).strip()
+        guide = self.params.initial_guide.strip()
         system = render_prompt(__package__, "evolve_system", paper=self.paper).strip()
         return tuple(
             Probe(f"evolve/{ex.id}", "evolver",
                   system + "\n\n" + render_prompt(__package__, "evolve", paper=self.paper, guide=guide, lessons="",
                                                   temperature=0.0, history=probe_history(ex), failures=""),
-                  partial(check_evolution, str(self.params["mutate"]), guide),
-                  max_tokens=int(self.params["evolve_max_tokens"]))
+                  partial(check_evolution, self.params.mutate, guide),
+                  max_tokens=self.params.evolve_max_tokens)
             for ex in examples)
 
     def practice(self, ctx: PracticeContext, task: TaskView) -> Manifest | None:
         state = read_state(ctx.harness.tree()) or new_state(config_of(ctx.harness.tree()),
-                                                             float(self.params["win_freeze_threshold"]))
+                                                             self.params.win_freeze_threshold)
         nodes = nodes_by_id(state)
         node = nodes[state.next]
         attempt = self._play(ctx, task, nodes, node)
@@ -132,8 +137,8 @@ class EvoTest(Method):
         node.episodes.append(episode)
         ctx.harness.write(trajectory_path(node.id), (attempt.text.strip() or f"(no step was played: "
                                                         f"{attempt.parse_error})") + f"\n\nOutcome: {fb.message}\n")
-        added = self._remember(ctx, attempt, episode) if self.params["memory"] else None
-        end_episode(state, node.id, score, won, freeze_on_win=bool(self.params["freeze_on_win"]))
+        added = self._remember(ctx, attempt, episode) if self.params.memory else None
+        end_episode(state, node.id, score, won, freeze_on_win=self.params.freeze_on_win)
         choice = self._start_episode(ctx, state, nodes)
         self._write_live(ctx, nodes[str(state.best)])
         state.episodes.append(Episode(episode=episode, node=node.id, score=score, won=won, steps=_steps(attempt),
@@ -219,17 +224,17 @@ class EvoTest(Method):
         """The released `start_episode`: exploit the best node (a copy of it plays) when frozen by a win, past the
         win threshold or after a large drop, unless it just unfroze; else evolve the argmax-UCB node."""
         p = self.params
-        exploit, greedy = next_move(state, freeze_on_win=bool(p["freeze_on_win"]),
-                                    force_best_after_drop=bool(p["force_best_after_drop"]),
-                                    drop_threshold=float(p["drop_threshold"]))
+        exploit, greedy = next_move(state, freeze_on_win=p.freeze_on_win,
+                                    force_best_after_drop=p.force_best_after_drop,
+                                    drop_threshold=p.drop_threshold)
         if exploit:
             best = str(state.best)
             self._child(state, nodes, nodes[best], None, "exploit")
             return Choice(action="exploit", source=best)
-        c = 0.0 if greedy else float(p["c"])  # the released UCB is the bare score once frozen
+        c = 0.0 if greedy else p.c  # the released UCB is the bare score once frozen
         members = archive(state)
-        ucb = dict(zip([m.id for m in members], ucb_scores(members, c, float(p["alpha"])), strict=True))
-        parent = nodes[EvoTestUCB(c, float(p["alpha"])).select(members, ctx.rng).id]
+        ucb = dict(zip([m.id for m in members], ucb_scores(members, c, p.alpha), strict=True))
+        parent = nodes[EvoTestUCB(c, p.alpha).select(members, ctx.rng).id]
         evolved = self._evolve(ctx, parent)
         child = self._child(state, nodes, parent, evolved, "evolved" if evolved else "copy")
         return Choice(action="evolve", source=parent.id, ucb=ucb, greedy=greedy, adopted=child.adopted)
@@ -254,8 +259,7 @@ class EvoTest(Method):
         temperature), its whole last episode, and the last failure patterns of the rule-based memory."""
         tree = ctx.harness.tree()
         negatives = ctx.harness.load_records(mem.FAILURES, mem.Negative)
-        failures = mem.failure_block(negatives, int(self.params["failure_loops"])) \
-            if self.params["memory"] else ""
+        failures = mem.failure_block(negatives, self.params.failure_loops) if self.params.memory else ""
         config = parent.config
         user = render_prompt(__package__, "evolve", paper=self.paper, guide=config.get(GUIDE, "").strip(),
                              lessons=config.get(LESSONS, "").strip(), temperature=temperature(config),
@@ -268,13 +272,13 @@ class EvoTest(Method):
         """The child's configuration and the parts it changed, or None when nothing is kept (a provider error, a
         cut-off or malformed reply, or one that repeats the parent: each recorded as rejected)."""
         reply = ctx.chat_many("evolver", [self.evolve_prompt(ctx, parent)],
-                              max_tokens=int(self.params["evolve_max_tokens"]),
-                              temperature=float(self.params["evolve_temperature"]), reject_cut_off="evolver reply",
+                              max_tokens=self.params.evolve_max_tokens,
+                              temperature=self.params.evolve_temperature, reject_cut_off="evolver reply",
                               sample_indices=[len(parent.children)])[0]  # evolving a node again: a fresh sample
         if reply is None:
             return None
         try:
-            evolved = parse_reply(reply.text, str(self.params["mutate"]))
+            evolved = parse_reply(reply.text, self.params.mutate)
         except ReplyError as err:
             ctx.reject("evolver reply", reply.text, str(err))
             return None

@@ -18,12 +18,15 @@ import ast
 import math
 import re
 from dataclasses import dataclass
+from typing import Literal, get_args
 
 ENTRY = "extract_state"
 MAX_CODE_CHARS = 20_000
 MAX_LESSONS_CHARS = 4_000
 TEMPERATURE_RANGE = (0.0, 2.0)
-SCOPES = ("released", "paper")
+Scope = Literal["released", "paper"]
+"""What an evolver reply may change (`mutate`)."""
+SCOPES: tuple[str, ...] = get_args(Scope)
 _FENCE = re.compile(r"^```[a-zA-Z]*\n?|\n?```$")
 _TAGS = ("code", "memory", "temperature", "prompt")
 _PLACEHOLDER = re.compile(r"^\[[^\[\]\n]*\]$")  # "[Your generated prompt here]": the format, not an answer

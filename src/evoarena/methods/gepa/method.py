@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from functools import partial
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from evoarena.api import (
     Attempt,
@@ -65,7 +65,7 @@ def read_pool(tree: Mapping[str, str]) -> Pool | None:
     return None if text is None else parse_state(POOL, text, Pool)
 
 
-FENCES = ("released", "strict")
+Fences = Literal["released", "strict"]
 """How a proposer reply becomes an instruction: `released` as GEPA's `output_extractor` (no fenced pair: the whole
 reply, minus a lone opening or closing fence); `strict` refuses a reply without a fenced pair."""
 
@@ -94,18 +94,15 @@ def aligned(candidates: Sequence[Candidate], ids: Sequence[str]) -> tuple[Scored
 @method("gepa")
 class Gepa(Method):
     roles = ("solver", "proposer")
-    defaults = {"minibatch_size": 3, "use_merge": False, "fences": "released"}
 
-    def __init__(self, **params: Any) -> None:
-        super().__init__(**params)
-        if self.params["use_merge"]:
-            raise ValueError("methods.gepa.params: use_merge is not implemented (see docs/methods/gepa.md)")
-        if self.params["fences"] not in FENCES:
-            raise ValueError(f"methods.gepa.params.fences: {self.params['fences']!r} is not one of {', '.join(FENCES)}")
+    class Params(Method.Params):
+        minibatch_size: int = Field(3, ge=1, description="Tasks per reflective mutation, the step's task first "
+                                                         "(GEPA's `reflection_minibatch_size`).")
+        use_merge: Literal[False] = Field(False, description="GEPA's merge of two candidates (not implemented).")
+        fences: Fences = Field("released", description="`released`: an unfenced reply is the instruction, as GEPA's "
+                               "`output_extractor`; `strict`: a reply without a fenced pair is refused.")
 
-    @property
-    def minibatch_size(self) -> int:
-        return int(self.params["minibatch_size"])
+    params: Params
 
     def probes(self, examples: Sequence[ProbeExample]) -> tuple[Probe, ...]:
         """The proposer on each example alone, then on all of them as one minibatch."""
@@ -114,7 +111,7 @@ class Gepa(Method):
             Probe(f"propose/{name}", "proposer", render_prompt(
                 __package__, "reflect", instruction=PROBE_INSTRUCTION,
                 examples=[{"inputs": ex.task, "outputs": ex.output.strip(), "feedback": ex.feedback} for ex in batch],
-            ), partial(check_instruction, PROBE_INSTRUCTION, self.params["fences"]))
+            ), partial(check_instruction, PROBE_INSTRUCTION, self.params.fences))
             for name, batch in batches
         )
 
@@ -189,7 +186,7 @@ class Gepa(Method):
         """One reflective mutation of `parent` on a minibatch led by the step's task; mutates `pool`."""
         candidates = pool.candidates
         others = [t for t in ctx.train if t.id != task.id]
-        batch = [task, *ctx.rng.sample(others, min(self.minibatch_size - 1, len(others)))]
+        batch = [task, *ctx.rng.sample(others, min(self.params.minibatch_size - 1, len(others)))]
         live = {c: ctx.harness.read(c, "") for c in COMPONENTS}
         before, examples = self._evaluate(ctx, parent.components, batch,
                                           known if parent.components == live else None)
@@ -205,7 +202,7 @@ class Gepa(Method):
         reply = ctx.ask("proposer", prompt, reject_cut_off="instruction")
         if reply is None:
             return None
-        text, why = parse_instruction(reply.text, self.params["fences"])
+        text, why = parse_instruction(reply.text, self.params.fences)
         if text is None:
             ctx.reject("instruction", reply.text, why)
             return None

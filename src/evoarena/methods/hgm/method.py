@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from evoarena.api import Method, PracticeContext, Rollout, TaskView, method
 from evoarena.harness import Manifest
@@ -67,6 +67,10 @@ def read_tree(tree: Mapping[str, str]) -> Tree | None:
     return None if text is None else parse_state(STATE, text, Tree)
 
 
+ParentPolicy = Literal["clade", "node", "greedy", "dgm", "ucb"]
+"""The keys of `search.clade.PARENT_POLICIES`."""
+
+
 @dataclass(frozen=True)
 class _Plan:
     kind: str  # "expand" | "eval"
@@ -77,15 +81,17 @@ class _Plan:
 @method("hgm")
 class Hgm(Method):
     roles = ("solver", "proposer")
-    defaults = {"alpha": 0.6, "actions_per_step": 4, "max_task_evals": 800, "parent_policy": "clade"}
 
-    def __init__(self, **params: Any) -> None:
-        super().__init__(**params)
-        if self.params["parent_policy"] not in PARENT_POLICIES:
-            raise ValueError(f"methods.hgm.params.parent_policy: {self.params['parent_policy']!r} is not one of "
-                             f"{', '.join(PARENT_POLICIES)}")
-        if int(self.params["actions_per_step"]) < 1:
-            raise ValueError("methods.hgm.params.actions_per_step: must be >= 1")
+    class Params(Method.Params):
+        alpha: float = Field(0.6, description="Expand while n_task_evals ** alpha >= nodes - 1 + pending expands.")
+        actions_per_step: int = Field(4, ge=1, description="Actions (expansions and evaluations) planned and run "
+                                                           "together per practice step.")
+        max_task_evals: int = Field(800, ge=0, description="Evaluations over the run.")
+        parent_policy: ParentPolicy = Field("clade", description="`clade` (HGM), `node` (Thompson sampling over own "
+                                            "results), `greedy` (best own mean), `dgm` or `ucb` (DGM's and EvoTest's, "
+                                            "in HGM's loop).")
+
+    params: Params
 
     def practice(self, ctx: PracticeContext, task: TaskView) -> Manifest | None:
         state = ctx.harness.load_state(STATE, Tree, default=Tree(nodes=[self._root(ctx)]))
@@ -141,11 +147,11 @@ class Hgm(Method):
         pending_expand = 0
         pending_eval: set[tuple[str, str]] = set()
         archive = self._archive(nodes)
-        parent_policy = PARENT_POLICIES[self.params["parent_policy"]]
-        for _ in range(int(self.params["actions_per_step"])):
-            if state.n_evals + len(pending_eval) >= int(self.params["max_task_evals"]):
+        parent_policy = PARENT_POLICIES[self.params.parent_policy]
+        for _ in range(self.params.actions_per_step):
+            if state.n_evals + len(pending_eval) >= self.params.max_task_evals:
                 break
-            if expand_now(state.n_evals, len(nodes), pending_expand, float(self.params["alpha"])):
+            if expand_now(state.n_evals, len(nodes), pending_expand, self.params.alpha):
                 try:
                     plans.append(_Plan("expand", parent_policy.select(archive, ctx.rng).id))
                     pending_expand += 1

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from evoarena.api import Method, PracticeContext, TaskView, method
 from evoarena.harness import Manifest
@@ -38,7 +38,12 @@ def read_history(tree: Mapping[str, str]) -> list[Entry]:
 
 @method("history")
 class History(Method):
-    defaults = {"max_trials": 1}
+
+    class Params(Method.Params):
+        max_trials: int = Field(1, ge=1, description="Attempts per practice step (fewer where the protocol caps "
+                                                     "attempts).")
+
+    params: Params
 
     def context(self, tree: Mapping[str, str], task: TaskView) -> str:
         return render_prompt(__package__, "context", note=tree.get(NOTE, "").strip(), entries=read_history(tree))
@@ -48,7 +53,7 @@ class History(Method):
             ctx.harness.write(NOTE, ctx.update_note.strip() + "\n")
         else:
             ctx.harness.delete(NOTE)
-        trials = int(self.params["max_trials"])
+        trials = self.params.max_trials
         if ctx.attempt_limit is not None:
             trials = min(trials, ctx.attempt_limit)
         added = 0

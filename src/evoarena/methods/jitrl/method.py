@@ -8,7 +8,9 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import Field, model_validator
 
 import evoarena.methods.jitrl.replies as replies
 from evoarena.api import Attempt, EpisodeAgent, Method, PracticeContext, TaskView, method
@@ -33,9 +35,8 @@ from evoarena.methods.jitrl.step_memory import RetrievalConfig
 from evoarena.methods.prompting import render_prompt
 from evoarena.models import GenParams
 
-CHOICES = {"variant": ("paper", "released"), "prior": ("logprobs", "confidence"),
-           "candidates": ("propose", "admissible"), "rewards": ("paper", "released"),
-           "step_scores": ("none", "evaluator")}
+Override = bool | int | float
+"""A value overriding a field of `JitRLConfig` or `RetrievalConfig` (kept as given: an int stays an int)."""
 CONFIG_KEYS = {f.name for f in dataclasses.fields(JitRLConfig)} - {"variant", "retrieval"}
 RETRIEVAL_KEYS = {f.name for f in dataclasses.fields(RetrievalConfig)} - {"mode"}
 
@@ -46,45 +47,71 @@ class JitRLMethod(Method):
     kNN memory of past steps gives advantages that reweight it at decision time. docs/methods/jitrl.md."""
 
     roles = ("solver", "evaluator")
-    defaults = {"variant": "paper", "prior": "logprobs", "candidates": "propose", "options": 3, "rewards": "paper",
-                "step_scores": "none", "history_window": None, "temperature": 0.8, "propose_max_tokens": 96,
-                "evaluate_max_tokens": None, "seed": 0, "config": {}, "retrieval": {}, "read_memory": True}
+
+    class Params(Method.Params):
+        variant: Literal["paper", "released"] = Field("paper", description="`paper`: `JitRLConfig.paper_jericho()` "
+                                                      "(π ∝ π₀·exp(βÂ), sampled); `released`: `released_jericho()` "
+                                                      "(Â added to a probability, argmax).")
+        prior: Literal["logprobs", "confidence"] = Field("logprobs", description="`logprobs` (option-index token) "
+                                                         "or `confidence` (verbalised 0–100; the released default).")
+        candidates: Literal["propose", "admissible"] = Field("propose", description="`propose` (k options from the "
+                                                             "actor, from the admissible list) or `admissible` (all "
+                                                             "of them).")
+        options: int = Field(3, ge=2, description="k, the options proposed (at most 9 with `logprobs`: an option "
+                                                  "number must be one token).")
+        rewards: Literal["paper", "released"] = Field("paper", description="`paper` (G = Σγ^u r) or `released` (the "
+                                                      "released reward chain).")
+        step_scores: Literal["none", "evaluator"] = Field("none", description="`none` (env score deltas) or "
+                                                          "`evaluator` (an LLM scores every step after the episode).")
+        history_window: int | None = Field(None, ge=1, description="Actions in the history key: all (null) or the "
+                                                                   "last n.")
+        temperature: float = Field(0.8, description="The proposal's, the confidence reply's and the evaluator's "
+                                                    "(paper and released: 0.8).")
+        propose_max_tokens: int = Field(96, ge=1, description="Cap of a proposal.")
+        evaluate_max_tokens: int | None = Field(None, ge=1, description="Cap of the evaluator's reply (null: 8 per "
+                                                                        "step + 32).")
+        seed: int = Field(0, description="Mixed into the decision stream's seed with the run's.")
+        config: dict[str, Override] = Field(default_factory=dict, description="Overrides of `JitRLConfig`: "
+                                            "`gamma`, `lam`, `alpha`, `beta`, `episode_weight`, "
+                                            "`memory_action_prior`, `greedy`.")
+        retrieval: dict[str, Override] = Field(default_factory=dict, description="Overrides of `RetrievalConfig`: "
+                                               "`k`, `threshold`, `threshold_drop`, `drop_steps`, `keep_above`, "
+                                               "`history_weight`, `state_weight`, `history_n`, `state_n`.")
+        read_memory: bool = Field(True, description="False: every decision is made as if the memory were empty, "
+                                  "while it is still written (a control: the same actor and draws without the "
+                                  "learning).")
+
+        @model_validator(mode="after")
+        def _consistent(self) -> JitRLMethod.Params:
+            if self.prior == "logprobs" and self.options > 9:
+                raise ValueError("options: 2..9 with prior logprobs (option numbers are one token each)")
+            for name, known in (("config", CONFIG_KEYS), ("retrieval", RETRIEVAL_KEYS)):
+                unknown = sorted(set(getattr(self, name)) - known)
+                if unknown:
+                    raise ValueError(f"{name}: unknown {unknown[0]!r} (known: {', '.join(sorted(known))})")
+            return self
+
+    params: Params
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
-        p = self.params
-        for name, allowed in CHOICES.items():
-            if p[name] not in allowed:
-                raise ValueError(f"methods.jitrl.params.{name}: {p[name]!r} is not one of {', '.join(allowed)}")
-        if int(p["options"]) < 2 or (p["prior"] == "logprobs" and int(p["options"]) > 9):
-            raise ValueError("methods.jitrl.params.options: 2..9 (option numbers are one token each)")
-        window = p["history_window"]
-        if window is not None and (not isinstance(window, int) or isinstance(window, bool) or window < 1):
-            raise ValueError("methods.jitrl.params.history_window: a number of actions >= 1, or null for all")
-        if int(p["propose_max_tokens"]) < 1 or (p["evaluate_max_tokens"] is not None and
-                                                 int(p["evaluate_max_tokens"]) < 1):
-            raise ValueError("methods.jitrl.params: propose_max_tokens and evaluate_max_tokens >= 1")
-        for name, known in (("config", CONFIG_KEYS), ("retrieval", RETRIEVAL_KEYS)):
-            unknown = sorted(set(p[name]) - known)
-            if unknown:
-                raise ValueError(f"methods.jitrl.params.{name}: unknown {unknown[0]!r} (known: "
-                                 f"{', '.join(sorted(known))})")
         self.config = self._config()
 
     def _config(self) -> JitRLConfig:
         """The variant's constants (`paper_jericho` / `released_jericho`) with the `config` and `retrieval`
         overrides."""
         p = self.params
-        make = JitRLConfig.paper_jericho if p["variant"] == "paper" else JitRLConfig.released_jericho
-        base = make(**p["config"])
-        return dataclasses.replace(base, retrieval=dataclasses.replace(base.retrieval, **p["retrieval"]))
+        make = JitRLConfig.paper_jericho if p.variant == "paper" else JitRLConfig.released_jericho
+        base = make(**p.config)
+        retrieval = dataclasses.replace(base.retrieval, **p.retrieval)  # type: ignore[arg-type]
+        return dataclasses.replace(base, retrieval=retrieval)
 
     @property
     def settings(self) -> Settings:
         p = self.params
-        return Settings(self.config, p["prior"], p["candidates"], int(p["options"]), float(p["temperature"]),
-                        int(p["propose_max_tokens"]), p["history_window"], p["rewards"], int(p["seed"]),
-                        bool(p["read_memory"]))
+        return Settings(self.config, p.prior, p.candidates, p.options, p.temperature,
+                        p.propose_max_tokens, p.history_window, p.rewards, p.seed,
+                        p.read_memory)
 
     @classmethod
     def state_view(cls, tree: Mapping[str, str]) -> dict[str, Any]:
@@ -111,7 +138,7 @@ class JitRLMethod(Method):
                                       "why": attempt.parse_error})
             return None
         files = {ROWS: tree.get(ROWS, ""), EPISODES: tree[EPISODES]}
-        if self.params["step_scores"] == "evaluator":
+        if self.params.step_scores == "evaluator":
             files = self._score_steps(ctx, attempt, files)
         for path, text in files.items():
             if ctx.harness.tree().get(path) != text:
@@ -141,9 +168,9 @@ class JitRLMethod(Method):
                  for s, r in zip([line.start, *observations], rows, strict=False)]
         prompt = render_prompt(__package__, "evaluate", won=line.won, score=line.final_score, steps=steps,
                                final=observations[-1] if observations else "")
-        cap = self.params["evaluate_max_tokens"]
+        cap = self.params.evaluate_max_tokens
         reply = ctx.ask("evaluator", prompt, max_tokens=int(cap) if cap is not None else 8 * len(rows) + 32,
-                        temperature=float(self.params["temperature"]), reject_cut_off="evaluator reply")
+                        temperature=self.params.temperature, reject_cut_off="evaluator reply")
         if reply is None:  # a provider error (the runner decides the step's fate) or a cut-off reply (recorded)
             return self._marked(files, rows, line, "none")
         try:
@@ -151,7 +178,7 @@ class JitRLMethod(Method):
         except replies.ReplyError as err:
             ctx.reject("evaluator reply", reply.text, str(err))
             return self._marked(files, rows, line, "rejected")
-        scored = episode_rows(records(rows), scores, won=line.won, rewards=self.params["rewards"],
+        scored = episode_rows(records(rows), scores, won=line.won, rewards=self.params.rewards,
                               gamma=self.config.gamma, episode=line.episode)
         return replace_last_episode(files, scored, line.model_copy(update={
             "step_scores": "evaluator", "stored": sum(r.return_ is not None for r in scored)}))

@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from typing import Literal, get_args
 
 from pydantic import BaseModel, RootModel
 
 from evoarena.harness.state import Given, parse_records
 
 ROOT = "memory/meta_harness/"
-MODES = ("scores", "scores+summary", "full")
+Access = Literal["scores", "scores+summary", "full"]
+"""What the proposer's tools can read (`access`)."""
+MODES: tuple[str, ...] = get_args(Access)
 SUMMARY = "summary.jsonl"
 FRONTIER = "frontier.json"
 

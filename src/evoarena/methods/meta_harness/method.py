@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import Field
 
 from evoarena.api import Method, PracticeContext, Rollout, TaskView, method
 from evoarena.harness import HarnessPathError, Manifest, check_relpath
@@ -26,9 +28,9 @@ from evoarena.methods.jsonparse import first_json
 from evoarena.methods.meta_harness.functions import propose_with_functions
 from evoarena.methods.meta_harness.history import (
     FRONTIER,
-    MODES,
     ROOT,
     SUMMARY,
+    Access,
     Frontier,
     FrontierRow,
     Scores,
@@ -50,7 +52,6 @@ from evoarena.search.pareto_context import context_frontier
 _CLIP = 1500
 EXPLOIT = "exploit: refine the current best harness where its traces show it fails."
 EXPLORE = "explore: try a clearly different approach from the candidates so far."
-TOOL_PROTOCOLS = ("auto", "text", "functions")
 
 
 def editable(path: str) -> bool:
@@ -67,16 +68,24 @@ def harness_files(tree: Mapping[str, str]) -> dict[str, str]:
 @method("meta_harness")
 class MetaHarness(Method):
     roles = ("solver", "proposer")
-    defaults = {"access": "full", "candidates_per_iteration": 2, "max_tool_calls": 4, "max_iterations": 0,
-                "proposer_max_tokens": 1024, "proposer_temperature": 0.7, "inline_chars": 4000,
-                "tool_protocol": "auto", "programs": False}
 
-    def __init__(self, **params: Any) -> None:
-        super().__init__(**params)
-        for name, allowed in (("access", MODES), ("tool_protocol", TOOL_PROTOCOLS)):
-            if self.params[name] not in allowed:
-                raise ValueError(f"methods.meta_harness.params.{name}: {self.params[name]!r} is not one of "
-                                 f"{', '.join(allowed)}")
+    class Params(Method.Params):
+        access: Access = Field("full", description="What the proposer's tools can read: `scores`, `scores+summary` "
+                               "(also the summary), `full` (also every candidate's files and traces).")
+        candidates_per_iteration: int = Field(2, ge=1, description="Proposals per iteration (the first told to "
+                                                                   "exploit, the rest to explore).")
+        max_tool_calls: int = Field(4, ge=0, description="Tool calls per proposal.")
+        max_iterations: int = Field(0, ge=0, description="Iterations in all (0: every step).")
+        proposer_max_tokens: int = Field(1024, ge=1, description="The proposer's reply cap.")
+        proposer_temperature: float = Field(0.7, description="The proposer's sampling temperature.")
+        inline_chars: int = Field(4000, ge=0, description="Compressed feedback written into the prompt, in "
+                                                          "characters (0: none).")
+        tool_protocol: Literal["auto", "text", "functions"] = Field("auto", description="How the proposer calls "
+                                                                   "tools: `functions` where its model offers "
+                                                                   "function calling (`auto`), else `text`.")
+        programs: bool = Field(False, description="Candidates may be Python harness programs (`harness.py`).")
+
+    params: Params
 
     def context(self, tree: Mapping[str, str], task: TaskView) -> str:
         notes = [tree[k].strip() for k in sorted(tree) if editable(k) and k != "system.md" and tree[k].strip()]
@@ -94,7 +103,7 @@ class MetaHarness(Method):
             self._evaluate(ctx, [("c0", {"name": "seed", "hypothesis": "the initial harness"},
                                   harness_files(tree), None)], iteration=0)
             return self._adopt(ctx, "seed the history with the initial harness")
-        limit = int(self.params["max_iterations"])  # 0: every practice step is an iteration
+        limit = self.params.max_iterations  # 0: every practice step is an iteration
         if limit and len(done - {0}) >= limit:
             return None
         best = self._best(ctx)
@@ -121,21 +130,21 @@ class MetaHarness(Method):
         """All proposals' conversations, advanced one turn at a time together; (last reply, parsed proposal). The
         proposer samples (`proposer_temperature`), each slot of each iteration with a seed of its own: a greedy
         proposer shown the same history twice would propose the same candidate twice."""
-        k = int(self.params["candidates_per_iteration"])
+        k = self.params.candidates_per_iteration
         roles = [EXPLOIT, *[EXPLORE] * (k - 1)]
-        history = view(ctx.harness.tree(), str(self.params["access"]))
-        inline = inline_history(history, int(self.params["inline_chars"]))
+        history = view(ctx.harness.tree(), self.params.access)
+        inline = inline_history(history, self.params.inline_chars)
         scores = self._scores(ctx, best)
-        limit = int(self.params["max_tool_calls"])
+        limit = self.params.max_tool_calls
         if self._functions(ctx):
             prompts = [render_prompt(__package__, "propose_functions", best_id=best,
                                      best_accuracy=scores.accuracy, best_chars=scores.context_chars,
-                                     best_files=self._files(ctx, best), mode=self.params["access"],
+                                     best_files=self._files(ctx, best), mode=self.params.access,
                                      max_tool_calls=limit, role=role, inline=inline,
-                                     programs=bool(self.params["programs"])) for role in roles]
+                                     programs=self.params.programs) for role in roles]
             return propose_with_functions(ctx, prompts, history, sample_indices=[iteration * k + i for i in range(k)],
-                                          max_tool_calls=limit, max_tokens=int(self.params["proposer_max_tokens"]),
-                                          temperature=float(self.params["proposer_temperature"]))
+                                          max_tool_calls=limit, max_tokens=self.params.proposer_max_tokens,
+                                          temperature=self.params.proposer_temperature)
         transcripts = ["" for _ in roles]
         done: dict[int, tuple[str, dict[str, Any]]] = {}
         for turn in range(limit + 1):
@@ -144,12 +153,12 @@ class MetaHarness(Method):
                 break
             prompts = [render_prompt(__package__, "propose", best_id=best, best_accuracy=scores.accuracy,
                                      best_chars=scores.context_chars, best_files=self._files(ctx, best),
-                                     mode=self.params["access"], max_tool_calls=limit, role=roles[i],
+                                     mode=self.params.access, max_tool_calls=limit, role=roles[i],
                                      inline=inline, transcript=transcripts[i],
-                                     programs=bool(self.params["programs"])) for i in live]
+                                     programs=self.params.programs) for i in live]
             replies = ctx.ask_many("proposer", prompts, reject_cut_off="proposal",
-                                   max_tokens=int(self.params["proposer_max_tokens"]),
-                                   temperature=float(self.params["proposer_temperature"]),
+                                   max_tokens=self.params.proposer_max_tokens,
+                                   temperature=self.params.proposer_temperature,
                                    sample_indices=[iteration * k + i for i in live])
             for i, reply in zip(live, replies, strict=True):
                 if reply is None:
@@ -167,7 +176,7 @@ class MetaHarness(Method):
     def _functions(self, ctx: PracticeContext) -> bool:
         """Whether the proposer calls its tools through function calling: `tool_protocol: functions`, or `auto` with
         a proposer model that offers it."""
-        wanted, offered = str(self.params["tool_protocol"]), ctx.model("proposer").function_calling
+        wanted, offered = self.params.tool_protocol, ctx.model("proposer").function_calling
         if wanted == "functions" and not offered:
             raise ValueError("methods.meta_harness.params.tool_protocol: functions, but the proposer's model does not "
                              "offer function calling (an openai model says so in its spec: function_calling: true)")
@@ -190,7 +199,7 @@ class MetaHarness(Method):
         if "system.md" in files and not str(files["system.md"]).strip():
             return None, "an empty system.md"
         if PROGRAM in files:
-            if not self.params["programs"]:
+            if not self.params.programs:
                 return None, f"{PROGRAM}: harness programs are off (params.programs)"
             why = program_interface(str(files[PROGRAM]))
             if why:

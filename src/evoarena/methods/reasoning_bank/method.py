@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from evoarena.api import Method, PracticeContext, Probe, ProbeExample, Reply, TaskView, Verdict, method
 from evoarena.api.probe import judged, mentions, non_answer, refused
@@ -23,7 +23,7 @@ from evoarena.harness import HarnessWorkspace, Manifest
 from evoarena.harness.state import parse_records
 from evoarena.methods.prompting import generator_output, render_prompt
 from evoarena.models import GenParams
-from evoarena.retrieval import Hit, RetrieverChoice
+from evoarena.retrieval import Hit, RetrieverChoice, RetrieverName
 
 BANK = "memory/reasoning_bank.jsonl"
 PROMPTS = {"success": "induce_success", "failure": "induce_failure"}
@@ -133,15 +133,22 @@ def _trajectory(ex: ProbeExample) -> str:
 @method("reasoning_bank")
 class ReasoningBank(Method):
     roles = ("solver", "judge", "inducer")
-    defaults = {"top_n": 1, "max_items": 3, "temperature": 1.0, "max_tokens": 1024, "judge_max_tokens": 512,
-                "retriever": "auto"}
+
+    class Params(Method.Params):
+        top_n: int = Field(1, ge=1, description="Memory records retrieved per task, by the similarity of their "
+                                                "queries.")
+        max_items: int = Field(3, ge=1, description="Memory items induced per step (extra items dropped).")
+        temperature: float = Field(1.0, description="The inducer's sampling temperature.")
+        max_tokens: int = Field(1024, ge=1, description="The inducer's reply cap.")
+        judge_max_tokens: int = Field(512, ge=1, description="The judge's reply cap.")
+        retriever: RetrieverName = Field("auto", description="What ranks earlier queries: `auto` (embeddings with the "
+                                         "`retrieval` extra, else lexical), `embedding` or `lexical`.")
+
+    params: Params
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
-        for key in ("top_n", "max_items", "max_tokens", "judge_max_tokens"):
-            if int(self.params[key]) < 1:
-                raise ValueError(f"methods.{self.name}.params.{key}: must be at least 1")
-        self.retrieval = RetrieverChoice(str(self.params["retriever"]), f"methods.{self.name}.params.retriever")
+        self.retrieval = RetrieverChoice(self.params.retriever, f"methods.{self.name}.params.retriever")
 
     def initialize(self, ws: HarnessWorkspace, system_prompt: str, solver_params: GenParams) -> None:
         super().initialize(ws, system_prompt, solver_params)
@@ -151,7 +158,7 @@ class ReasoningBank(Method):
         """All records and the (index, score) of the top-n most similar earlier QUERIES (not memory text);
         the current query is instruction-wrapped for an embedding retriever."""
         records = read_bank(tree)
-        hits = self.retrieval.get().rank(query, [r.query for r in records], int(self.params["top_n"]),
+        hits = self.retrieval.get().rank(query, [r.query for r in records], self.params.top_n,
                                          instruction=QUERY_INSTRUCTION)
         return records, hits
 
@@ -170,11 +177,11 @@ class ReasoningBank(Method):
         for ex in examples:
             query, output = ex.task, _trajectory(ex)
             out.append(Probe(f"judge/{ex.id}", "judge", render_prompt(__package__, "judge", query=query, output=output),
-                             check_judge, max_tokens=int(self.params["judge_max_tokens"])))
+                             check_judge, max_tokens=self.params.judge_max_tokens))
             out.append(Probe(f"induce/{ex.id}", "inducer",
                              render_prompt(__package__, PROMPTS["failure"], query=query, output=output),
-                             partial(check_items, ex, int(self.params["max_items"])),
-                             max_tokens=int(self.params["max_tokens"])))
+                             partial(check_items, ex, self.params.max_items),
+                             max_tokens=self.params.max_tokens))
         return tuple(out)
 
     def practice(self, ctx: PracticeContext, task: TaskView) -> Manifest | None:
@@ -207,7 +214,7 @@ class ReasoningBank(Method):
     def _judge(self, ctx: PracticeContext, query: str, output: str) -> str | None:
         """The judge's verdict; anything but a clear success/failure counts as failure (strict, as released)."""
         prompt = render_prompt(__package__, "judge", query=query, output=output)
-        reply = ctx.ask("judge", prompt, max_tokens=int(self.params["judge_max_tokens"]), note=False)  # no note
+        reply = ctx.ask("judge", prompt, max_tokens=self.params.judge_max_tokens, note=False)  # no note
         if reply is None:
             return None
         status = parse_judge(reply.text)
@@ -218,11 +225,11 @@ class ReasoningBank(Method):
 
     def _induce(self, ctx: PracticeContext, status: str, query: str, output: str) -> list[MemoryItem] | None:
         prompt = render_prompt(__package__, PROMPTS[status], query=query, output=output)
-        reply = ctx.ask("inducer", prompt, temperature=float(self.params["temperature"]),
-                        max_tokens=int(self.params["max_tokens"]), reject_cut_off="memory_items")
+        reply = ctx.ask("inducer", prompt, temperature=self.params.temperature,
+                        max_tokens=self.params.max_tokens, reject_cut_off="memory_items")
         if reply is None:
             return None
-        items, why = parse_items(reply.text, int(self.params["max_items"]))
+        items, why = parse_items(reply.text, self.params.max_items)
         if items is None:
             ctx.reject("memory_items", reply.text, why)
             return None

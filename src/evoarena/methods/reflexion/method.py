@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from functools import partial
 
+from pydantic import Field
+
 from evoarena.api import Method, PracticeContext, Probe, ProbeExample, Reply, TaskView, Verdict, method
 from evoarena.api.probe import judged, mentions, non_answer, refused
 from evoarena.harness import Manifest
@@ -53,15 +55,15 @@ def check_reflection(example: ProbeExample, max_chars: int, reply: Reply) -> Ver
 @method("reflexion")
 class Reflexion(Method):
     roles = ("solver", "reflector")
-    defaults = {"max_trials": 2, "max_reflections": 5, "max_tokens": 250, "max_chars": 600}
 
-    @property
-    def max_trials(self) -> int:
-        return int(self.params["max_trials"])
+    class Params(Method.Params):
+        max_trials: int = Field(2, ge=1, description="Attempts per practice step (fewer where the protocol caps "
+                                                     "attempts).")
+        max_reflections: int = Field(5, ge=1, description="Reflections kept in memory (the newest).")
+        max_tokens: int = Field(250, ge=1, description="The reflector's reply cap.")
+        max_chars: int = Field(600, ge=1, description="A reflection longer than this is refused.")
 
-    @property
-    def max_reflections(self) -> int:
-        return int(self.params["max_reflections"])
+    params: Params
 
     def context(self, tree: Mapping[str, str], task: TaskView) -> str:
         return render_prompt(__package__, "context", reflections=read_reflections(tree))
@@ -70,14 +72,14 @@ class Reflexion(Method):
         """One reflection per example, on its wrong answer and feedback."""
         return tuple(
             Probe(f"reflect/{ex.id}", "reflector", reflect_prompt(ex.task, ex.output, ex.feedback),
-                  partial(check_reflection, ex, int(self.params["max_chars"])),
-                  max_tokens=int(self.params["max_tokens"]), stop=("\n\n",))
+                  partial(check_reflection, ex, self.params.max_chars),
+                  max_tokens=self.params.max_tokens, stop=("\n\n",))
             for ex in examples
         )
 
     def practice(self, ctx: PracticeContext, task: TaskView) -> Manifest | None:
         added: list[str] = []
-        trials = self.max_trials if ctx.attempt_limit is None else min(self.max_trials, ctx.attempt_limit)
+        trials = self.params.max_trials if ctx.attempt_limit is None else min(self.params.max_trials, ctx.attempt_limit)
         for trial in range(trials):
             attempt = ctx.solve(task, sample_index=trial)
             if attempt.error:
@@ -87,15 +89,15 @@ class Reflexion(Method):
                 break
             # reflect after every failed trial: the next trial, the next task or the next stage reads it
             prompt = reflect_prompt(task.prompt, attempt.text, fb.message)
-            reply = ctx.ask("reflector", prompt, max_tokens=int(self.params["max_tokens"]), stop=("\n\n",),
+            reply = ctx.ask("reflector", prompt, max_tokens=self.params.max_tokens, stop=("\n\n",),
                             reject_cut_off="reflection")
             if reply is None:  # a provider error, or a cut-off reflection (recorded as rejected)
                 break
-            reflection, why = clean_reflection(reply.text, int(self.params["max_chars"]))
+            reflection, why = clean_reflection(reply.text, self.params.max_chars)
             if reflection is None:
                 ctx.reject("reflection", reply.text, why)
                 break
-            kept = (read_reflections(ctx.harness.tree()) + [reflection])[-self.max_reflections :]
+            kept = (read_reflections(ctx.harness.tree()) + [reflection])[-self.params.max_reflections :]
             ctx.harness.write(MEMORY, "".join(f"- {r}\n" for r in kept))
             added.append(reflection)
         if not added:

@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import Field, field_validator
 
 from evoarena.api import Method, PracticeContext, Probe, ProbeExample, TaskView, method
 from evoarena.harness import HarnessWorkspace, Manifest
@@ -57,8 +59,6 @@ INITIAL_SKILL = {
         "# Skill\n\nApply the sections below when they fit the task.\n"
     )
 }
-_INTS = {"batch_size": 1, "iterations": 0, "max_candidates": 1, "early_stop": 1, "max_train": 1, "history": 0,
-         "val_size": 1, "max_patterns": 1}
 
 
 def schedule(ids: Sequence[str], size: int, iterations: int, rng: random.Random) -> list[list[str]]:
@@ -80,24 +80,37 @@ def new_state(curriculum: bool) -> State:
 class SkillProx(Method):
     roles = ("solver", "diagnoser", "patcher", "shrinker")
     skill_kind = "skill"
-    defaults = {
-        "forward": "closed",  # closed | open (G1)
-        "diagnosis": True,  # measured outcomes reach the diagnoser (False with closed forward: G2)
-        "prox": True,
-        "batch_size": 4,
-        "iterations": 10,
-        "max_candidates": 3,
-        "early_stop": 4,  # consecutive all-correct batches
-        "max_train": 40,  # initially failing train tasks drawn
-        "history": 6,  # update summaries shown to the diagnoser and patcher
-        "max_patterns": 12,  # momentum pattern record size
-        "val_size": 20,  # |V| for Prox
-        "tau": -0.001,
-        "delta_h": 0.0,
-        "delta_c": 0.02,
-        "rho": 0.10,
-        "initial_skill": None,  # {"SKILL.md": ..., "references/x.md": ...}; None: a front-matter-only SKILL.md
-    }
+
+    class Params(Method.Params):
+        forward: Literal["closed", "open"] = Field("closed", description="`closed`: re-execute each patch on its "
+                                                   "batch and roll back if H or C drops; `open`: keep it (G1).")
+        diagnosis: bool = Field(True, description="Measured outcomes reach the diagnoser (false with closed forward: "
+                                                  "G2).")
+        prox: bool = Field(True, description="The backward step: a leave-one-out audit and validation-gated shrink.")
+        batch_size: int = Field(4, ge=1, description="Tasks per forward batch.")
+        iterations: int = Field(10, ge=0, description="Planned forward iterations.")
+        max_candidates: int = Field(3, ge=1, description="Patch candidates per iteration.")
+        early_stop: int = Field(4, ge=1, description="Consecutive all-correct batches that end the forward phase.")
+        max_train: int = Field(40, ge=1, description="Initially failing train tasks drawn.")
+        history: int = Field(6, ge=0, description="Update summaries shown to the diagnoser and patcher.")
+        max_patterns: int = Field(12, ge=1, description="Size of the momentum pattern record.")
+        val_size: int = Field(20, ge=1, description="|V|, the validation tasks of Prox.")
+        tau: float = Field(-0.001, description="τ: a unit whose u_cell is below it is a shrink candidate.")
+        delta_h: float = Field(0.0, description="δ_h: the hard score on V an edit may lose.")
+        delta_c: float = Field(0.02, description="δ_c: the cell score on V an edit may lose.")
+        rho: float = Field(0.10, description="ρ: no new trial once compression against X_f reaches it.")
+        initial_skill: dict[str, str] | None = Field(None, description="{path: text} of the starting skill; null: "
+                                                                       "a front-matter-only SKILL.md.")
+
+        @field_validator("initial_skill")
+        @classmethod
+        def _well_formed(cls, skill: dict[str, str] | None) -> dict[str, str] | None:
+            problems = struct_problems(skill) if skill is not None else []
+            if problems:
+                raise ValueError("; ".join(problems))
+            return skill
+
+    params: Params
 
     @classmethod
     def skill_tree(cls, tree: Mapping[str, str]) -> dict[str, str] | None:
@@ -109,25 +122,7 @@ class SkillProx(Method):
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
-        p = self.params
-        where = "methods.skillprox.params"
-        if p["forward"] not in ("closed", "open"):
-            raise ValueError(f"{where}.forward: closed or open, not {p['forward']!r}")
-        for key in ("diagnosis", "prox"):
-            if not isinstance(p[key], bool):
-                raise ValueError(f"{where}.{key}: true or false")
-        for key, low in _INTS.items():
-            if not isinstance(p[key], int) or isinstance(p[key], bool) or p[key] < low:
-                raise ValueError(f"{where}.{key}: an integer >= {low}")
-        for key in ("tau", "delta_h", "delta_c", "rho"):
-            if not isinstance(p[key], (int, float)) or isinstance(p[key], bool):
-                raise ValueError(f"{where}.{key}: a number")
-        skill = p["initial_skill"] if p["initial_skill"] is not None else INITIAL_SKILL
-        if not isinstance(skill, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in skill.items()):
-            raise ValueError(f"{where}.initial_skill: a mapping {{path: text}}")
-        problems = struct_problems(skill)
-        if problems:
-            raise ValueError(f"{where}.initial_skill: {'; '.join(problems)}")
+        skill = self.params.initial_skill if self.params.initial_skill is not None else INITIAL_SKILL
         self.initial_skill: dict[str, str] = {k: v.rstrip() + "\n" for k, v in skill.items()}
 
     def initialize(self, ws: HarnessWorkspace, system_prompt: str, solver_params: GenParams) -> None:
@@ -152,15 +147,15 @@ class SkillProx(Method):
     @property
     def forward_config(self) -> ForwardConfig:
         p = self.params
-        return ForwardConfig(closed=p["forward"] == "closed", diagnosis=bool(p["diagnosis"]),
-                             max_candidates=int(p["max_candidates"]), history=int(p["history"]),
-                             max_patterns=int(p["max_patterns"]))
+        return ForwardConfig(closed=p.forward == "closed", diagnosis=p.diagnosis,
+                             max_candidates=p.max_candidates, history=p.history,
+                             max_patterns=p.max_patterns)
 
     @property
     def prox_config(self) -> ProxConfig:
         p = self.params
-        return ProxConfig(tau=float(p["tau"]), delta_h=float(p["delta_h"]), delta_c=float(p["delta_c"]),
-                          rho=float(p["rho"]))
+        return ProxConfig(tau=p.tau, delta_h=p.delta_h, delta_c=p.delta_c,
+                          rho=p.rho)
 
     # -- one practice step ------------------------------------------------------------------------
     def practice(self, ctx: PracticeContext, task: TaskView) -> Manifest | None:
@@ -200,25 +195,25 @@ class SkillProx(Method):
         """Evaluate X_0 on every train task; keep up to `max_train` initially failing ones; schedule the batches.
         Returns X_0's results (reused as iteration 1's "before", the same skill on the same tasks)."""
         p = self.params
-        if int(p["iterations"]) == 0:  # Prox only: no need to know which train tasks fail
+        if p.iterations == 0:  # Prox only: no need to know which train tasks fail
             state.batches, state.plan = [], Plan(train=len(ctx.train), failing=None, selected=[])
             return {}
         before = evaluate(ctx, ctx.harness.tree(), ctx.train)
         failing = [r.task.id for r in before.results if not r.passed]
-        picked = set(ctx.rng.sample(failing, p["max_train"])) if len(failing) > p["max_train"] else set(failing)
+        picked = set(ctx.rng.sample(failing, p.max_train)) if len(failing) > p.max_train else set(failing)
         selected = [i for i in failing if i in picked]
-        state.batches = schedule(selected, int(p["batch_size"]), int(p["iterations"]), ctx.rng)
+        state.batches = schedule(selected, p.batch_size, p.iterations, ctx.rng)
         state.plan = Plan(train=len(ctx.train), failing=len(failing), selected=selected, H0=before.hard,
                           C0=before.cell)
         ctx.log("skillprox_plan", {**state.plan.model_dump(), "batches": state.batches})
         return {r.task.id: r for r in before.results}
 
     def _forward_over(self, state: State) -> str:
-        if state.streak >= int(self.params["early_stop"]):
+        if state.streak >= self.params.early_stop:
             return f"early stop: {state.streak} consecutive all-correct batches"
-        planned = int(self.params["iterations"]) if state.curriculum else len(state.batches or [])
+        planned = self.params.iterations if state.curriculum else len(state.batches or [])
         if state.iteration >= planned:
-            if not state.curriculum and not (state.plan and state.plan.selected) and self.params["iterations"] > 0:
+            if not state.curriculum and not (state.plan and state.plan.selected) and self.params.iterations > 0:
                 return "no initially failing train task"
             return f"{state.iteration} iterations done"
         return ""
@@ -226,7 +221,7 @@ class SkillProx(Method):
     def _batch(self, ctx: PracticeContext, task: TaskView, state: State) -> list[TaskView]:
         if state.curriculum:  # the step's stage first, then others of the episode so far
             others = [t for t in ctx.train if t.id != task.id]
-            return [task, *ctx.rng.sample(others, min(int(self.params["batch_size"]) - 1, len(others)))]
+            return [task, *ctx.rng.sample(others, min(self.params.batch_size - 1, len(others)))]
         by_id = {t.id: t for t in ctx.train}
         return [by_id[i] for i in (state.batches or [])[state.iteration]]
 
@@ -287,11 +282,11 @@ class SkillProx(Method):
             G=size(skill), chars=char_stats(skill),
         )
         ctx.log("skillprox_forward_end", state.forward_end.model_dump())
-        state.phase = "prox" if self.params["prox"] else "done"
+        state.phase = "prox" if self.params.prox else "done"
 
     def _prox(self, ctx: PracticeContext, state: State) -> Manifest:
         pool = list(ctx.val or ctx.train)  # the curriculum has no val split: the episode's stages so far
-        n = int(self.params["val_size"])
+        n = self.params.val_size
         if len(pool) > n:
             picked = set(ctx.rng.sample([t.id for t in pool], n))
             pool = [t for t in pool if t.id in picked]

@@ -12,9 +12,9 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from functools import partial
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from evoarena.api import (
     Method,
@@ -149,7 +149,18 @@ def apply_ops(exps: list[str], ops: list[Op]) -> list[str]:
 class TfGrpo(Method):
     roles = ("solver", "summarizer", "critic", "updater")
     skill_kind = "experience library"
-    defaults = {"group_size": 5, "temperature": 0.7, "max_words": 32, "variant": "original", "max_tokens": 800}
+
+    class Params(Method.Params):
+        group_size: int = Field(5, ge=1, description="Rollouts per group (the step's attempt and group_size - 1 "
+                                                     "more).")
+        temperature: float = Field(0.7, description="The solver's sampling temperature in harness.toml (the "
+                                                    "released rollouts sample at 0.7).")
+        max_words: int = Field(32, ge=1, description="An experience longer than this many words is refused.")
+        variant: Literal["original", "main"] = Field("original", description="The update operations: `original` "
+                                                     "add/modify/merge; `main` also delete.")
+        max_tokens: int = Field(800, ge=1, description="The summarizer's, critic's and updater's reply cap.")
+
+    params: Params
 
     @classmethod
     def skill_tree(cls, tree: Mapping[str, str]) -> dict[str, str] | None:
@@ -165,29 +176,24 @@ class TfGrpo(Method):
         """The experience library held in a harness tree, in id order."""
         return {"library": read_library(tree)}
 
-    def __init__(self, **params: Any) -> None:
-        super().__init__(**params)
-        if self.params["variant"] not in UPDATE_OPS:
-            raise ValueError(f"methods.tf_grpo.params.variant: {self.params['variant']!r} (known: original, main)")
-
     def initialize(self, ws: HarnessWorkspace, system_prompt: str, solver_params: GenParams) -> None:
         super().initialize(ws, system_prompt, solver_params)
         # the released rollouts sample at temperature 0.7: the solver's knob lives in harness.toml
-        ws.write("harness.toml", harness_toml(replace(solver_params, temperature=float(self.params["temperature"]))))
+        ws.write("harness.toml", harness_toml(replace(solver_params, temperature=self.params.temperature)))
 
     def context(self, tree: Mapping[str, str], task: TaskView) -> str:
         return render_prompt(__package__, "context", experiences=render_library(read_library(tree)))
 
     def _call(self, ctx: PracticeContext, role: str, prompt: str, *, note: bool = False) -> str | None:
         """One call in `role` (the update note only where `note`); None on a provider error or a cut-off reply."""
-        reply = ctx.ask(role, prompt, max_tokens=int(self.params["max_tokens"]), note=note, reject_cut_off=role)
+        reply = ctx.ask(role, prompt, max_tokens=self.params.max_tokens, note=note, reject_cut_off=role)
         return None if reply is None else reply.text
 
     def practice(self, ctx: PracticeContext, task: TaskView) -> Manifest | None:
         exps = read_library(ctx.harness.tree())
         rollouts = []
         group = [ctx.solve(task)]  # the first sample is the submitted attempt; the others run concurrently
-        group += ctx.rollouts([Rollout(task, sample_index=i) for i in range(1, int(self.params["group_size"]))])
+        group += ctx.rollouts([Rollout(task, sample_index=i) for i in range(1, self.params.group_size)])
         for attempt in group:
             if attempt.error:
                 continue
@@ -207,7 +213,7 @@ class TfGrpo(Method):
                 return None
             summaries.append(f"Rollout {k + 1} (reward {fb.score:g}): {' '.join(text.split())}")
         prompt = render_prompt(__package__, "critique", question=task.prompt, experiences=library,
-                               summaries="\n".join(summaries), max_words=self.params["max_words"])
+                               summaries="\n".join(summaries), max_words=self.params.max_words)
         raw = self._call(ctx, "critic", prompt, note=True)  # only the critic sees the update note
         if raw is None:
             return None
@@ -222,10 +228,10 @@ class TfGrpo(Method):
             proposal["modified_from"] = proposed[0].ids[0]
         raw = self._call(ctx, "updater", render_prompt(
             __package__, "update", experiences=library, proposed=json.dumps(proposal, ensure_ascii=False),
-            main=self.params["variant"] == "main", max_words=self.params["max_words"]))
+            main=self.params.variant == "main", max_words=self.params.max_words))
         if raw is None:
             return None
-        ops = self._checked(ctx, "tf_grpo_update", raw, UPDATE_OPS[str(self.params["variant"])], len(exps))
+        ops = self._checked(ctx, "tf_grpo_update", raw, UPDATE_OPS[self.params.variant], len(exps))
         if ops is None:
             return None
         new = apply_ops(exps, ops)
@@ -244,7 +250,7 @@ class TfGrpo(Method):
         self, ctx: PracticeContext, what: str, raw: str, allowed: tuple[str, ...], n: int
     ) -> list[Op] | None:
         """All ops checked, or None (rejected, nothing adopted) when any op is malformed."""
-        ops, why = checked_ops(raw, allowed, n, int(self.params["max_words"]))
+        ops, why = checked_ops(raw, allowed, n, self.params.max_words)
         if ops is None:
             ctx.reject(what, raw, why)
         return ops
@@ -298,7 +304,7 @@ def check_update(allowed: tuple[str, ...], max_words: int, reply: Reply) -> Verd
 
 
 def tf_grpo_probes(m: TfGrpo, ex: ProbeExample) -> tuple[Probe, ...]:
-    max_words, max_tokens = int(m.params["max_words"]), int(m.params["max_tokens"])
+    max_words, max_tokens = m.params.max_words, m.params.max_tokens
     library = render_library(PROBE_LIBRARY)
     summaries = "\n".join((
         f"Rollout 1 (reward 0): answered {ex.answer}; the grader said: {ex.feedback}",
@@ -313,7 +319,7 @@ def tf_grpo_probes(m: TfGrpo, ex: ProbeExample) -> tuple[Probe, ...]:
             __package__, "critique", question=ex.task, experiences=library, summaries=summaries, max_words=max_words),
             partial(check_critique, ex, max_words), max_tokens=max_tokens),
         Probe(f"update/{ex.id}", "updater", render_prompt(
-            __package__, "update", experiences=library, proposed=proposal, main=m.params["variant"] == "main",
-            max_words=max_words), partial(check_update, UPDATE_OPS[str(m.params["variant"])], max_words),
+            __package__, "update", experiences=library, proposed=proposal, main=m.params.variant == "main",
+            max_words=max_words), partial(check_update, UPDATE_OPS[m.params.variant], max_words),
             max_tokens=max_tokens),
     )

@@ -23,8 +23,10 @@ R = TypeVar("R")
 AnOp = TypeVar("AnOp", bound=Op[Any])
 
 #: the exceptions that cross as themselves; any other crosses as its nearest listed base (RuntimeError for none),
-#: its message prefixed by its type's name
+#: its message prefixed by its type's name. A kill (KeyboardInterrupt, SystemExit) crosses as itself, so a run cut
+#: during a method's request stops as a killed run, to be resumed.
 FAILURES: dict[str, type[BaseException]] = {cls.__name__: cls for cls in (
+    KeyboardInterrupt, SystemExit,
     Exception, ValueError, TypeError, KeyError, IndexError, LookupError, RuntimeError, NotImplementedError,
     RecursionError, AssertionError, AttributeError, ArithmeticError, ZeroDivisionError, OverflowError,
     UnicodeError, OSError, PermissionError, FileNotFoundError, FileExistsError, IsADirectoryError,

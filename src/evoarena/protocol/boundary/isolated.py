@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from evoarena.api import EpisodeAgent, Method, TaskView
+from evoarena.api import EpisodeAgent, Method, TaskView, as_dict
 from evoarena.harness import HarnessPathError, HarnessWorkspace, Manifest
 from evoarena.models import GenParams, Message, ModelCallError, RunHalted
 from evoarena.protocol.boundary import codec
@@ -62,7 +62,7 @@ def isolated(method_cls: type[Method], params: Mapping[str, Any], *, harness: Pa
     `harness` its only writable directory, `masked` — the run directory, the response cache — hidden) with at most
     `cpu_s` seconds of CPU."""
     stand_in = type(f"Isolated{method_cls.__name__}", (IsolatedMethod,),
-                    {"name": method_cls.name, "roles": method_cls.roles, "defaults": method_cls.defaults,
+                    {"name": method_cls.name, "roles": method_cls.roles, "Params": method_cls.Params,
                      "__module__": __name__})
     return stand_in(method_cls, dict(params), harness, masked, readable, cpu_s, confinement)
 
@@ -87,7 +87,7 @@ class IsolatedMethod(Method):
         self._cpu_s = cpu_s
         self.level = self._child.level
         ref = f"{method_cls.__module__}:{method_cls.__qualname__}"
-        self._exchange(Hello(method=ref, params=dict(self.params), harness=str(harness.resolve()),
+        self._exchange(Hello(method=ref, params=as_dict(self.params), harness=str(harness.resolve()),
                              sys_path=tuple(path)), None)
 
     # -- the Method interface, forwarded ------------------------------------------------------------

@@ -19,7 +19,7 @@ GRADING_SEED = 0
 
 def grading_roles(spec: ExperimentSpec, benchmark: type[Benchmark]) -> tuple[str, ...]:
     """The roles the spec's benchmark grades with (empty for pure graders)."""
-    return tuple(benchmark.grader_roles(spec.benchmark.params))
+    return tuple(benchmark.grader_roles(benchmark.check_params(spec.benchmark.params)))
 
 
 def bind_grading(spec: ExperimentSpec, benchmark: Benchmark, backends: Mapping[str, Backend], store: RunStore,
