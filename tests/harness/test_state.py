@@ -9,6 +9,7 @@ import pytest
 from pydantic import BaseModel
 
 from evoarena.harness import HarnessStateError, HarnessWorkspace
+from evoarena.harness.state import Absent, Given, record_line
 
 
 class Node(BaseModel):
@@ -58,3 +59,30 @@ def test_records_append_and_read_back_with_bad_lines_named(tmp_path: Path) -> No
     ws.append("log.jsonl", "not json\n")
     with pytest.raises(HarnessStateError, match="line 3"):
         ws.load_records("log.jsonl", Node)
+
+
+class Sparse(BaseModel):
+    id: str
+    note: Absent[str] = None
+
+
+class Change(Given):
+    op: str
+    evicted: str | None = None
+
+
+def test_an_absent_key_is_left_out_until_it_is_set(tmp_path: Path) -> None:
+    ws = HarnessWorkspace(tmp_path)
+    ws.save_state("s.json", Sparse(id="a"))
+    assert ws.read("s.json") == '{\n "id": "a"\n}\n' and ws.load_state("s.json", Sparse) == Sparse(id="a")
+    ws.save_state("s.json", Sparse(id="a", note="n"))
+    assert json.loads(ws.read("s.json")) == {"id": "a", "note": "n"}
+
+
+def test_a_given_record_keeps_exactly_the_keys_it_was_given(tmp_path: Path) -> None:
+    ws = HarnessWorkspace(tmp_path)
+    ws.append_record("log.jsonl", Change(op="add", evicted=None))
+    ws.append_record("log.jsonl", Change(op="remove"))
+    text = ws.read("log.jsonl")
+    assert text == '{"evicted": null, "op": "add"}\n{"op": "remove"}\n'
+    assert "".join(record_line(c) for c in ws.load_records("log.jsonl", Change)) == text  # read back: same bytes

@@ -15,6 +15,7 @@ import pytest
 from evoarena.api import TaskView, policy
 from evoarena.benchmarks.arith.generator import family_of
 from evoarena.harness import load_tree
+from evoarena.harness.state import state_text
 from evoarena.methods.ahe import Ahe
 from evoarena.methods.ahe.components import STATE, component_tree, read_state
 from evoarena.methods.ahe.reply import parse_reply
@@ -96,7 +97,9 @@ def run(tmp_path: Path, make_spec: Any, evolver: str, **params: Any) -> tuple[Ru
     store = RunStore(tmp_path / "run")
     cell = store.cells()[0]
     tree = load_tree(store, cell["current_version"])
-    return store, {"cell": cell["cell"], "tree": tree, "state": read_state(tree)}
+    state = read_state(tree)
+    assert state is not None and state_text(state) == tree[STATE]  # the file is the one JSON form of its model
+    return store, {"cell": cell["cell"], "tree": tree, "state": state.model_dump(mode="json")}
 
 
 def events(store: RunStore, kind: str) -> list[dict[str, Any]]:

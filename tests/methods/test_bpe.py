@@ -13,11 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from evoarena.api import Attempt, policy
 from evoarena.benchmarks.maze import MazeBenchmark
 from evoarena.benchmarks.maze.scripted import maze_explorer
 from evoarena.harness import load_tree
+from evoarena.harness.state import state_text
 from evoarena.methods.bpe import BPE
 from evoarena.methods.bpe.agent import STATUSES, Progress
 from evoarena.methods.bpe.belief import HAND, Belief, replay
@@ -25,7 +27,7 @@ from evoarena.methods.bpe.consolidate import ConsolidationError, Op, apply_ops, 
 from evoarena.methods.bpe.evidence import check_prior, pollution, update_evidence
 from evoarena.methods.bpe.experience import Bank, location_prior, tokens
 from evoarena.methods.bpe.goal import family, goal
-from evoarena.methods.bpe.method import STATE
+from evoarena.methods.bpe.method import STATE, read_state
 from evoarena.methods.frozen import Frozen
 from evoarena.models import Completion, GenParams, Message, Usage
 from evoarena.protocol.run.runner import run_experiment
@@ -237,6 +239,9 @@ def initial_tree(method: Any, bench: Any) -> dict[str, str]:
         def write(self, path: str, text: str) -> None:
             self.files[path] = text
 
+        def save_state(self, path: str, value: BaseModel) -> None:
+            self.files[path] = state_text(value)
+
     w = Writer()
     method.initialize(w, bench.system_prompt(), bench.solver_params())
     return w.files
@@ -307,6 +312,7 @@ def test_evolving_consolidates_into_a_new_version_and_keeps_recall_usage(tmp_pat
     assert test == cell["selected_version"] == cell["current_version"]  # the test did not change the harness
     state = json.loads(trees[-1][STATE])
     assert state["evidence"]["g1"]["recalled_won"] + state["evidence"]["g1"]["recalled_failed"] == 3
+    assert all(state_text(read_state(t)) == t[STATE] for t in trees if STATE in t)  # the model's one JSON form
 
 
 def test_frozen_experience_never_changes_the_experience_files(tmp_path: Path, make_spec: Any) -> None:

@@ -17,10 +17,11 @@ from evoarena.api import policy
 from evoarena.benchmarks.maze import MazeBenchmark
 from evoarena.benchmarks.maze.scripted import maze_explorer
 from evoarena.harness import load_tree
+from evoarena.harness.state import state_text
 from evoarena.methods.continual_harness import Cadence, ContinualHarness, refines_at
 from evoarena.methods.continual_harness.cadence import schedule
 from evoarena.methods.continual_harness.reply import ReplyError, parse_memory, parse_prompt, parse_skills, slug
-from evoarena.methods.continual_harness.state import CARRY, read_carry, read_log
+from evoarena.methods.continual_harness.state import CARRY, LOG, read_carry, read_log
 from evoarena.methods.continual_harness.stuck import StepRec, revert_due, stuck_flags, window_stats
 from evoarena.models import Completion, GenParams, Message, Usage
 from evoarena.protocol.run.runner import run_experiment
@@ -168,10 +169,11 @@ def test_a_malformed_refiner_reply_is_recorded_and_not_applied(tmp_path: Path, m
         "SELECT payload FROM events WHERE kind='rejected_output' ORDER BY id")]
     whats = [r["what"] for r in rejected]
     at_end = read_carry(tree).at_end  # the refinement due after the last step (60), made in practice for the next
-    assert at_end is not None and at_end["clock"] == 60 and at_end["passes"]["prompt"]["status"] == "rejected"
+    assert at_end is not None and at_end.clock == 60 and at_end.passes["prompt"].status == "rejected"
+    assert state_text(read_carry(tree)) == tree[CARRY] and state_text(read_log(tree)) == tree[LOG]  # one JSON form
     assert whats.count("refiner prompt reply") == 6 and whats.count("refiner skills reply") == 1
     assert whats.count("refiner skills entry") == 5
-    assert read_log(tree)[0]["rejected"] == 12 and read_log(tree)[0]["at"] == [10, 20, 30, 40, 50, 60]
+    assert read_log(tree).root[0].rejected == 12 and read_log(tree).root[0].at == [10, 20, 30, 40, 50, 60]
     prompts = solver_prompts(store, "practice")
     assert all("Prefer: north, west" in p for p in prompts)  # no rejected prompt ever reached the solver
 
@@ -214,8 +216,8 @@ def test_a_skill_whose_stuck_rate_rose_is_reverted(tmp_path: Path, make_spec: An
     assert tree["skills/walls.md"] == "# Walls\nKeep moving.\n\nEffectiveness: medium\n"
     prompts = solver_prompts(store, "practice")
     assert HUG in prompts[20] and HUG not in prompts[30]  # the revert holds from the next step on
-    entry = read_log(tree)[0]
-    assert entry["reverted"] == ["walls"] and entry["stuck"]["stuck"] == 10
+    entry = read_log(tree).root[0]
+    assert entry.reverted == ["walls"] and entry.stuck["stuck"] == 10
 
 
 def test_the_revert_rule_and_the_stuck_steps() -> None:
@@ -252,7 +254,7 @@ def test_practice_saves_each_refined_harness_as_a_version_and_the_next_episode_c
     assert "Prefer: south, east" in first_of_second and "[progress]" in first_of_second  # from step 0 on
     view = ContinualHarness.state_view(trees[-1])
     assert view["episodes"] == 3 and view["age"] == ages[-1] and view["skills"] == ["junction_rule"]
-    log = read_log(trees[-1])
+    log = [e.model_dump() for e in read_log(trees[-1]).root]
     assert [e["episode"] for e in log] == [1, 2, 3] and log[0]["changed"] == [
         "memory/progress.md", "prompt.md", "skills/junction_rule.md"]
     events = [json.loads(r["payload"]) for r in store.query(

@@ -17,6 +17,7 @@ from own_process import own_process
 from evoarena.api import policy
 from evoarena.benchmarks.maze.scripted import maze_explorer
 from evoarena.harness import load_tree
+from evoarena.harness.state import HarnessStateError, parse_records, record_line, state_text
 from evoarena.methods.evotest import memory as mem
 from evoarena.methods.evotest.reply import ReplyError, parse_reply
 from evoarena.methods.evotest.state import (
@@ -25,6 +26,7 @@ from evoarena.methods.evotest.state import (
     GUIDE,
     KNOBS,
     LESSONS,
+    STATE,
     end_episode,
     new_state,
     next_move,
@@ -99,8 +101,8 @@ def final_state(store: RunStore, cell: str | None = None) -> tuple[dict[str, Any
     row = next(c for c in store.cells() if cell is None or c["cell"] == cell)
     tree = load_tree(store, row["current_version"])
     state = read_state(tree)
-    assert state is not None
-    return state, tree
+    assert state is not None and state_text(state) == tree[STATE]  # the file is the one JSON form of its model
+    return state.model_dump(), tree
 
 
 def episodes(store: RunStore) -> list[dict[str, Any]]:
@@ -175,11 +177,12 @@ def test_a_win_freezes_the_tree_on_the_best_node_and_memory_follows_the_score(tm
     nodes = {n["id"]: n for n in state["nodes"]}
     assert all(nodes[f"n{k}"]["config"] == nodes[first_win]["config"] for k in range(3, 7))
     assert tree[GUIDE] == nodes[first_win]["config"][GUIDE]  # the live harness is the best node
-    successes = mem.read_jsonl(tree, mem.SUCCESSES)
-    assert len(successes) == 4 and all(s["delta_score"] == 1.0 and "You see the goal" in s["state"]
+    successes = parse_records(mem.SUCCESSES, tree[mem.SUCCESSES], mem.Positive)
+    assert len(successes) == 4 and all(s.delta_score == 1.0 and "You see the goal" in s.state
                                        for s in successes)  # one per won episode: the step that reached the exit
-    failures = mem.read_jsonl(tree, mem.FAILURES)
-    assert [f["episode"] for f in failures] == [1, 2] and {f["reason"] for f in failures} == {"plateau"}
+    failures = parse_records(mem.FAILURES, tree[mem.FAILURES], mem.Negative)
+    assert [f.episode for f in failures] == [1, 2] and {f.reason for f in failures} == {"plateau"}
+    assert "".join(record_line(f) for f in failures) == tree[mem.FAILURES]
     assert [e["positives"] for e in eps] == [0, 0, 1, 1, 1, 1]
     results = json.loads((tmp_path / "run" / "results.json").read_text())
     cell = results["views"]["evotest"]["cells"][0]
@@ -268,7 +271,7 @@ def test_memory_rules_match_the_released_ones() -> None:
     scores = [0.0] * 3 + [1.0] + [1.0] * 8 + [2.0, 2.0]
     ep = mem.played(outcome([("east", f"room {i % 2}", s) for i, s in enumerate(scores)]))
     assert ep is not None and ep.states[0] == "" and ep.states[1] == "room 0"
-    assert [(p["state"], p["delta_score"]) for p in mem.positives(ep)] == [("room 0", 1.0), ("room 1", 1.0)]
+    assert [(p.state, p.delta_score) for p in mem.positives(ep)] == [("room 0", 1.0), ("room 1", 1.0)]
     reason, states, _ = mem.loop_segment(ep) or ("", [], [])
     assert reason == "alternation" and len(states) == 14  # no plateau (the score rose 2 steps ago), but A↔B
     flat = mem.played(outcome([("west", f"room {i}", 0.0) for i in range(12)]))
@@ -286,12 +289,20 @@ def test_the_freeze_rules_are_the_released_ones() -> None:
     end_episode(state, "n0", 0.5, False, freeze_on_win=True)
     assert next_move(state, **rule) == (False, False)
     end_episode(state, "n1", 1.0, True, freeze_on_win=True)
-    assert state["frozen"] and state["threshold"] == 1.0 and next_move(state, **rule) == (True, True)
+    assert state.frozen and state.threshold == 1.0 and next_move(state, **rule) == (True, True)
     end_episode(state, "n2", 0.0, False, freeze_on_win=True)  # a miss while frozen: unfreeze, evolve next
-    assert not state["frozen"] and state["threshold"] == 0.0 and next_move(state, **rule) == (False, False)
+    assert not state.frozen and state.threshold == 0.0 and next_move(state, **rule) == (False, False)
     assert next_move(state, **rule) == (True, False)  # then the drop from the best (1.0 -> 0.0) exploits
     end_episode(state, "n3", 0.9, False, freeze_on_win=True)
-    assert next_move(state, **rule) == (False, False) and state["best"] == "n1"
+    assert next_move(state, **rule) == (False, False) and state.best == "n1"
+
+
+def test_a_malformed_state_is_one_line_naming_the_file() -> None:
+    with pytest.raises(HarnessStateError, match=r"^'memory/evotest/state\.json': not a valid State: next: Field"):
+        read_state({STATE: '{"nodes": []}'})
+    with pytest.raises(HarnessStateError, match=r"^'memory/evotest/failures\.jsonl' line 2: not a valid Negative"):
+        parse_records(mem.FAILURES, '{"reason": "plateau", "length": 0, "states": [], "actions": [], "episode": 1, '
+                                    '"episode_final_score": 0.0}\n{"reason": "plateau"}\n', mem.Negative)
 
 
 def test_the_step_program_builds_the_released_prompt() -> None:

@@ -15,10 +15,12 @@ from evoarena.api import TaskView
 from evoarena.api import policy as register_policy
 from evoarena.benchmarks.arith.generator import family_of
 from evoarena.harness import load_tree
+from evoarena.harness.state import parse_records, parse_state, record_line, state_text
 from evoarena.methods.skillprox import SkillProx
 from evoarena.methods.skillprox.common import HISTORY, ITERATIONS, PROX, STATE
 from evoarena.methods.skillprox.patch import changed_files
 from evoarena.methods.skillprox.skill import ROOT, ablate, read_rendered, skill_of, struct_ok
+from evoarena.methods.skillprox.state import HistoryEntry, IterationRecord, ProxRecord, State
 from evoarena.models import GenParams, Message
 from evoarena.protocol.run.runner import run_experiment
 from evoarena.scripted.arith import RULES, arith_student, naive_answer
@@ -342,6 +344,11 @@ def test_full_run_forward_then_prox(tmp_path: Path, make_spec: Any) -> None:
     assert state["prox"]["units"] >= 1 and PROX in tree
     fe = state["forward_end"]
     assert fe["writes_per_diagnosis"] == fe["writes"] / fe["diagnoses"] and fe["accepted_share"] is not None
+    # every file under memory/skillprox/ is its model's one JSON form: parsed and dumped again, the same bytes
+    assert state_text(parse_state(STATE, tree[STATE], State)) == tree[STATE]
+    assert state_text(parse_state(PROX, tree[PROX], ProxRecord)) == tree[PROX]
+    for path, model in ((HISTORY, HistoryEntry), (ITERATIONS, IterationRecord)):
+        assert "".join(record_line(r) for r in parse_records(path, tree[path], model)) == tree[path]
     kinds = {r["kind"] for r in store.query("SELECT DISTINCT kind FROM events")}
     assert {"skillprox_plan", "skillprox_iteration", "skillprox_forward_end", "skillprox_audit",
             "skillprox_prox"} <= kinds

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from evoarena.harness import load_tree
-from evoarena.methods.skillprox.common import ITERATIONS, PROX, STATE, read_json, read_jsonl
+from evoarena.methods.skillprox.common import ITERATIONS, PROX, STATE
 from evoarena.methods.skillprox.report_view import SkillProxView
 from evoarena.methods.skillprox.skill import char_stats, size, skill_of
 from evoarena.methods.skillprox.views import reason_category
@@ -66,20 +66,24 @@ def test_view_numbers_equal_the_harness_files(run: tuple[dict[str, Any], RunStor
     for name, cell in _cells(results).items():
         tree = _tree(store, name)
         skill = skill_of(tree)
-        state = read_json(tree, STATE)
-        assert state is not None and state["phase"] == "done"
+        state = json.loads(tree[STATE])
+        assert state["phase"] == "done"
         assert cell["final_chars"] == char_stats(skill) and cell["G"] == size(skill)
         fwd = state["forward_end"]
         assert cell["forward"]["accepted_share"] == pytest.approx(fwd["accepted_share"], abs=1e-6)
         assert cell["forward"]["writes_per_diagnosis"] == pytest.approx(fwd["writes_per_diagnosis"], abs=1e-6)
         assert cell["forward"]["update_iterations"] == fwd["update_iterations"]
-        cands = [c for it in read_jsonl(tree, ITERATIONS) for c in it["candidates"]]
+        cands = [c for it in _lines(tree[ITERATIONS]) for c in it["candidates"]]
         assert cell["candidates"]["proposed"] == len(cands)
         assert cell["candidates"]["by_outcome"] == dict(Counter(c["outcome"] for c in cands))
-        assert [it["outcome"] for it in cell["iterations"]] == [it["outcome"] for it in read_jsonl(tree, ITERATIONS)]
+        assert [it["outcome"] for it in cell["iterations"]] == [it["outcome"] for it in _lines(tree[ITERATIONS])]
         test = conditions[name]["test"]
         assert cell["test"]["hard"]["mean"] == test["pass_rate"]["mean"]
         assert cell["test"]["cell"]["mean"] == test["mean"]
+
+
+def _lines(text: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in text.splitlines()]
 
 
 def test_open_loop_commits_the_harmful_patch_and_the_closed_loop_rejects_it(
@@ -99,8 +103,7 @@ def test_open_loop_commits_the_harmful_patch_and_the_closed_loop_rejects_it(
 def test_audit_and_compression_equal_prox_json(run: tuple[dict[str, Any], RunStore]) -> None:
     results, store = run
     cell = _cells(results)["G3D"]
-    prox = read_json(_tree(store, "G3D"), PROX)
-    assert prox is not None
+    prox = json.loads(_tree(store, "G3D")[PROX])
     s = prox["summary"]
     assert cell["prox"]["compression"] == pytest.approx(s["compression"], abs=1e-6) and s["compression"] > 0
     assert (cell["prox"]["G_f"], cell["prox"]["G_final"], cell["prox"]["accepted"]) == (s["G_f"], s["G_final"], 1)

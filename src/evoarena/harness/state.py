@@ -4,11 +4,25 @@ document, or a log of records as JSON lines. Malformed state is a one-line Harne
 from __future__ import annotations
 
 import json
-from typing import TypeVar
+from typing import Annotated, Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, ValidationError, model_serializer
 
 M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")
+
+Absent = Annotated[T | None, Field(exclude_if=lambda v: v is None)]
+"""A field left out of the file while it is None (give it `= None`): a state whose key appears only once set."""
+
+
+class Given(BaseModel):
+    """A record written with exactly the keys it was given (by its maker or its file): for records whose keys differ
+    by kind, where one kind has a key as null and another lacks it. Its fields take no aliases."""
+
+    @model_serializer(mode="wrap")
+    def _given(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        return {k: v for k, v in data.items() if k in self.model_fields_set}
 
 
 class HarnessStateError(ValueError):

@@ -12,7 +12,7 @@ from typing import Any
 from evoarena.api import Attempt, Feedback, TaskView, policy
 from evoarena.benchmarks.arith.generator import family_of
 from evoarena.harness import HarnessWorkspace, load_tree
-from evoarena.methods.ace.method import PLAYBOOK, STATE, Ace, cited_ids
+from evoarena.methods.ace.method import PLAYBOOK, STATE, Ace, AceState, cited_ids
 from evoarena.methods.ace.playbook import SECTIONS, extract_json, parse_playbook, render_playbook
 from evoarena.models import GenParams, Message
 from evoarena.protocol.boundary.client import StepContext
@@ -240,3 +240,8 @@ def test_json_extraction_order() -> None:
     assert extract_json('text ```json\n{"a": 2}\n``` more {"a": 3}') == {"a": 2}
     assert extract_json('say {"a": {"b": "}"}} end') == {"a": {"b": "}"}}
     assert extract_json("{not json") is None
+
+
+def test_the_state_file_is_one_compact_line_and_reads_back() -> None:
+    assert AceState().text() == '{"next_id": 1}\n' and AceState(next_id=12).text() == '{"next_id": 12}\n'
+    assert AceState.model_validate_json(AceState(next_id=12).text()) == AceState(next_id=12)

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from evoarena.harness import load_tree
-from evoarena.methods.bootstrap_fewshot.method import DEMOS
+from evoarena.methods.bootstrap_fewshot.method import DEMOS, read_demos
 from evoarena.protocol.run.runner import run_experiment
 from evoarena.store import RunStore
 
@@ -18,6 +18,7 @@ def demos_after(tmp_path: Path, make_spec: Any, epochs: int, **params: Any) -> d
     run_experiment(spec, tmp_path / "run")
     store = RunStore(tmp_path / "run")
     tree = load_tree(store, store.cells()[0]["current_version"])
+    assert read_demos(tree).text() == tree[DEMOS]  # the model writes the file back byte for byte
     data: dict[str, list[dict[str, Any]]] = json.loads(tree[DEMOS])
     return data
 

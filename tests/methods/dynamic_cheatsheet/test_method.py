@@ -18,6 +18,7 @@ from evoarena.methods.dynamic_cheatsheet.method import (
     SHEET,
     DynamicCheatsheet,
     Pair,
+    PairRow,
     read_pairs,
     read_sheet,
     retrieve,
@@ -258,3 +259,9 @@ def test_an_explicit_embedding_retriever_without_the_extra_fails_at_construction
     monkeypatch.setattr(factory, "import_error", lambda: "ModuleNotFoundError: no extra here")
     with pytest.raises(RetrieverUnavailable, match=r"evoarena\[retrieval\]"):
         DynamicCheatsheet(variant="retrieval_synthesis", retriever="embedding")
+
+
+def test_a_pair_line_is_written_as_it_always_was_and_reads_back() -> None:
+    row = PairRow(task_id="t1", input="2 + 2 — ?", output="4")
+    assert row.line() == json.dumps({"task_id": "t1", "input": "2 + 2 — ?", "output": "4"}) + "\n"
+    assert read_pairs({PAIRS: row.line() * 2}) == [Pair("2 + 2 — ?", "4")] * 2

@@ -11,10 +11,13 @@ from typing import Any
 from evoarena.api import policy
 from evoarena.benchmarks.arith.generator import family_of
 from evoarena.harness import load_tree
+from evoarena.harness.state import state_text
 from evoarena.methods.evoskill.method import (
     FRONTIER,
     HISTORY,
+    Program,
     admit,
+    history_line,
     parse_proposal,
     parse_skill,
     read_frontier,
@@ -106,13 +109,16 @@ def events(store: RunStore, kind: str) -> list[dict[str, Any]]:
 def test_improving_skill_is_added_and_becomes_live(tmp_path: Path, make_spec: Any) -> None:
     store, tree = run(tmp_path, make_spec, "test-evoskill-improve")
     state = read_frontier(tree)
-    assert state is not None and 2 <= len(state["programs"]) <= 3
+    assert state is not None and 2 <= len(state.programs) <= 3
     assert any(i["outcome"] == "IMPROVED" for i in events(store, "evoskill_iteration"))
-    best = max(state["programs"], key=lambda p: p["score"])
-    assert best["score"] > state["programs"][0]["score"] or state["programs"][0]["id"] != "p0"
-    assert skills_of(tree) == best["skills"] and best["skills"]
-    assert all(len(p["scores"]) == 5 for p in state["programs"])
+    best = max(state.programs, key=lambda p: p.score)
+    assert best.score > state.programs[0].score or state.programs[0].id != "p0"
+    assert skills_of(tree) == best.skills and best.skills
+    assert all(len(p.scores) == 5 for p in state.programs)
     assert read_history(tree) and HISTORY in tree
+    # the frontier is its model's one JSON form; the history keeps its own (ordered keys, ASCII)
+    assert state_text(state) == tree[FRONTIER]
+    assert "".join(history_line(h) for h in read_history(tree)) == tree[HISTORY]
 
 
 def test_non_improving_children_fill_the_frontier_then_are_discarded(tmp_path: Path, make_spec: Any) -> None:
@@ -122,7 +128,7 @@ def test_non_improving_children_fill_the_frontier_then_are_discarded(tmp_path: P
     assert its[0]["outcome"] == "KEPT"  # not better than the parent (seed val = 0), still added
     assert all(len(i["frontier"]) <= 3 for i in its)
     state = read_frontier(tree)
-    assert state is not None and state["programs"][0]["id"] == "p0" and len(state["programs"]) <= 3
+    assert state is not None and state.programs[0].id == "p0" and len(state.programs) <= 3
     if len(its) > 2:
         assert [i["outcome"] for i in its[2:]] == ["DISCARDED"] * (len(its) - 2)
         assert len(events(store, "evoskill_discarded")) == len(its) - 2
@@ -130,11 +136,14 @@ def test_non_improving_children_fill_the_frontier_then_are_discarded(tmp_path: P
 
 
 def test_acceptance_as_released() -> None:
-    progs: list[dict[str, Any]] = [{"id": "a", "score": 0.5}]
-    assert admit(progs, {"id": "b", "score": 0.1}, 3) and admit(progs, {"id": "c", "score": 0.2}, 3)
-    assert not admit(progs, {"id": "d", "score": 0.1}, 3)  # ties the worst: discarded
-    assert admit(progs, {"id": "e", "score": 0.15}, 3)  # beats the worst (b), though worse than the best
-    assert [p["id"] for p in progs] == ["a", "e", "c"]
+    def prog(pid: str, score: float) -> Program:
+        return Program(id=pid, parent=None, skills={}, score=score)
+
+    progs = [prog("a", 0.5)]
+    assert admit(progs, prog("b", 0.1), 3) and admit(progs, prog("c", 0.2), 3)
+    assert not admit(progs, prog("d", 0.1), 3)  # ties the worst: discarded
+    assert admit(progs, prog("e", 0.15), 3)  # beats the worst (b), though worse than the best
+    assert [p.id for p in progs] == ["a", "e", "c"]
 
 
 def test_malformed_proposal_is_rejected(tmp_path: Path, make_spec: Any) -> None:
@@ -142,7 +151,7 @@ def test_malformed_proposal_is_rejected(tmp_path: Path, make_spec: Any) -> None:
     rej = events(store, "rejected_output")
     assert rej and rej[0]["what"] == "proposal" and "JSON" in rej[0]["reason"]
     state = read_frontier(tree)
-    assert state is not None and len(state["programs"]) == 1 and skills_of(tree) == {}
+    assert state is not None and len(state.programs) == 1 and skills_of(tree) == {}
 
 
 def test_skill_without_front_matter_is_rejected(tmp_path: Path, make_spec: Any) -> None:

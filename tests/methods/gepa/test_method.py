@@ -13,6 +13,7 @@ import pytest
 from evoarena.api import policy
 from evoarena.benchmarks.arith.generator import family_of
 from evoarena.harness import load_tree
+from evoarena.harness.state import state_text
 from evoarena.methods.gepa.method import POOL, read_pool
 from evoarena.methods.replies import parse_instruction
 from evoarena.models import GenParams, Message
@@ -84,7 +85,7 @@ def test_non_improving_child_is_rejected(tmp_path: Path, make_spec: Any) -> None
     assert its and not any(i["accepted"] for i in its)
     assert all(sum(i["after"]) == sum(i["before"]) for i in its)
     pool = read_pool(tree)
-    assert pool is not None and [c["id"] for c in pool["candidates"]] == ["c0"]
+    assert pool is not None and [c.id for c in pool.candidates] == ["c0"]
     assert tree["system.md"] == SEED
     intents = [json.loads(r["manifest"])["intent"] for r in store.query("SELECT manifest FROM harness_versions")]
     assert not any(i.startswith("GEPA: accept") for i in intents)
@@ -94,14 +95,15 @@ def test_improving_child_is_accepted_and_evaluated_on_val(tmp_path: Path, make_s
     store, tree = run(tmp_path, make_spec, "test-gepa-improve")
     assert any(i.get("accepted") and sum(i["after"]) > sum(i["before"]) for i in iterations(store))
     pool = read_pool(tree)
-    assert pool is not None and len(pool["candidates"]) >= 2
-    val_ids = set(pool["candidates"][0]["scores"])
-    assert val_ids and all(set(c["scores"]) == val_ids for c in pool["candidates"])
-    child = pool["candidates"][1]
-    assert child["parent"] == "c0" and child["components"]["system.md"] != SEED
-    best = max(pool["candidates"], key=lambda c: sum(c["scores"].values()))
-    assert tree["system.md"] == best["components"]["system.md"]
-    assert sum(best["scores"].values()) > sum(pool["candidates"][0]["scores"].values())
+    assert pool is not None and len(pool.candidates) >= 2
+    val_ids = set(pool.candidates[0].scores)
+    assert val_ids and all(set(c.scores) == val_ids for c in pool.candidates)
+    child = pool.candidates[1]
+    assert child.parent == "c0" and child.components["system.md"] != SEED
+    best = max(pool.candidates, key=lambda c: sum(c.scores.values()))
+    assert tree["system.md"] == best.components["system.md"]
+    assert sum(best.scores.values()) > sum(pool.candidates[0].scores.values())
+    assert state_text(pool) == tree[POOL]  # the pool file is the one JSON form of its model
 
 
 def test_unfenced_reply_is_the_instruction_as_released(tmp_path: Path, make_spec: Any) -> None:
@@ -118,7 +120,7 @@ def test_unfenced_reply_is_refused_when_strict(tmp_path: Path, make_spec: Any) -
     payload = json.loads(events[0]["payload"])
     assert payload["what"] == "instruction" and "fenced" in payload["reason"]
     pool = read_pool(tree)
-    assert pool is not None and len(pool["candidates"]) == 1 and tree["system.md"] == SEED
+    assert pool is not None and len(pool.candidates) == 1 and tree["system.md"] == SEED
     assert POOL in tree
 
 

@@ -14,6 +14,7 @@ import pytest
 from evoarena.api import policy
 from evoarena.benchmarks.arith.generator import family_of
 from evoarena.harness import load_tree
+from evoarena.harness.state import HarnessStateError, state_text
 from evoarena.methods.hgm.method import STATE, read_tree
 from evoarena.models import GenParams, Message
 from evoarena.protocol.catalog import build_method
@@ -59,8 +60,8 @@ def run(tmp_path: Path, make_spec: Any, policy_name: str, **params: Any) -> tupl
     store = RunStore(tmp_path / "run")
     tree = load_tree(store, store.cells()[0]["current_version"])
     state = read_tree(tree)
-    assert state is not None
-    return store, {"tree": tree, "state": state}
+    assert state is not None and state_text(state) == tree[STATE]  # the file is the one JSON form of its model
+    return store, {"tree": tree, "state": state.model_dump()}
 
 
 def steps(store: RunStore) -> list[dict[str, Any]]:
@@ -98,6 +99,12 @@ def test_prose_diagnoses_are_rejected_and_nothing_is_made(tmp_path: Path, make_s
     assert rejected and all(r["what"] == "diagnosis" for r in rejected)
     assert [n["id"] for n in got["state"]["nodes"]] == ["n0"]
     assert STATE in got["tree"]
+    assert '"problem"' not in got["tree"][STATE]  # the root was made from no diagnosis: the key is absent
+
+
+def test_a_malformed_tree_is_one_line_naming_the_file() -> None:
+    with pytest.raises(HarnessStateError, match=r"^'memory/hgm/tree\.json': not a valid Tree: nodes\.0\.id"):
+        read_tree({STATE: '{"nodes": [{"parent": null, "system": ""}]}'})
 
 
 def test_the_evaluation_budget_is_kept(tmp_path: Path, make_spec: Any) -> None:

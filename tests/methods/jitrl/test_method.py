@@ -17,9 +17,19 @@ import pytest
 
 from evoarena.api import policy
 from evoarena.harness import load_tree
+from evoarena.harness.state import record_line
 from evoarena.methods.jitrl import replies
 from evoarena.methods.jitrl.agent import NO_HISTORY, step_key
-from evoarena.methods.jitrl.memory import EPISODES, ROWS, StepRecord, episode_rows, load_memory, read_jsonl
+from evoarena.methods.jitrl.memory import (
+    EPISODES,
+    ROWS,
+    EpisodeLine,
+    StepRecord,
+    episode_rows,
+    load_memory,
+    read_episodes,
+    read_rows,
+)
 from evoarena.methods.jitrl.method import JitRLMethod, summary
 from evoarena.models import GenParams, Message, TokenLogprob
 from evoarena.protocol.run.runner import run_experiment
@@ -206,7 +216,7 @@ def test_the_evaluators_scores_make_the_returns(arms: tuple[dict[str, Any], RunS
         expect = episode_rows([StepRecord(r["state"], r["history"], r["action"], r["delta"]) for r in mine],
                               [r["step_score"] for r in mine], won=any(r["delta"] > 0 for r in mine),
                               rewards="released", gamma=0.5, episode=ep)
-        assert [r["return"] for r in mine] == pytest.approx([r["return"] for r in expect])
+        assert [r["return"] for r in mine] == pytest.approx([r.return_ for r in expect])
 
 
 @pytest.mark.parametrize("variant", ["paper", "released"])
@@ -272,17 +282,26 @@ def test_confidences_and_step_scores_are_read_strictly() -> None:
         replies.step_scores("0: 11", 1)
 
 
+def read_jsonl(tree: dict[str, str], path: str) -> list[dict[str, Any]]:
+    """A memory file's lines as the JSON they are."""
+    return [json.loads(line) for line in tree.get(path, "").splitlines()]
+
+
 def test_the_return_rules() -> None:
     steps = [StepRecord(f"s{t}", "h", a, d) for t, (a, d) in enumerate([("a", 0.0), ("b", 0.0), ("c", 1.0)])]
     paper = episode_rows(steps, None, won=True, rewards="paper", gamma=0.5, episode=0)
-    assert [r["return"] for r in paper] == [0.25, 0.5, 1.0]
+    assert [r.return_ for r in paper] == [0.25, 0.5, 1.0]
     released = episode_rows(steps, None, won=True, rewards="released", gamma=0.5, episode=0)
-    assert [r["return"] for r in released] == [0.0, 0.0, None]  # a won episode's last step is not stored
+    assert [r.return_ for r in released] == [0.0, 0.0, None]  # a won episode's last step is not stored
     failed = episode_rows(steps[:2], None, won=False, rewards="released", gamma=0.5, episode=0)
-    assert [r["return"] for r in failed] == [-5.0, -10.0]  # a failed episode's last reward is −10
+    assert [r.return_ for r in failed] == [-5.0, -10.0]  # a failed episode's last reward is −10
     scored = episode_rows(steps, [2.0, 0.0, 0.0], won=True, rewards="paper", gamma=0.5, episode=0)
-    assert [r["return"] for r in scored] == [2.0, 0.0, 0.0]  # paper: the evaluator's r_t
-    tree = {ROWS: "".join(json.dumps(r) + "\n" for r in released), EPISODES: '{"episode": 0}\n{"episode": 1}\n'}
+    assert [r.return_ for r in scored] == [2.0, 0.0, 0.0]  # paper: the evaluator's r_t
+    lines = [EpisodeLine(episode=e, steps=0, final_score=0, max_score=1, won=False, stopped="done", stored=0,
+                         start="", prior_fallbacks=0, proposal_fallbacks=0, step_scores=None) for e in (0, 1)]
+    tree = {ROWS: "".join(record_line(r) for r in released), EPISODES: "".join(record_line(ln) for ln in lines)}
+    assert [r.model_dump(by_alias=True) for r in read_rows(tree)] == [r.model_dump(by_alias=True) for r in released]
+    assert '"final_score": 0,' in tree[EPISODES] and read_episodes(tree) == lines  # an int score stays an int
     memory = load_memory(tree, 0.5)
     assert memory.episodes == 2 and len(memory) == 2  # the unstored step and the empty episode still count
     assert summary({ROWS: ""}) == {"episodes": 0, "scores": [], "won": [], "auc": 0.0, "late_mean": 0.0,

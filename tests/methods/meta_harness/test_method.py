@@ -14,7 +14,8 @@ from own_process import own_process
 
 from evoarena.api import policy
 from evoarena.harness import load_tree
-from evoarena.methods.meta_harness.history import ROOT, view
+from evoarena.harness.state import record_line
+from evoarena.methods.meta_harness.history import ROOT, SUMMARY, SummaryEntry, read_summary, view
 from evoarena.methods.meta_harness.tools import ToolCall, grep, ls, parse_call, read, run_tool
 from evoarena.models import GenParams, Message
 from evoarena.protocol.catalog import build_method
@@ -270,3 +271,12 @@ def test_functions_mode_needs_a_proposer_that_takes_tools(tmp_path: Path, make_s
     with pytest.raises(ValueError, match="tool_protocol: functions, but the proposer's model does not offer"):
         run(tmp_path, make_spec, tool_protocol="functions")
     assert RunStore(tmp_path / "run").query("SELECT id FROM calls WHERE role='proposer'") == []
+
+
+def test_a_summary_line_holds_the_keys_its_outcome_set() -> None:
+    seed = SummaryEntry(iteration=0, candidate="c0", parent=None, accuracy=0.5, delta_vs_best=0.5, context_chars=10,
+                        outcome="evaluated", name="seed")
+    refused = SummaryEntry(iteration=1, candidate="c1", outcome="interface check failed: x", name="n")
+    assert '"parent": null' in record_line(seed) and "parent" not in record_line(refused)
+    text = record_line(seed) + record_line(refused)
+    assert "".join(record_line(e) for e in read_summary({SUMMARY: text})) == text  # read back, the same bytes

@@ -11,7 +11,15 @@ import pytest
 
 from evoarena.api import Attempt, Feedback, TaskView, policy
 from evoarena.harness import HarnessWorkspace, load_tree
-from evoarena.methods.reasoning_bank.method import BANK, ReasoningBank, parse_items, parse_judge, read_bank
+from evoarena.methods.reasoning_bank.method import (
+    BANK,
+    BankRow,
+    MemoryItem,
+    ReasoningBank,
+    parse_items,
+    parse_judge,
+    read_bank,
+)
 from evoarena.models import GenParams, Message
 from evoarena.models.base import Completion, Usage
 from evoarena.protocol.boundary.client import StepContext
@@ -234,3 +242,13 @@ def test_params_are_validated() -> None:
         ReasoningBank(top_k=3)
     with pytest.raises(ValueError, match="params.retriever: input should be 'auto', 'embedding' or 'lexical'"):
         ReasoningBank(retriever="bm25")
+
+
+def test_a_bank_line_is_written_as_it_always_was_and_reads_back() -> None:
+    item = MemoryItem("Check units", "d", "c — é")
+    row = BankRow(task_id="t1", query="q", trajectory="tr", status="failure", memory_items=[item], grader_passed=False)
+    assert row.line() == json.dumps({"task_id": "t1", "query": "q", "trajectory": "tr", "status": "failure",
+                                     "memory_items": [{"title": "Check units", "description": "d",
+                                                       "content": "c — é"}], "grader_passed": False}) + "\n"
+    [record] = read_bank({BANK: row.line()})
+    assert (record.task_id, record.status, record.items) == ("t1", "failure", (item,))

@@ -21,6 +21,7 @@ from evoarena.methods.skillprox.skill import (
     struct_problems,
     units,
 )
+from evoarena.methods.skillprox.state import UnitAudit
 from evoarena.protocol.catalog import build_method
 
 MAIN = """---
@@ -156,11 +157,11 @@ def test_locality_allows_the_target_and_one_receiver() -> None:
 
 
 def test_candidates_are_below_tau_in_lexicographic_order() -> None:
-    audit = [{"uid": "a", "u_cell": -0.1, "u_hard": 0.0}, {"uid": "b", "u_cell": -0.2, "u_hard": 0.1},
-             {"uid": "c", "u_cell": -0.1, "u_hard": -0.05}, {"uid": "d", "u_cell": -0.001, "u_hard": -1.0},
-             {"uid": "e", "u_cell": 0.3, "u_hard": -1.0}]
-    assert [a["uid"] for a in candidates(audit, -0.001)] == ["b", "c", "a"]
-    assert [a["uid"] for a in candidates(audit, 0.0)] == ["b", "c", "a", "d"]
+    audit = [UnitAudit(uid=uid, kind="L2", name=uid, chars=1, H=0.0, C=0.0, u_cell=c, u_hard=h)
+             for uid, c, h in (("a", -0.1, 0.0), ("b", -0.2, 0.1), ("c", -0.1, -0.05), ("d", -0.001, -1.0),
+                               ("e", 0.3, -1.0))]
+    assert [a.uid for a in candidates(audit, -0.001)] == ["b", "c", "a"]
+    assert [a.uid for a in candidates(audit, 0.0)] == ["b", "c", "a", "d"]
 
 
 def test_overlap_hint_ranks_the_most_similar_unit_first() -> None:

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import Any
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from evoarena.api import (
     Attempt,
@@ -28,6 +28,7 @@ from evoarena.api import (
 )
 from evoarena.api.probe import judged, mentions, non_answer, refused
 from evoarena.harness import HarnessWorkspace, Manifest
+from evoarena.harness.state import HarnessStateError
 from evoarena.methods.ace.playbook import (
     SECTIONS,
     Bullet,
@@ -43,6 +44,17 @@ from evoarena.models import GenParams
 
 PLAYBOOK = "memory/playbook.md"
 STATE = "memory/ace_state.json"
+
+
+class AceState(BaseModel):
+    """The next bullet number (ids are never reused, so a deleted bullet's counters never pass to another)."""
+
+    next_id: int = 1
+
+    def text(self) -> str:
+        """The file as it has always been written (one compact line): its bytes are part of every version's
+        content address."""
+        return json.dumps(self.model_dump()) + "\n"
 REFLECTION = "memory/ace_reflection.md"  # only in the custom tree of a generator re-run, never in the harness
 _CITED = re.compile(r"^\s*Bullets used:(.*)$", re.MULTILINE | re.IGNORECASE)
 _BULLET_ID = re.compile(r"\b([a-z]+-\d{5})\b")
@@ -120,7 +132,7 @@ class Ace(Method):
     def initialize(self, ws: HarnessWorkspace, system_prompt: str, solver_params: GenParams) -> None:
         super().initialize(ws, system_prompt, solver_params)
         ws.write(PLAYBOOK, render_playbook(Playbook()))
-        ws.write(STATE, json.dumps({"next_id": 1}) + "\n")
+        ws.write(STATE, AceState().text())
 
     def context(self, tree: Mapping[str, str], task: TaskView) -> str:
         playbook = tree.get(PLAYBOOK, "")
@@ -154,15 +166,15 @@ class Ace(Method):
     def _load(ctx: PracticeContext) -> tuple[Playbook, int]:
         pb = parse_playbook(ctx.harness.read(PLAYBOOK, default=""))
         try:
-            next_id = int(json.loads(ctx.harness.read(STATE, default="{}")).get("next_id", 1))
-        except (json.JSONDecodeError, AttributeError, TypeError, ValueError):
+            next_id = ctx.harness.load_state(STATE, AceState, default=AceState()).next_id
+        except HarnessStateError:  # the playbook's own numbers still keep ids unique
             next_id = 1
         return pb, max(next_id, pb.max_number() + 1)
 
     @staticmethod
     def _save(ctx: PracticeContext, pb: Playbook, next_id: int) -> None:
         ctx.harness.write(PLAYBOOK, render_playbook(pb))
-        ctx.harness.write(STATE, json.dumps({"next_id": next_id}) + "\n")
+        ctx.harness.write(STATE, AceState(next_id=next_id).text())
 
     # -- roles ------------------------------------------------------------------------------------------------
 

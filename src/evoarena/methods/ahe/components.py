@@ -7,10 +7,11 @@ method's own state: it is never shown to the solver, never part of a candidate t
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
 
+from pydantic import BaseModel
+
+from evoarena.harness.state import Absent, parse_state
 from evoarena.methods.prompting import render_prompt
 
 STATE = "memory/ahe/state.json"
@@ -72,10 +73,47 @@ def render_context(tree: Mapping[str, str]) -> str:
                          memory=tree.get(MEMORY, "").strip(), middleware=tree.get(MIDDLEWARE, "").strip()).strip()
 
 
-def read_state(tree: Mapping[str, str]) -> dict[str, Any] | None:
+PrPair = tuple[float | None, float | None]
+"""(precision, recall); None where undefined."""
+
+
+class RoundPR(BaseModel):
+    """A round's fix or regression prediction P/R as kept (enough to rebuild it for pooling)."""
+
+    predicted: list[str]
+    actual: list[str]
+    hits: list[str]
+    n_tasks: int
+    summed_predictions: int
+    summed_hits: int
+
+
+class LastRound(BaseModel):
+    round: int
+    pass_rate: float
+    evaluation: str
+    rolled_back: list[str]
+    adopted: list[str]
+    refused: list[str]
+
+
+class State(BaseModel):
+    """AHE's state: the round, every round's P/R and their pooled and mean figures, the live version, the last
+    manifest (ChangeManifest's own JSON form) with the outcomes and snapshot it is scored against, and a summary of
+    the last round. Keys appear as the rounds set them."""
+
+    round: int = 0
+    fix_prs: list[RoundPR] = []
+    regression_prs: list[RoundPR] = []
+    live: Absent[str] = None
+    manifest: Absent[dict[str, object]] = None
+    outcomes: Absent[dict[str, str]] = None
+    snapshot: Absent[dict[str, str]] = None
+    last: Absent[LastRound] = None
+    pooled_pr: Absent[dict[str, PrPair]] = None
+    mean_pr: Absent[dict[str, PrPair]] = None
+
+
+def read_state(tree: Mapping[str, str]) -> State | None:
     text = tree.get(STATE)
-    return None if text is None else dict(json.loads(text))
-
-
-def dump_state(state: Mapping[str, Any]) -> str:
-    return json.dumps(state, indent=1, ensure_ascii=False, sort_keys=True) + "\n"
+    return None if text is None else parse_state(STATE, text, State)

@@ -26,8 +26,10 @@ from evoarena.harness import (
 )
 from evoarena.methods.ahe.components import (
     STATE,
+    LastRound,
+    RoundPR,
+    State,
     component_tree,
-    dump_state,
     editable,
     read_state,
     render_context,
@@ -39,15 +41,15 @@ from evoarena.methods.prompting import render_prompt
 _CLIP = 600  # characters of a task, an output or a feedback shown to the evolve agent
 
 
-def _pr_dict(pr: PredictionPR) -> dict[str, Any]:
+def _pr_kept(pr: PredictionPR) -> RoundPR:
     """A round's P/R as kept in the state (enough to rebuild it for pooling)."""
-    return {"predicted": list(pr.predicted), "actual": list(pr.actual), "hits": list(pr.hits), "n_tasks": pr.n_tasks,
-            "summed_predictions": pr.summed_predictions, "summed_hits": pr.summed_hits}
+    return RoundPR(predicted=list(pr.predicted), actual=list(pr.actual), hits=list(pr.hits), n_tasks=pr.n_tasks,
+                   summed_predictions=pr.summed_predictions, summed_hits=pr.summed_hits)
 
 
-def _pr(data: Mapping[str, Any]) -> PredictionPR:
-    return PredictionPR(tuple(data["predicted"]), tuple(data["actual"]), tuple(data["hits"]), int(data["n_tasks"]),
-                        int(data["summed_predictions"]), int(data["summed_hits"]))
+def _pr(kept: RoundPR) -> PredictionPR:
+    return PredictionPR(tuple(kept.predicted), tuple(kept.actual), tuple(kept.hits), kept.n_tasks,
+                        kept.summed_predictions, kept.summed_hits)
 
 
 def _clip(text: str) -> str:
@@ -101,7 +103,8 @@ class Ahe(Method):
     @classmethod
     def state_view(cls, tree: Mapping[str, str]) -> dict[str, Any]:
         state = read_state(tree)
-        return {} if state is None else {k: state.get(k) for k in ("round", "last", "pooled_pr", "mean_pr")}
+        kept = {} if state is None else state.model_dump(mode="json")
+        return {} if state is None else {k: kept.get(k) for k in ("round", "last", "pooled_pr", "mean_pr")}
 
     def context(self, tree: Mapping[str, str], task: TaskView) -> str:
         """Every component the harness holds (tools, skills, memory, middleware), never AHE's own state."""
@@ -110,13 +113,13 @@ class Ahe(Method):
     def practice(self, ctx: PracticeContext, task: TaskView) -> Manifest | None:
         if ctx.attempt_limit is not None:  # the protocol counts submissions: submit once with the live harness
             ctx.solve(task)
-        state = read_state(ctx.harness.tree()) or {"round": 0, "fix_prs": [], "regression_prs": []}
+        state = ctx.harness.load_state(STATE, State, default=State())
         cap = self.params.max_rounds
-        if ctx.step % self.params.round_every or (cap and state["round"] >= cap):
+        if ctx.step % self.params.round_every or (cap and state.round >= cap):
             return None
-        state["round"] += 1
+        state.round += 1
         base = component_tree(ctx.harness.tree())
-        live = state.get("live") or ctx.candidate(base, intent="AHE seed harness")
+        live = state.live or ctx.candidate(base, intent="AHE seed harness")
         outcomes, failures = self._evaluate(ctx, base)
         score, live, base, rolled = self._score_and_roll_back(ctx, state, outcomes, live, base)
         proposal = self._evolve(ctx, state, outcomes, failures, score, rolled, base)
@@ -127,16 +130,16 @@ class Ahe(Method):
                                  evidence=change.failure_pattern)
         self._write(ctx, base)
         n_pass = sum(o == "pass" for o in outcomes.values())
-        state.update({"live": live, "manifest": proposal.manifest.to_dict(), "outcomes": outcomes,
-                      "snapshot": snapshot, "last": {
-                          "round": state["round"], "pass_rate": n_pass / max(1, len(outcomes)),
-                          "evaluation": score.summary() if score else "", "rolled_back": rolled,
-                          "adopted": [c.id for c in proposal.manifest.changes],
-                          "refused": [c.id for c, _ in proposal.refused]}})
-        ctx.harness.write(STATE, dump_state(state))
+        state.live, state.manifest = live, proposal.manifest.to_dict()
+        state.outcomes, state.snapshot = outcomes, snapshot
+        state.last = LastRound(round=state.round, pass_rate=n_pass / max(1, len(outcomes)),
+                               evaluation=score.summary() if score else "", rolled_back=rolled,
+                               adopted=[c.id for c in proposal.manifest.changes],
+                               refused=[c.id for c, _ in proposal.refused])
+        ctx.harness.save_state(STATE, state)
         changes = proposal.manifest.changes
         return Manifest(
-            intent=f"AHE round {state['round']}: {len(changes)} change(s) adopted"
+            intent=f"AHE round {state.round}: {len(changes)} change(s) adopted"
                    + (f", {len(rolled)} file(s) rolled back" if rolled else ""),
             evidence=self._evidence(state, n_pass, len(outcomes), score),
             expected_fixes=sorted({t for c in changes for t in c.predicted_fixes}),
@@ -175,48 +178,48 @@ class Ahe(Method):
         return float(fb.score), fb.message
 
     # -- scoring the last manifest and file-level rollback --------------------------------------------------------
-    def _score_and_roll_back(self, ctx: PracticeContext, state: dict[str, Any], outcomes: Mapping[str, str],
+    def _score_and_roll_back(self, ctx: PracticeContext, state: State, outcomes: Mapping[str, str],
                              live: str, base: dict[str, str]) -> tuple[RoundScore | None, str, dict[str, str],
                                                                        list[str]]:
         """Score the previous round's manifest on this round, keep its P/R, and restore the files of the changes
         judged `rollback_verdicts` (HARMFUL) from the snapshot taken before them — one version for the rollback."""
-        if not state.get("manifest") or state.get("outcomes") is None:
+        if not state.manifest or state.outcomes is None:
             return None, live, base, []
-        score = score_round(ChangeManifest.from_dict(state["manifest"]), state["outcomes"], outcomes)
-        state["fix_prs"].append(_pr_dict(score.fix))
-        state["regression_prs"].append(_pr_dict(score.regression))
-        fixes, regressions = [_pr(d) for d in state["fix_prs"]], [_pr(d) for d in state["regression_prs"]]
-        state["pooled_pr"] = {"fix": pooled_pr(fixes), "regression": pooled_pr(regressions)}
-        state["mean_pr"] = {"fix": mean_pr(fixes), "regression": mean_pr(regressions)}
+        score = score_round(ChangeManifest.from_dict(state.manifest), state.outcomes, outcomes)
+        state.fix_prs.append(_pr_kept(score.fix))
+        state.regression_prs.append(_pr_kept(score.regression))
+        fixes, regressions = [_pr(d) for d in state.fix_prs], [_pr(d) for d in state.regression_prs]
+        state.pooled_pr = {"fix": pooled_pr(fixes), "regression": pooled_pr(regressions)}
+        state.mean_pr = {"fix": mean_pr(fixes), "regression": mean_pr(regressions)}
         files = [f for f in harmful_files(score, self.rollback_verdicts) if f != STATE]
-        restored = rollback_files(base, state["snapshot"], files) if files else base
+        restored = rollback_files(base, state.snapshot or {}, files) if files else base
         rolled = sorted(p for p in set(base) | set(restored) if base.get(p) != restored.get(p))
         if rolled:
             bad = [c.change_id for c in score.changes if c.verdict in self.rollback_verdicts]
             live = ctx.candidate(restored, parents=[live], intent=f"AHE rollback of {', '.join(bad)}: "
                                  f"{', '.join(rolled)}", evidence=score.summary())
             self._write(ctx, restored)
-        ctx.log("ahe_round", {"round": state["round"], "outcomes": dict(outcomes), "evaluation": score.to_dict(),
+        ctx.log("ahe_round", {"round": state.round, "outcomes": dict(outcomes), "evaluation": score.to_dict(),
                               "verdicts": {c: v.value for c, v in score.verdicts().items()},
                               "unattributed_regressions": list(score.unattributed_regressions),
                               "fix_precision": score.fix.precision, "fix_recall": score.fix.recall,
                               "regression_precision": score.regression.precision,
                               "regression_recall": score.regression.recall, "rolled_back": rolled,
-                              "pooled_pr": state["pooled_pr"], "mean_pr": state["mean_pr"]})
+                              "pooled_pr": state.pooled_pr, "mean_pr": state.mean_pr})
         return score, live, restored, rolled
 
     # -- the evolve agent -----------------------------------------------------------------------------------------
-    def _evolve(self, ctx: PracticeContext, state: Mapping[str, Any], outcomes: Mapping[str, str],
+    def _evolve(self, ctx: PracticeContext, state: State, outcomes: Mapping[str, str],
                 failures: Sequence[dict[str, str]], score: RoundScore | None, rolled: Sequence[str],
                 base: Mapping[str, str]) -> Proposal:
-        empty = Proposal(ChangeManifest((), state["round"]), ())
-        prompt = self.evolve_prompt(state["round"], outcomes, failures, score, rolled, base)
+        empty = Proposal(ChangeManifest((), state.round), ())
+        prompt = self.evolve_prompt(state.round, outcomes, failures, score, rolled, base)
         reply = ctx.ask("evolver", prompt, max_tokens=self.params.evolve_max_tokens, reject_cut_off="manifest")
         if reply is None:
             return empty
         try:
             proposal = parse_reply(reply.text, components=self.components, current=base,
-                                   snapshot=state.get("snapshot"), iteration=state["round"])
+                                   snapshot=state.snapshot, iteration=state.round)
         except ManifestError as err:
             ctx.reject("manifest", reply.text, str(err))
             return empty
@@ -257,11 +260,11 @@ class Ahe(Method):
         return "\n".join(lines)
 
     @staticmethod
-    def _evidence(state: Mapping[str, Any], n_pass: int, n_tasks: int, score: RoundScore | None) -> str:
-        text = f"round {state['round']}: {n_pass}/{n_tasks} tasks pass"
+    def _evidence(state: State, n_pass: int, n_tasks: int, score: RoundScore | None) -> str:
+        text = f"round {state.round}: {n_pass}/{n_tasks} tasks pass"
         if score is not None:
             text += f"; last changes: {score.summary() or '(none)'}"
-        pooled = state.get("pooled_pr")
+        pooled = state.pooled_pr
         if pooled:
             fix, reg = ("/".join("n/a" if v is None else f"{v:.2f}" for v in pooled[k]) for k in ("fix", "regression"))
             text += f"; pooled fix P/R {fix}, regression P/R {reg}"

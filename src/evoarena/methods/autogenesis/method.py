@@ -57,7 +57,7 @@ class Autogenesis(Method):
         before, examples = self._evaluate(ctx, batch)
         chosen = self._reflect(ctx, registry, examples)
         if chosen is None:
-            ctx.harness.write(STATE, registry.dumps())
+            ctx.harness.save_state(STATE, registry.file())
             return None
         name, section, reflection, change = chosen
         res = registry.resources[name]
@@ -68,12 +68,12 @@ class Autogenesis(Method):
                                                   else name, current=target, reflection=reflection, change=change),
                         reject_cut_off="improvement")
         if reply is None:
-            ctx.harness.write(STATE, registry.dumps())
+            ctx.harness.save_state(STATE, registry.file())
             return None
         text, why = parse_instruction(reply.text, "strict")
         if text is None or text.strip() == target.strip():
             ctx.reject("improvement", reply.text, why or "the new text repeats the current one")
-            ctx.harness.write(STATE, registry.dumps())
+            ctx.harness.save_state(STATE, registry.file())
             return None
         new_text = join_sections({**parts, section: text.strip()}) if section else text
         old_version = res.current
@@ -84,7 +84,7 @@ class Autogenesis(Method):
         if not kept:  # gated: the previous version comes back, the new one is archived
             registry.restore(name, old_version, archive_current=True)
             ctx.harness.write(res.path, res.text())
-        ctx.harness.write(STATE, registry.dumps())
+        ctx.harness.save_state(STATE, registry.file())
         ctx.log("autogenesis_step", {"resource": name, "section": section, "version": version, "kept": kept,
                                      "before": before, "after": after, "batch": [t.id for t in batch]})
         if not kept:
@@ -97,7 +97,7 @@ class Autogenesis(Method):
     def _registry(self, ctx: PracticeContext) -> Registry:
         text = ctx.harness.read(STATE, "")
         if text:
-            return Registry.loads(text)
+            return Registry.loads(text, STATE)
         registry = Registry()
         frozen = {str(s).lower() for s in self.params.frozen_sections}
         for name, (type_, path) in RESOURCES.items():

@@ -5,10 +5,11 @@ version can be restored. Kept as JSON (with every version's text) in the method'
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
-from typing import Any
+
+from pydantic import BaseModel, RootModel
+
+from evoarena.harness.state import parse_state, state_text
 
 STATUSES = ("ACTIVE", "DEPRECATED", "ARCHIVED")
 
@@ -17,8 +18,7 @@ class RegistryError(ValueError):
     """A request the registry refuses (an unknown resource or version, a change to what is not learnable)."""
 
 
-@dataclass
-class Version:
+class Version(BaseModel):
     version: str
     status: str
     step: int
@@ -26,15 +26,14 @@ class Version:
     text: str
 
 
-@dataclass
-class Resource:
+class Resource(BaseModel):
     name: str
     type: str  # prompt | memory | skill | tool | agent | environment
     path: str  # the harness file the current version is written to
     require_grad: bool
-    sub_grad: dict[str, bool] = field(default_factory=dict)  # prompt sections: name -> learnable
+    sub_grad: dict[str, bool] = {}  # prompt sections: name -> learnable
     current: str = "1.0.0"
-    versions: list[Version] = field(default_factory=list)
+    versions: list[Version] = []
 
     def get(self, version: str) -> Version:
         for v in self.versions:
@@ -46,6 +45,10 @@ class Resource:
         return self.get(self.current).text
 
 
+class RegistryFile(RootModel[dict[str, Resource]]):
+    """The registry as its state file holds it: {name: resource}."""
+
+
 class Registry:
     """The resources of one harness, by name."""
 
@@ -54,8 +57,9 @@ class Registry:
 
     def register(self, name: str, type_: str, path: str, text: str, *, require_grad: bool, step: int,
                  sub_grad: Mapping[str, bool] | None = None) -> Resource:
-        res = Resource(name, type_, path, require_grad, dict(sub_grad or {}),
-                       versions=[Version("1.0.0", "ACTIVE", step, "initial", text)])
+        first = Version(version="1.0.0", status="ACTIVE", step=step, description="initial", text=text)
+        res = Resource(name=name, type=type_, path=path, require_grad=require_grad, sub_grad=dict(sub_grad or {}),
+                       versions=[first])
         self.resources[name] = res
         return res
 
@@ -71,7 +75,7 @@ class Registry:
         major, minor, patch = max(tuple(int(x) for x in v.version.split(".")) for v in res.versions)
         new = f"{major}.{minor}.{patch + 1}"
         res.get(res.current).status = "DEPRECATED"
-        res.versions.append(Version(new, "ACTIVE", step, description, text))
+        res.versions.append(Version(version=new, status="ACTIVE", step=step, description=description, text=text))
         res.current = new
         return new
 
@@ -89,18 +93,15 @@ class Registry:
             raise RegistryError(f"no resource {name!r} (known: {sorted(self.resources)})")
         return self.resources[name]
 
+    def file(self) -> RegistryFile:
+        return RegistryFile(self.resources)
+
     def dumps(self) -> str:
-        return json.dumps({n: asdict(r) for n, r in self.resources.items()}, indent=1, ensure_ascii=False,
-                          sort_keys=True) + "\n"
+        return state_text(self.file())
 
     @classmethod
-    def loads(cls, text: str) -> Registry:
-        data: dict[str, Any] = json.loads(text)
-        out = {}
-        for name, r in data.items():
-            versions = [Version(**v) for v in r.pop("versions")]
-            out[name] = Resource(**r, versions=versions)
-        return cls(out)
+    def loads(cls, text: str, rel: str = "registry.json") -> Registry:
+        return cls(parse_state(rel, text, RegistryFile).root)
 
 
 def sections(text: str) -> dict[str, str]:

@@ -10,23 +10,38 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from evoarena.api import Method, PracticeContext, TaskView, method
 from evoarena.harness import Manifest
+from evoarena.harness.state import parse_state
 from evoarena.methods.prompting import render_prompt
 
 DEMOS = "memory/demos.json"
 
 
-def read_demos(tree: Mapping[str, str]) -> dict[str, list[dict[str, Any]]]:
+class Demo(BaseModel):
+    task_id: str
+    question: str
+    answer: str
+
+
+class Demos(BaseModel):
+    """The demos file: bootstrapped demos (the teacher's passing outputs) and labeled ones (train references)."""
+
+    bootstrapped: list[Demo] = []
+    labeled: list[Demo] = []
+
+    def text(self) -> str:
+        """The file as it has always been written (two-space indent, keys in order): the solver's context is made
+        from it and its bytes are part of every version's content address."""
+        return json.dumps(self.model_dump(), indent=2, ensure_ascii=False) + "\n"
+
+
+def read_demos(tree: Mapping[str, str]) -> Demos:
     raw = tree.get(DEMOS)
-    if not raw:
-        return {"bootstrapped": [], "labeled": []}
-    data: dict[str, list[dict[str, Any]]] = json.loads(raw)
-    return data
+    return parse_state(DEMOS, raw, Demos) if raw else Demos()
 
 
 @method("bootstrap_fewshot")
@@ -46,29 +61,30 @@ class BootstrapFewShot(Method):
 
     def context(self, tree: Mapping[str, str], task: TaskView) -> str:
         demos = read_demos(tree)
-        ordered = demos["bootstrapped"] + demos["labeled"]
-        return render_prompt(__package__, "context", demos=[d for d in ordered if d["task_id"] != task.id])
+        ordered = demos.bootstrapped + demos.labeled
+        return render_prompt(__package__, "context", demos=[d for d in ordered if d.task_id != task.id])
 
     def practice(self, ctx: PracticeContext, task: TaskView) -> Manifest | None:
         tree = ctx.harness.tree()
         demos = read_demos(tree)
-        have = demos["bootstrapped"] + demos["labeled"]
-        if any(d["task_id"] == task.id for d in have):  # one pass over the trainset, as in DSPy
+        have = demos.bootstrapped + demos.labeled
+        if any(d.task_id == task.id for d in have):  # one pass over the trainset, as in DSPy
             return None
         labeled_full = len(have) >= self.max_total
-        if len(demos["bootstrapped"]) >= self.params.max_bootstrapped_demos and labeled_full:
+        if len(demos.bootstrapped) >= self.params.max_bootstrapped_demos and labeled_full:
             return None
         teacher = {k: v for k, v in tree.items() if k != DEMOS}  # the zero-shot starting program
         kind = "labeled"
         answer = ctx.label(task)
-        if len(demos["bootstrapped"]) < self.params.max_bootstrapped_demos:
+        if len(demos.bootstrapped) < self.params.max_bootstrapped_demos:
             attempt = ctx.solve(task, tree=teacher)
             if not attempt.error and ctx.feedback(task, attempt).passed:
                 kind, answer = "bootstrapped", attempt.text.strip()
         if kind == "labeled" and labeled_full:
             return None
         if kind == "bootstrapped" and len(have) >= self.max_total:
-            demos["labeled"].pop()  # a bootstrapped demo takes the place of the newest labeled one
-        demos[kind].append({"task_id": task.id, "question": task.prompt, "answer": answer})
-        ctx.harness.write(DEMOS, json.dumps(demos, indent=2, ensure_ascii=False) + "\n")
+            demos.labeled.pop()  # a bootstrapped demo takes the place of the newest labeled one
+        demo = Demo(task_id=task.id, question=task.prompt, answer=answer)
+        (demos.bootstrapped if kind == "bootstrapped" else demos.labeled).append(demo)
+        ctx.harness.write(DEMOS, demos.text())
         return Manifest(intent=f"add a {kind} demo", evidence=task.id)

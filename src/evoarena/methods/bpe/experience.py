@@ -6,11 +6,13 @@ between episodes by consolidation (consolidate.py)."""
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel
+
+from evoarena.harness.state import parse_records, record_line
 
 STORES = ("general", "task", "mistakes", "search")
 PREFIX = {"general": "g", "task": "t", "mistakes": "m", "search": "s"}
@@ -57,8 +59,7 @@ def location_prior(text: str) -> tuple[str, str] | None:
     return (obj, loc) if obj and loc and obj != loc else None
 
 
-@dataclass
-class Entry:
+class Entry(BaseModel):
     """One experience entry: its id (store letter + number), text, usage count (recalls), the episode that created
     and last updated it, who wrote it (`model`, `rule`, `initial`), and for a search prior the object and place."""
 
@@ -75,11 +76,6 @@ class Entry:
     def keywords(self) -> set[str]:
         return tokens(" ".join(x for x in (self.text, self.object, self.location) if x))
 
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Entry:
-        known = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
-        return cls(**known)
-
 
 @dataclass
 class Bank:
@@ -92,8 +88,7 @@ class Bank:
 
     @classmethod
     def from_tree(cls, tree: Mapping[str, str], cap: int = 80, counters: Mapping[str, int] | None = None) -> Bank:
-        stores = {s: [Entry.from_json(json.loads(line)) for line in tree.get(path(s), "").splitlines()
-                      if line.strip()] for s in STORES}
+        stores = {s: parse_records(path(s), tree.get(path(s), ""), Entry) for s in STORES}
         bank = cls(stores, cap, dict.fromkeys(STORES, 0))
         for s in STORES:
             numbers = [int(e.id[1:]) for e in stores[s] if ID.match(e.id)]
@@ -101,8 +96,7 @@ class Bank:
         return bank
 
     def files(self) -> dict[str, str]:
-        return {path(s): "".join(json.dumps(asdict(e), ensure_ascii=False, sort_keys=True) + "\n"
-                                 for e in self.stores[s]) for s in STORES}
+        return {path(s): "".join(record_line(e) for e in self.stores[s]) for s in STORES}
 
     def entries(self) -> list[Entry]:
         return [e for s in STORES for e in self.stores[s]]
@@ -147,7 +141,8 @@ class Bank:
             evicted = min(entries, key=lambda e: (e.usage, e.created, _number(e.id)))
             entries.remove(evicted)
         self.counters[store] += 1
-        entry = Entry(f"{PREFIX[store]}{self.counters[store]}", store, text.strip(), 0, episode, episode, source)
+        entry = Entry(id=f"{PREFIX[store]}{self.counters[store]}", store=store, text=text.strip(), usage=0,
+                      created=episode, updated=episode, source=source)
         if store == "search" and (prior := location_prior(text)) is not None:
             entry.object, entry.location = prior
         entries.append(entry)

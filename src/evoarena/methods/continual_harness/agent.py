@@ -9,9 +9,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from evoarena.api import AgentAction, EpisodeAgent, EpisodeContext, EpisodeEnd, EpisodeView, TaskView
+from evoarena.harness.state import state_text
 from evoarena.methods.continual_harness.cadence import refines_at
 from evoarena.methods.continual_harness.refiner import Config, Refinement
-from evoarena.methods.continual_harness.state import CARRY, dump_carry, read_carry
+from evoarena.methods.continual_harness.state import CARRY, RefinementRecord, Watch, read_carry
 from evoarena.methods.continual_harness.stuck import StepRec, stuck_flags
 
 
@@ -25,13 +26,13 @@ class ContinualAgent(EpisodeAgent):
         carry = read_carry(tree)
         self.cfg, self.task, self.refine, self.persist = config, task, refine, persist
         self.age = carry.age  # steps the harness has played before this episode
-        self.watches: list[dict[str, Any]] = list(carry.watches)
+        self.watches: list[Watch] = list(carry.watches)
         self.summaries: list[str] = list(carry.summaries)
         self.records: list[StepRec] = []
         self.score_before = 0.0  # the score when the pending step was chosen
         # the step chosen last, until its result is known: action, observation before, actions offered, reply
         self.pending: tuple[str, str | None, tuple[str, ...] | None, str] | None = None
-        self.refinements: list[dict[str, Any]] = []
+        self.refinements: list[RefinementRecord] = []
 
     def clock(self, step: int) -> int:
         """The cadence's clock after `step` steps of this episode: the harness's whole age (`run`) or the episode's
@@ -44,8 +45,8 @@ class ContinualAgent(EpisodeAgent):
         calls: dict[str, int] = {}
         if self.refine and view.step >= 1 and refines_at(self.clock(view.step), self.cfg.cadence):
             record = self._refine(ctx, view.step, view.score)
-            info["refinement"] = record
-            calls["refiner"] = int(record["calls"])
+            info["refinement"] = record.model_dump()
+            calls["refiner"] = record.calls
         note = "\n\n".join(s for s in self.summaries if s)
         completion = ctx.model("solver").complete(ctx.step_messages(view, note=note), ctx.solver_params,
                                                   sample_index=ctx.sample_index)
@@ -66,7 +67,7 @@ class ContinualAgent(EpisodeAgent):
             carry = read_carry(ctx.tree)
             carry.age, carry.watches, carry.summaries, carry.at_end = (self.age + steps, self.watches,
                                                                        self.summaries, at_end)
-            ctx.edit(CARRY, dump_carry(carry))
+            ctx.edit(CARRY, state_text(carry))  # the episode's context edits files: the one JSON form by hand
 
     # -- internals ------------------------------------------------------------------------------------------------
     def _close_pending(self, after: str | None, score: float) -> None:
@@ -79,14 +80,14 @@ class ContinualAgent(EpisodeAgent):
                                     reply))
         self.pending = None
 
-    def _refine(self, ctx: EpisodeContext, step: int, score: float) -> dict[str, Any]:
+    def _refine(self, ctx: EpisodeContext, step: int, score: float) -> RefinementRecord:
         flags = stuck_flags(self.records, self.cfg.stuck)
         refinement = Refinement(ctx, self.cfg, self.task.prompt, step=step, clock=self.clock(step),
                                 records=self.records, flags=flags, score=score, watches=self.watches)
         record = refinement.run()
         self.watches = refinement.new_watches
-        if record["summary"]:
+        if record.summary:
             kept = self.cfg.summaries
-            self.summaries = (self.summaries + [record["summary"]])[-kept:] if kept else []
+            self.summaries = (self.summaries + [record.summary])[-kept:] if kept else []
         self.refinements.append(record)
         return record

@@ -23,7 +23,10 @@ from evoarena.methods.continual_harness.state import (
     DEFAULT_PROMPT,
     LOG,
     PROMPT,
-    dump_log,
+    ClockWindow,
+    Log,
+    LogEntry,
+    RefinementRecord,
     entries,
     read_carry,
     read_log,
@@ -94,12 +97,12 @@ class ContinualHarness(Method):
 
     @classmethod
     def state_view(cls, tree: Mapping[str, str]) -> dict[str, Any]:
-        log = read_log(tree)
-        scores = [float(e["score"]) for e in log]
+        log = read_log(tree).root
+        scores = [e.score for e in log]
         return {"episodes": len(log), "age": read_carry(tree).age, "scores": scores,
                 "auc": auc(scores, 1.0), "late_mean": late_mean(scores),
-                "refinements": sum(int(e["refinements"]) for e in log),
-                "reverted": sum(len(e["reverted"]) for e in log),
+                "refinements": sum(e.refinements for e in log),
+                "reverted": sum(len(e.reverted) for e in log),
                 "skills": sorted(entries(tree, "skills")), "memory": sorted(entries(tree, "memory"))}
 
     def initialize(self, ws: HarnessWorkspace, system_prompt: str, solver_params: GenParams) -> None:
@@ -120,7 +123,7 @@ class ContinualHarness(Method):
 
     def practice(self, ctx: PracticeContext, task: TaskView) -> Manifest | None:
         before = ctx.harness.tree()
-        log = read_log(before)
+        log = read_log(before).root
         attempt = ctx.solve(task)
         if attempt.error:  # a provider error: the unit is redone or recorded, nothing is kept
             return None
@@ -130,29 +133,30 @@ class ContinualHarness(Method):
         for path in changed:
             ctx.harness.write(path, after[path])
         trace = _trace(attempt.answer)
-        refinements = [s["agent"]["refinement"] for s in trace if "refinement" in (s.get("agent") or {})]
+        refinements = [RefinementRecord.model_validate(s["agent"]["refinement"]) for s in trace
+                       if "refinement" in (s.get("agent") or {})]
         at_end = read_carry(after).at_end if after else None
         if at_end:
             refinements.append(at_end)
         rejected = _record_rejections(ctx, refinements)
         flags = stuck_flags(_records(trace), self.config.stuck)
-        entry = {"episode": len(log) + 1, "score": float(fb.score), "won": bool(fb.passed), "steps": len(trace),
-                 "age": read_carry(after).age if after else read_carry(before).age,
-                 "refinements": len(refinements), "at": [int(r["clock"]) for r in refinements],
-                 "reverted": [s for r in refinements for s in r["reverted"]], "rejected": rejected,
-                 "prompt_rewrites": sum(r["passes"].get("prompt", {}).get("status") == "rewritten"
-                                        for r in refinements),
-                 "stuck": window_stats(flags), "windows": [{"clock": int(r["clock"]), **r["window"]}
-                                                           for r in refinements],
-                 "changed": [p for p in changed if not p.startswith("continual/")]}
+        entry = LogEntry(episode=len(log) + 1, score=float(fb.score), won=bool(fb.passed), steps=len(trace),
+                         age=read_carry(after).age if after else read_carry(before).age,
+                         refinements=len(refinements), at=[r.clock for r in refinements],
+                         reverted=[s for r in refinements for s in r.reverted], rejected=rejected,
+                         prompt_rewrites=sum(r.passes["prompt"].status == "rewritten" for r in refinements
+                                             if "prompt" in r.passes),
+                         stuck=window_stats(flags), windows=[ClockWindow(clock=r.clock, **r.window)
+                                                             for r in refinements],
+                         changed=[p for p in changed if not p.startswith("continual/")])
         log.append(entry)
-        ctx.harness.write(LOG, dump_log(log))
-        scores = [float(e["score"]) for e in log]
-        ctx.log("continual_episode", {**entry, "auc": auc(scores, 1.0), "late_mean": late_mean(scores)})
-        edited = ", ".join(entry["changed"]) or "no refinable file"
-        return Manifest(intent=f"Continual Harness episode {entry['episode']}: {len(refinements)} refinement(s), "
-                               f"{len(entry['reverted'])} skill revert(s); changed {edited}",
-                        evidence=f"{fb.message}; stuck {entry['stuck']['pct']}% of {entry['stuck']['steps']} steps")
+        ctx.harness.save_state(LOG, Log(log))
+        scores = [e.score for e in log]
+        ctx.log("continual_episode", {**entry.model_dump(), "auc": auc(scores, 1.0), "late_mean": late_mean(scores)})
+        edited = ", ".join(entry.changed) or "no refinable file"
+        return Manifest(intent=f"Continual Harness episode {entry.episode}: {len(refinements)} refinement(s), "
+                               f"{len(entry.reverted)} skill revert(s); changed {edited}",
+                        evidence=f"{fb.message}; stuck {entry.stuck['pct']}% of {entry.stuck['steps']} steps")
 
 
 def _trace(answer: str | None) -> list[dict[str, Any]]:
@@ -177,15 +181,15 @@ def _records(trace: list[dict[str, Any]]) -> list[StepRec]:
     return out
 
 
-def _record_rejections(ctx: PracticeContext, refinements: list[dict[str, Any]]) -> int:
+def _record_rejections(ctx: PracticeContext, refinements: list[RefinementRecord]) -> int:
     """Every malformed refiner reply and every refused entry of the episode as a rejected output; their count."""
     n = 0
     for r in refinements:
-        for name, result in r["passes"].items():
-            if result.get("status") == "rejected":
-                ctx.reject(f"refiner {name} reply", str(result.get("raw", "")), str(result.get("reason", "")))
+        for name, result in r.passes.items():
+            if result.status == "rejected":
+                ctx.reject(f"refiner {name} reply", result.raw or "", result.reason or "")
                 n += 1
-            for refused in result.get("refused", []):
-                ctx.reject(f"refiner {name} entry", str(refused["entry"]), str(refused["reason"]))
+            for refused in result.refused or []:
+                ctx.reject(f"refiner {name} entry", refused.entry, refused.reason)
                 n += 1
     return n

@@ -6,14 +6,26 @@ isolated: a malformed reply is recorded and changes nothing, the other passes st
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from evoarena.api import EpisodeContext
 from evoarena.methods.continual_harness.cadence import Cadence
 from evoarena.methods.continual_harness.reply import Edits, ReplyError, parse_memory, parse_prompt, parse_skills
-from evoarena.methods.continual_harness.state import PROMPT, SYSTEM, entries, memory_path, refinable, skill_path
+from evoarena.methods.continual_harness.state import (
+    PROMPT,
+    SYSTEM,
+    Check,
+    PassResult,
+    RefinementRecord,
+    Refused,
+    Watch,
+    entries,
+    memory_path,
+    refinable,
+    skill_path,
+)
 from evoarena.methods.continual_harness.stuck import StepRec, revert_due, verdict, window_stats
 from evoarena.methods.continual_harness.trajectory import format_window
 from evoarena.methods.prompting import render_prompt
@@ -47,24 +59,23 @@ class Refinement:
 
     def __init__(self, ctx: EpisodeContext, config: Config, goal: str, *, step: int, clock: int,
                  records: Sequence[StepRec], flags: Sequence[bool], score: float,
-                 watches: Sequence[Mapping[str, Any]]) -> None:
+                 watches: Sequence[Watch]) -> None:
         self.ctx, self.cfg, self.goal = ctx, config, goal
         self.records, self.flags = list(records[-config.window:]), list(flags[-config.window:])
         self.score = score
         self.stats = window_stats(self.flags)
-        self.record: dict[str, Any] = {"step": step, "clock": clock, "window": self.stats, "checked": [],
-                                       "reverted": [], "flagged": [], "passes": {}, "calls": 0}
+        self.record = RefinementRecord(step=step, clock=clock, window=self.stats)
         self.watches = list(watches)
-        self.new_watches: list[dict[str, Any]] = []
+        self.new_watches: list[Watch] = []
 
-    def run(self) -> dict[str, Any]:
+    def run(self) -> RefinementRecord:
         feedback = self._revert()
         runners: dict[str, Callable[[], None]] = {"prompt": self._prompt, "skills": lambda: self._skills(feedback),
                                                   "memory": self._memory}
         for name in PASSES:
             if name in self.cfg.passes:
                 runners[name]()
-        self.record["summary"] = self._summary()
+        self.record.summary = self._summary()
         return self.record
 
     # -- the revert step ------------------------------------------------------------------------------------------
@@ -73,16 +84,16 @@ class Refinement:
         released "Impact of previous evolution changes" lines for the skills pass."""
         lines: list[str] = []
         for w in self.watches:
-            before, after, sid = w["before"], self.stats, w["id"]
+            before, after, sid = w.before, self.stats, w.id
             due = revert_due(before, after, threshold=self.cfg.revert_threshold,
                              min_steps=self.cfg.revert_min_steps)
-            live = self.ctx.tree.get(w["path"]) == w["text"]
-            reverted = due and live and w["previous"] is not None
-            if reverted:
-                self.ctx.edit(w["path"], w["previous"])
-                self.record["reverted"].append(sid)
-            self.record["checked"].append({"skill": sid, "new": w["previous"] is None, "before": before,
-                                           "after": after, "due": due, "reverted": reverted})
+            live = self.ctx.tree.get(w.path) == w.text
+            reverted = due and live and w.previous is not None
+            if reverted and w.previous is not None:
+                self.ctx.edit(w.path, w.previous)
+                self.record.reverted.append(sid)
+            self.record.checked.append(Check(skill=sid, new=w.previous is None, before=before, after=after,
+                                             due=due, reverted=reverted))
             if before["steps"] == 0:
                 continue
             delta = after["pct"] - before["pct"]
@@ -92,7 +103,7 @@ class Refinement:
             elif due:
                 line += " (a new skill has no previous version to revert to)."
             lines.append(line)
-        changed = [w["id"] for w in self.watches]
+        changed = [w.id for w in self.watches]
         if lines and changed:
             lines.append(f"\nPrevious changes were: skills {', '.join(changed)}")
         return "\n".join(lines)
@@ -105,7 +116,7 @@ class Refinement:
             params = replace(params, temperature=self.cfg.temperature)
         text = render_prompt(__package__, template, goal=self.goal, **values)
         completion = handle.complete([Message("user", text)], params, sample_index=self.ctx.sample_index)
-        self.record["calls"] += 1
+        self.record.calls += 1
         return completion.text, completion.finish_reason == "length"
 
     def _window(self, n: int | None = None) -> tuple[str, int]:
@@ -115,7 +126,7 @@ class Refinement:
 
     def _reject(self, name: str, raw: str, err: ReplyError, cut_off: bool) -> None:
         reason = str(err) + (" (the reply was cut off at max_tokens)" if cut_off else "")
-        self.record["passes"][name] = {"status": "rejected", "reason": reason, "raw": raw[:RAW_CHARS]}
+        self.record.passes[name] = PassResult(status="rejected", reason=reason, raw=raw[:RAW_CHARS])
 
     def _prompt(self) -> None:
         trajectory, steps = self._window()
@@ -128,10 +139,10 @@ class Refinement:
             self._reject("prompt", raw, err, cut)
             return
         if new == current:
-            self.record["passes"]["prompt"] = {"status": "unchanged"}
+            self.record.passes["prompt"] = PassResult(status="unchanged")
             return
         self._edit(PROMPT, new + "\n")
-        self.record["passes"]["prompt"] = {"status": "rewritten", "chars": len(new)}
+        self.record.passes["prompt"] = PassResult(status="rewritten", chars=len(new))
 
     def _skills(self, feedback: str) -> None:
         trajectory, steps = self._window()
@@ -139,7 +150,7 @@ class Refinement:
         underperforming = ""
         if current and self.stats["steps"] >= self.cfg.revert_min_steps and \
                 self.stats["pct"] >= self.cfg.flag_threshold:
-            self.record["flagged"] = sorted(current)
+            self.record.flagged = sorted(current)
             underperforming = (f"The last {self.stats['steps']} steps were {self.stats['pct']}% stuck "
                                f"({self.stats['stuck']} steps) with these skills in force: "
                                f"{', '.join(sorted(current))}. Rewrite them with a better procedure.")
@@ -155,9 +166,9 @@ class Refinement:
             path = skill_path(sid)
             previous = self.ctx.tree.get(path)
             self._edit(path, text)
-            self.new_watches.append({"id": sid, "path": path, "previous": previous, "text": text,
-                                     "before": self.stats, "clock": self.record["clock"]})
-        self.record["passes"]["skills"] = self._applied(edits)
+            self.new_watches.append(Watch(id=sid, path=path, previous=previous, text=text, before=self.stats,
+                                          clock=self.record.clock))
+        self.record.passes["skills"] = self._applied(edits)
 
     def _memory(self) -> None:
         trajectory, steps = self._window(min(self.cfg.memory_window, self.cfg.window))
@@ -171,7 +182,7 @@ class Refinement:
             return
         for mid, text in edits.files.items():
             self._edit(memory_path(mid), text)
-        self.record["passes"]["memory"] = self._applied(edits)
+        self.record.passes["memory"] = self._applied(edits)
 
     def _edit(self, path: str, text: str) -> None:
         if not refinable(path):  # ids are slugs, so this holds; kept as the one gate every refiner edit passes
@@ -179,25 +190,24 @@ class Refinement:
         self.ctx.edit(path, text)
 
     @staticmethod
-    def _applied(edits: Edits) -> dict[str, Any]:
+    def _applied(edits: Edits) -> PassResult:
         status = "applied" if edits.files else "unchanged"
-        out: dict[str, Any] = {"status": status, "added": edits.added, "updated": edits.updated,
-                               "analysis": edits.analysis[:500]}
-        if edits.refused:
-            out["refused"] = [{"entry": e, "reason": r} for e, r in edits.refused]
-        return out
+        refused = [Refused(entry=e, reason=r) for e, r in edits.refused] or None
+        return PassResult(status=status, added=edits.added, updated=edits.updated, analysis=edits.analysis[:500],
+                          refused=refused)
 
     def _summary(self) -> str:
         """The released `_inject_evolution_summary`: what changed, shown to the solver on the following steps."""
         lines = ["HARNESS EVOLUTION completed. Changes to your toolkit:"]
         for name, label in (("skills", "Skills"), ("memory", "Memory")):
-            data = self.record["passes"].get(name, {})
+            data = self.record.passes[name].model_dump() if name in self.record.passes else {}
             parts = [f"{k}: {data[k]}" for k in ("added", "updated") if data.get(k)]
             if parts:
                 lines.append(f"  {label}: {', '.join(parts)}")
                 if data.get("analysis"):
                     lines.append(f"    Reason: {str(data['analysis'])[:200]}")
-        if self.record["passes"].get("prompt", {}).get("status") == "rewritten":
+        prompt = self.record.passes.get("prompt")
+        if prompt is not None and prompt.status == "rewritten":
             lines.append("  Strategic prompt: rewritten based on trajectory analysis")
         if len(lines) == 1:
             return ""

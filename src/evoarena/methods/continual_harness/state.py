@@ -6,11 +6,12 @@ the episode agent at the end of a practice episode) and `continual/log.json` (on
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
-from typing import Any
+
+from pydantic import BaseModel, RootModel
+
+from evoarena.harness.state import Absent, parse_state
 
 SYSTEM, PROMPT, SKILLS, MEMORY = "system.md", "prompt.md", "skills/", "memory/"
 STATE_DIR = "continual/"
@@ -43,35 +44,116 @@ def refinable(path: str) -> bool:
     return path == PROMPT or _ENTRY.match(path) is not None
 
 
-@dataclass
-class Carry:
+Window = dict[str, int]
+"""`stuck.window_stats`: {steps, stuck, pct} of a window of steps."""
+
+
+class Check(BaseModel):
+    """A watched skill resolved at a refinement: its windows before and after, whether a revert was due and made."""
+
+    skill: str
+    new: bool
+    before: Window
+    after: Window
+    due: bool
+    reverted: bool
+
+
+class Refused(BaseModel):
+    entry: str
+    reason: str
+
+
+class PassResult(BaseModel):
+    """What one refiner pass did: `status` (rewritten | unchanged | applied | rejected) and, as it applies, the
+    prompt's length, the entries added, updated and refused with the analysis, or why the reply was rejected."""
+
+    status: str
+    reason: Absent[str] = None
+    raw: Absent[str] = None
+    chars: Absent[int] = None
+    added: Absent[list[str]] = None
+    updated: Absent[list[str]] = None
+    analysis: Absent[str] = None
+    refused: Absent[list[Refused]] = None
+
+
+class RefinementRecord(BaseModel):
+    """One refinement at `step` (`clock` on the cadence's clock): the window measured, the watched skills checked
+    and reverted, the skills flagged as underperforming, each pass's result, the refiner calls and the summary the
+    solver is shown next."""
+
+    step: int
+    clock: int
+    window: Window
+    checked: list[Check] = []
+    reverted: list[str] = []
+    flagged: list[str] = []
+    passes: dict[str, PassResult] = {}
+    calls: int = 0
+    summary: str = ""
+
+
+class Watch(BaseModel):
+    """A skill changed at a refinement, waiting for its after-window: its previous text (None: a new skill), the
+    text written and the window before."""
+
+    id: str
+    path: str
+    previous: str | None
+    text: str
+    before: Window
+    clock: int
+
+
+class Carry(BaseModel):
     """What an episode hands the next: the harness's age (steps played under it), the skills changed by the last
-    refinement still waiting for their after-window (path, previous text or None for a new one, the window before),
-    the last refinement summaries the solver is shown, and a refinement made after the episode's last step."""
+    refinement still waiting for their after-window, the last refinement summaries the solver is shown, and a
+    refinement made after the episode's last step."""
 
     age: int = 0
-    watches: list[dict[str, Any]] = field(default_factory=list)
-    summaries: list[str] = field(default_factory=list)
-    at_end: dict[str, Any] | None = None
+    watches: list[Watch] = []
+    summaries: list[str] = []
+    at_end: RefinementRecord | None = None
+
+
+class ClockWindow(BaseModel):
+    """A refinement's window with the clock it ran at."""
+
+    clock: int
+    steps: int
+    stuck: int
+    pct: int
+
+
+class LogEntry(BaseModel):
+    """One practice episode: its outcome, the harness's age, the refinements made (at which clocks, their windows,
+    the skills reverted, rejected replies, prompt rewrites), the episode's stuck window and the files changed."""
+
+    episode: int
+    score: float
+    won: bool
+    steps: int
+    age: int
+    refinements: int
+    at: list[int]
+    reverted: list[str]
+    rejected: int
+    prompt_rewrites: int
+    stuck: Window
+    windows: list[ClockWindow]
+    changed: list[str]
+
+
+class Log(RootModel[list[LogEntry]]):
+    """`continual/log.json`: the practice episodes in order (one JSON list)."""
 
 
 def read_carry(tree: Mapping[str, str]) -> Carry:
     text = tree.get(CARRY)
-    if not text:
-        return Carry()
-    data = json.loads(text)
-    return Carry(int(data.get("age", 0)), list(data.get("watches", [])), list(data.get("summaries", [])),
-                 data.get("at_end"))
+    return parse_state(CARRY, text, Carry) if text else Carry()
 
 
-def dump_carry(carry: Carry) -> str:
-    return json.dumps(asdict(carry), indent=1, ensure_ascii=False, sort_keys=True) + "\n"
-
-
-def read_log(tree: Mapping[str, str]) -> list[dict[str, Any]]:
+def read_log(tree: Mapping[str, str]) -> Log:
     text = tree.get(LOG)
-    return list(json.loads(text)) if text else []
-
-
-def dump_log(log: list[dict[str, Any]]) -> str:
-    return json.dumps(log, indent=1, ensure_ascii=False, sort_keys=True) + "\n"
+    return parse_state(LOG, text, Log) if text else Log([])

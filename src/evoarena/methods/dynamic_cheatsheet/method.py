@@ -15,11 +15,12 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from evoarena.api import Method, PracticeContext, Probe, ProbeExample, Reply, TaskView, Verdict, method
 from evoarena.api.probe import judged, non_answer, refused
 from evoarena.harness import HarnessWorkspace, Manifest
+from evoarena.harness.state import parse_records
 from evoarena.methods.prompting import generator_output, render_prompt
 from evoarena.models import GenParams
 from evoarena.retrieval import Hit, Retriever, RetrieverChoice, RetrieverName
@@ -41,13 +42,21 @@ def read_sheet(tree: Mapping[str, str]) -> str:
     return tree.get(SHEET, "").strip() or EMPTY
 
 
+class PairRow(BaseModel):
+    """A line of the pairs log: a practice task's input and the generator's output on it."""
+
+    task_id: str
+    input: str
+    output: str
+
+    def line(self) -> str:
+        """The line as the log has always been written (keys in order, ASCII): its bytes are part of every
+        version's content address."""
+        return json.dumps(self.model_dump()) + "\n"
+
+
 def read_pairs(tree: Mapping[str, str]) -> list[Pair]:
-    pairs = []
-    for line in tree.get(PAIRS, "").splitlines():
-        if line.strip():
-            row = json.loads(line)
-            pairs.append(Pair(str(row["input"]), str(row["output"])))
-    return pairs
+    return [Pair(row.input, row.output) for row in parse_records(PAIRS, tree.get(PAIRS, ""), PairRow)]
 
 
 def retrieve(retriever: Retriever, pairs: list[Pair], query: str, top_k: int) -> list[Hit]:
@@ -186,9 +195,8 @@ class DynamicCheatsheet(Method):
         if ctx.attempt_limit is None or ctx.attempt_limit >= 1:
             attempt = ctx.solve(task)  # generation sees the freshly curated sheet
             if not attempt.error:
-                row = json.dumps({"task_id": task.id, "input": task.prompt,
-                                  "output": generator_output(ctx, task, attempt)})
-                ctx.harness.append(PAIRS, row + "\n")
+                row = PairRow(task_id=task.id, input=task.prompt, output=generator_output(ctx, task, attempt))
+                ctx.harness.append(PAIRS, row.line())
                 changed.append("pairs")
         if not changed:
             return None

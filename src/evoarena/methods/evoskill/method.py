@@ -15,11 +15,12 @@ from collections.abc import Container, Mapping, Sequence
 from functools import partial
 from typing import Any
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from evoarena.api import Method, PracticeContext, Probe, ProbeExample, Reply, TaskView, Verdict, method
 from evoarena.api.probe import judged, mentions, non_answer, refused
 from evoarena.harness import Manifest
+from evoarena.harness.state import parse_records, parse_state
 from evoarena.methods.front_matter import strip_front_matter
 from evoarena.methods.prompting import render_prompt
 from evoarena.methods.scoring import Outcome, rollouts_by_id, scored, valset
@@ -33,17 +34,50 @@ IMPROVED = StrictImprovement("max")
 """A kept child IMPROVED the run iff its score is strictly above the frontier's best before it (ties refused)."""
 
 
-def read_frontier(tree: Mapping[str, str]) -> dict[str, Any] | None:
+class Program(BaseModel):
+    """A frontier member: a full set of skills ({name: SKILL.md}), its val scores and their mean."""
+
+    id: str
+    parent: str | None
+    skills: dict[str, str]
+    scores: dict[str, float] = {}
+    score: float = 0.0
+
+
+class Frontier(BaseModel):
+    """EvoSkill's state: the frontier, the next program number and the iterations since the last improvement."""
+
+    programs: list[Program]
+    next_id: int = 1
+    no_improve: int = 0
+
+
+class HistoryEntry(BaseModel):
+    """A line of the feedback history: the proposal, its outcome and the child's val score change."""
+
+    action: str
+    target_skill: str
+    proposed_skill: str
+    justification: str
+    outcome: str  # IMPROVED | KEPT | DISCARDED
+    score_change: float
+    child: str
+    parent: str
+
+
+def history_line(entry: HistoryEntry) -> str:
+    """The history's line as it has always been written (keys in order, ASCII): a harness file, so its bytes are
+    part of every version's content address."""
+    return json.dumps(entry.model_dump()) + "\n"
+
+
+def read_frontier(tree: Mapping[str, str]) -> Frontier | None:
     text = tree.get(FRONTIER)
-    return None if text is None else dict(json.loads(text))
+    return None if text is None else parse_state(FRONTIER, text, Frontier)
 
 
-def read_history(tree: Mapping[str, str]) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in tree.get(HISTORY, "").splitlines() if line.strip()]
-
-
-def dump(obj: Any) -> str:
-    return json.dumps(obj, indent=1, ensure_ascii=False, sort_keys=True) + "\n"
+def read_history(tree: Mapping[str, str]) -> list[HistoryEntry]:
+    return parse_records(HISTORY, tree.get(HISTORY, ""), HistoryEntry)
 
 
 def skills_of(tree: Mapping[str, str]) -> dict[str, str]:
@@ -56,15 +90,15 @@ def skills_of(tree: Mapping[str, str]) -> dict[str, str]:
     return out
 
 
-def best_of(programs: Sequence[Mapping[str, Any]]) -> int:
+def best_of(programs: Sequence[Program]) -> int:
     """Index of the program with the highest val score; ties go to the earliest (`search.BestMean`)."""
-    return best_index([Scored(p["id"], (p["score"],)) for p in programs])
+    return best_index([Scored(p.id, (p.score,)) for p in programs])
 
 
-def admit(programs: list[dict[str, Any]], child: dict[str, Any], size: int) -> bool:
+def admit(programs: list[Program], child: Program, size: int) -> bool:
     """EvoSkill's acceptance, as released (`search.BoundedFrontier`): add if the frontier has room, else replace
     the worst member if the child is strictly better; otherwise discard. Mutates `programs`."""
-    got = BoundedFrontier(size).admit([p["score"] for p in programs], child["score"])
+    got = BoundedFrontier(size).admit([p.score for p in programs], child.score)
     if got.evicted is not None:
         programs[got.evicted] = child
     elif got.admitted:
@@ -170,7 +204,7 @@ class EvoSkill(Method):
     @classmethod
     def state_view(cls, tree: Mapping[str, str]) -> dict[str, Any]:
         """The iteration history and the live skills ({name: SKILL.md}) held in a harness tree."""
-        return {"history": read_history(tree), "skills": skills_of(tree)}
+        return {"history": [h.model_dump() for h in read_history(tree)], "skills": skills_of(tree)}
 
     def probes(self, examples: Sequence[ProbeExample]) -> tuple[Probe, ...]:
         """Per example: the proposer on it as the one failure of a skill-less agent, the skill writer on its lesson
@@ -205,16 +239,16 @@ class EvoSkill(Method):
         ran = rollouts_by_id(ctx, tasks, tree, skip)
         return {t.id: scored(ctx, t, ran[t.id]) for t in tasks if t.id in ran}
 
-    def _score(self, ctx: PracticeContext, program: dict[str, Any], known: Mapping[str, Outcome]) -> None:
+    def _score(self, ctx: PracticeContext, program: Program, known: Mapping[str, Outcome]) -> None:
         """Fill `program`'s val scores on instances it has not met (the curriculum's valset grows), then its mean."""
-        tree = self._tree(ctx, program["skills"])
-        live = program["skills"] == skills_of(ctx.harness.tree())
-        missing = [t for t in valset(ctx) if t.id not in program["scores"]]
+        tree = self._tree(ctx, program.skills)
+        live = program.skills == skills_of(ctx.harness.tree())
+        missing = [t for t in valset(ctx) if t.id not in program.scores]
         reused = {t.id: known[t.id] for t in missing if live and t.id in known}
         ran = self._attempts(ctx, missing, tree, skip=reused)
         for t in missing:
-            program["scores"][t.id] = (reused[t.id] if t.id in reused else ran[t.id])[0]
-        program["score"] = mean([program["scores"][t.id] for t in valset(ctx)])
+            program.scores[t.id] = (reused[t.id] if t.id in reused else ran[t.id])[0]
+        program.score = mean([program.scores[t.id] for t in valset(ctx)])
 
     def _set_live(self, ctx: PracticeContext, skills: Mapping[str, str]) -> None:
         for name in skills_of(ctx.harness.tree()):
@@ -229,24 +263,23 @@ class EvoSkill(Method):
         if ctx.attempt_limit is not None:  # the protocol counts submissions: submit once with the live skills
             known[task.id] = scored(ctx, task, ctx.solve(task))
         state = read_frontier(ctx.harness.tree())
-        if state is not None and int(state.get("no_improve", 0)) >= p.patience:
+        if state is not None and state.no_improve >= p.patience:
             ctx.log("evoskill_skip", {"reason": f"stopped: {p.patience} iterations without improvement"})
             return None
         seeded = state is None
         if state is None:
-            state = {"programs": [{"id": "p0", "parent": None, "skills": skills_of(ctx.harness.tree()),
-                                   "scores": {}, "score": 0.0}], "next_id": 1, "no_improve": 0}
-        programs: list[dict[str, Any]] = state["programs"]
+            state = Frontier(programs=[Program(id="p0", parent=None, skills=skills_of(ctx.harness.tree()))])
+        programs = state.programs
         for program in programs:
             self._score(ctx, program, known)
-        ctx.harness.write(FRONTIER, dump(state))
+        ctx.harness.save_state(FRONTIER, state)
         if seeded:
-            ctx.log("evoskill_seed", {"val_mean": programs[0]["score"]})
+            ctx.log("evoskill_seed", {"val_mean": programs[0].score})
         seed_manifest = Manifest(intent="seed the EvoSkill frontier with the initial harness",
                                  evidence="val scores of the seed") if seeded else None
         parent = programs[best_of(programs)]
-        ptree = self._tree(ctx, parent["skills"])
-        reuse = known if parent["skills"] == skills_of(ctx.harness.tree()) else {}
+        ptree = self._tree(ctx, parent.skills)
+        reuse = known if parent.skills == skills_of(ctx.harness.tree()) else {}
         train = [t for t in ctx.train if t.id != task.id]
         extra = min(p.extra_samples, len(train))
 
@@ -263,23 +296,23 @@ class EvoSkill(Method):
                 failures.append({"task": t.prompt, "output": output, "feedback": feedback, "score": f"{score:g}",
                                  "ground_truth": truth, "id": t.id})
         if not failures:
-            ctx.log("evoskill_skip", {"reason": "no failures", "parent": parent["id"]})
+            ctx.log("evoskill_skip", {"reason": "no failures", "parent": parent.id})
             return seed_manifest
 
         history = read_history(ctx.harness.tree())
-        skill_list = [{"name": n, "body": b.strip()} for n, b in parent["skills"].items()]
+        skill_list = [{"name": n, "body": b.strip()} for n, b in parent.skills.items()]
         prompt = render_prompt(__package__, "propose", skills=skill_list, history=history, failures=failures)
         reply = ctx.ask("proposer", prompt, reject_cut_off="proposal")
         if reply is None:
             return seed_manifest
-        prop, why = parse_proposal(reply.text, parent["skills"])
+        prop, why = parse_proposal(reply.text, parent.skills)
         if prop is None:
             ctx.reject("proposal", reply.text, why)
             return seed_manifest
 
         name = prop["target_skill"]
         write = render_prompt(
-            __package__, "write", existing=parent["skills"].get(name, "") if prop["action"] == "edit" else "", **prop)
+            __package__, "write", existing=parent.skills.get(name, "") if prop["action"] == "edit" else "", **prop)
         reply = ctx.ask("skill_writer", write, note=False, reject_cut_off="skill")  # the writer sees no update note
         if reply is None:
             return seed_manifest
@@ -288,30 +321,29 @@ class EvoSkill(Method):
             ctx.reject("skill", reply.text, why)
             return seed_manifest
 
-        child = {"id": f"p{state['next_id']}", "parent": parent["id"], "skills": {**parent["skills"], name: skill},
-                 "scores": {}, "score": 0.0}
+        child = Program(id=f"p{state.next_id}", parent=parent.id, skills={**parent.skills, name: skill})
         self._score(ctx, child, {})
-        state["next_id"] = int(state["next_id"]) + 1
-        gain = IMPROVED.decide([q["score"] for q in programs], [child["score"]])
+        state.next_id += 1
+        gain = IMPROVED.decide([q.score for q in programs], [child.score])
         added = admit(programs, child, p.frontier_size)
         improved = added and gain.accepted
         outcome = "IMPROVED" if improved else "KEPT" if added else "DISCARDED"
-        state["no_improve"] = 0 if improved else int(state.get("no_improve", 0)) + 1
-        change = child["score"] - parent["score"]
-        ctx.harness.append(HISTORY, json.dumps({**prop, "outcome": outcome, "score_change": change,
-                                                "child": child["id"], "parent": parent["id"]}) + "\n")
-        ctx.harness.write(FRONTIER, dump(state))
-        ctx.log("evoskill_iteration", {"parent": parent["id"], "child": child["id"], "action": prop["action"],
+        state.no_improve = 0 if improved else state.no_improve + 1
+        change = child.score - parent.score
+        ctx.harness.append(HISTORY, history_line(HistoryEntry(**prop, outcome=outcome, score_change=change,
+                                                              child=child.id, parent=parent.id)))
+        ctx.harness.save_state(FRONTIER, state)
+        ctx.log("evoskill_iteration", {"parent": parent.id, "child": child.id, "action": prop["action"],
                                        "skill": name, "failures": [f["id"] for f in failures],
-                                       "parent_score": parent["score"], "child_score": child["score"],
-                                       "outcome": outcome, "frontier": [q["id"] for q in programs]})
+                                       "parent_score": parent.score, "child_score": child.score,
+                                       "outcome": outcome, "frontier": [q.id for q in programs]})
         if not added:
-            ctx.log("evoskill_discarded", {"child": child["id"], "score": child["score"]})
+            ctx.log("evoskill_discarded", {"child": child.id, "score": child.score})
             return seed_manifest
         best = programs[best_of(programs)]
-        self._set_live(ctx, best["skills"])
+        self._set_live(ctx, best.skills)
         return Manifest(
-            intent=f"EvoSkill: {prop['action']} skill {name} -> {child['id']} ({outcome}); harness = best {best['id']}",
-            evidence=f"val mean {parent['score']:.3f} (parent {parent['id']}) -> {child['score']:.3f}",
+            intent=f"EvoSkill: {prop['action']} skill {name} -> {child.id} ({outcome}); harness = best {best.id}",
+            evidence=f"val mean {parent.score:.3f} (parent {parent.id}) -> {child.score:.3f}",
             expected_fixes=[f["id"] for f in failures],
         )

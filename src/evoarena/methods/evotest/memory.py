@@ -12,15 +12,37 @@ action's is the episode's first observation, which the trace does not hold ("" h
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+
+from pydantic import BaseModel
 
 SUCCESSES = "memory/successes.jsonl"  # shown to the actor (the harness program retrieves from it)
 FAILURES = "memory/evotest/failures.jsonl"  # method state: the evolver reads it, the actor never does
 PLATEAU = 10  # steps without a score change that make a plateau (released)
 MIN_STEPS = 12  # an episode shorter than this yields no negative entry (released)
 SEGMENT = 40  # steps kept of a failing segment (released)
+
+
+class Positive(BaseModel):
+    """A step that raised the score: the state it was taken in, the action, the rise and the score after it (a line
+    of `memory/successes.jsonl`, which the step program reads)."""
+
+    state: str
+    action: str
+    delta_score: float
+    score: float
+
+
+class Negative(BaseModel):
+    """An episode's failing last segment (a line of `memory/evotest/failures.jsonl`)."""
+
+    reason: str  # plateau | alternation
+    length: int
+    states: list[str]
+    actions: list[str]
+    episode: int
+    episode_final_score: float
 
 
 @dataclass(frozen=True)
@@ -46,12 +68,12 @@ def played(answer: str | None) -> Played | None:
     return Played(("", *observations[:-1]), tuple(actions), tuple(scores))
 
 
-def positives(ep: Played) -> list[dict[str, Any]]:
+def positives(ep: Played) -> list[Positive]:
     """One entry per step whose score rose (Δ against the step before; the first against 0), as released."""
     out, before = [], 0.0
     for state, action, score in zip(ep.states, ep.actions, ep.scores, strict=True):
         if score - before > 0:
-            out.append({"state": state, "action": action, "delta_score": score - before, "score": score})
+            out.append(Positive(state=state, action=action, delta_score=score - before, score=score))
         before = score
     return out
 
@@ -72,27 +94,19 @@ def loop_segment(ep: Played) -> tuple[str, list[str], list[str]] | None:
     return "alternation", states[-SEGMENT:], actions[-SEGMENT:]
 
 
-def negative(ep: Played, episode: int) -> dict[str, Any] | None:
+def negative(ep: Played, episode: int) -> Negative | None:
     found = loop_segment(ep)
     if found is None:
         return None
     reason, states, actions = found
-    return {"reason": reason, "length": len(states), "states": states[-50:], "actions": actions[-50:],
-            "episode": episode, "episode_final_score": ep.scores[-1] if ep.scores else 0.0}
+    return Negative(reason=reason, length=len(states), states=states[-50:], actions=actions[-50:], episode=episode,
+                    episode_final_score=ep.scores[-1] if ep.scores else 0.0)
 
 
-def read_jsonl(tree: Mapping[str, str], path: str) -> list[dict[str, Any]]:
-    return [dict(json.loads(line)) for line in tree.get(path, "").splitlines() if line.strip()]
-
-
-def jsonl(entries: Sequence[Mapping[str, Any]]) -> str:
-    return "".join(json.dumps(e, ensure_ascii=False, sort_keys=True) + "\n" for e in entries)
-
-
-def failure_block(entries: Sequence[Mapping[str, Any]], last: int = 3) -> str:
+def failure_block(entries: Sequence[Negative], last: int = 3) -> str:
     """The last `last` negative entries as the released evolver prompt shows them ("" when there are none)."""
     parts: list[str] = []
     for entry in list(entries)[-last:] if last > 0 else []:
-        parts.append(f"Reason: {entry.get('reason', 'unknown')}, Length: {entry.get('length', 0)}")
-        parts.append("Actions to avoid (tail): " + ", ".join(str(a) for a in list(entry.get("actions", []))[-10:]))
+        parts.append(f"Reason: {entry.reason}, Length: {entry.length}")
+        parts.append("Actions to avoid (tail): " + ", ".join(entry.actions[-10:]))
     return "\n".join(parts)

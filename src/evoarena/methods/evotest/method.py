@@ -31,9 +31,12 @@ from evoarena.methods.evotest.state import (
     PROGRAM,
     STATE,
     STATE_DIR,
+    Choice,
+    Episode,
+    Node,
+    State,
     archive,
     config_of,
-    dump_state,
     end_episode,
     new_state,
     next_move,
@@ -122,36 +125,36 @@ class EvoTest(Method):
         state = read_state(ctx.harness.tree()) or new_state(config_of(ctx.harness.tree()),
                                                              self.params.win_freeze_threshold)
         nodes = nodes_by_id(state)
-        node = nodes[state["next"]]
+        node = nodes[state.next]
         attempt = self._play(ctx, task, nodes, node)
         if attempt is None:  # a provider error (the unit is redone or recorded), or no attempt left for a replay
-            ctx.harness.write(STATE, dump_state(state))
+            ctx.harness.save_state(STATE, state)
             return None
         fb = ctx.feedback(task, attempt)
-        episode = len(state["episodes"]) + 1
+        episode = len(state.episodes) + 1
         score, won = float(fb.score), bool(fb.passed)
-        node["scores"].append(score)
-        node["episodes"].append(episode)
-        ctx.harness.write(trajectory_path(node["id"]), (attempt.text.strip() or f"(no step was played: "
+        node.scores.append(score)
+        node.episodes.append(episode)
+        ctx.harness.write(trajectory_path(node.id), (attempt.text.strip() or f"(no step was played: "
                                                         f"{attempt.parse_error})") + f"\n\nOutcome: {fb.message}\n")
-        added = self._remember(ctx, attempt, episode) if self.params.memory else {}
-        end_episode(state, node["id"], score, won, freeze_on_win=self.params.freeze_on_win)
+        added = self._remember(ctx, attempt, episode) if self.params.memory else None
+        end_episode(state, node.id, score, won, freeze_on_win=self.params.freeze_on_win)
         choice = self._start_episode(ctx, state, nodes)
-        self._write_live(ctx, nodes[state["best"]])
-        state["episodes"].append({"episode": episode, "node": node["id"], "score": score, "won": won,
-                                  "steps": _steps(attempt), "next": state["next"], **choice})
-        ctx.harness.write(STATE, dump_state(state))
+        self._write_live(ctx, nodes[str(state.best)])
+        state.episodes.append(Episode(episode=episode, node=node.id, score=score, won=won, steps=_steps(attempt),
+                                      next=state.next, **choice.model_dump()))
+        ctx.harness.save_state(STATE, state)
         view = summary(state)
-        ctx.log("evotest_episode", {**state["episodes"][-1], **added, "auc": view["auc"],
+        remembered = {} if added is None else {"positives": added[0], "negative": added[1]}
+        ctx.log("evotest_episode", {**state.episodes[-1].model_dump(), **remembered, "auc": view["auc"],
                                     "late_mean": view["late_mean"], "nodes": len(nodes)})
-        child = nodes[state["next"]]
-        return Manifest(intent=f"EvoTest episode {episode}: {node['id']} scored {score:.3f}; next {child['id']} "
-                               f"({child['origin']} of {child['parent']})",
+        child = nodes[state.next]
+        return Manifest(intent=f"EvoTest episode {episode}: {node.id} scored {score:.3f}; next {child.id} "
+                               f"({child.origin} of {child.parent})",
                         evidence=f"{fb.message}; AUC so far {view['auc']:.3f} over {episode} episode(s)")
 
     # -- playing a configuration -------------------------------------------------------------------------------
-    def _play(self, ctx: PracticeContext, task: TaskView, nodes: dict[str, dict[str, Any]],
-              node: dict[str, Any]) -> Attempt | None:
+    def _play(self, ctx: PracticeContext, task: TaskView, nodes: dict[str, Node], node: Node) -> Attempt | None:
         """The node's episode. Its extractor's smoke run is the episode's first step: when that fails (a harness
         failure before any step), the extractor is not kept — the node falls back to its parent's (or the initial
         one) — and the node plays again, when the step allows another attempt."""
@@ -164,62 +167,60 @@ class EvoTest(Method):
             fallback = self._fallback(nodes, node)
             if not _smoke_failed(attempt) or fallback is None:
                 return attempt
-            ctx.reject("extract_state", node["config"][EXTRACTOR], attempt.parse_error or "")
-            node["config"][EXTRACTOR] = fallback
-            node["adopted"] = [a for a in node["adopted"] if a != "extract_state"]
-            node["refused"].append(f"extract_state: {attempt.parse_error}")
+            ctx.reject("extract_state", node.config[EXTRACTOR], attempt.parse_error or "")
+            node.config[EXTRACTOR] = fallback
+            node.adopted = [a for a in node.adopted if a != "extract_state"]
+            node.refused.append(f"extract_state: {attempt.parse_error}")
             if ctx.attempt_limit is not None and ctx.submitted >= ctx.attempt_limit:
                 return None
         return attempt
 
     @staticmethod
-    def _fallback(nodes: Mapping[str, Mapping[str, Any]], node: Mapping[str, Any]) -> str | None:
+    def _fallback(nodes: Mapping[str, Node], node: Node) -> str | None:
         """The extractor to keep when the node's fails: its parent's, else the initial one (None: it is the
         initial one, so the failure is not the extractor's)."""
-        own = node["config"].get(EXTRACTOR, "")
-        parent = nodes.get(node["parent"] or "")
-        for source in ((parent or {}).get("config", {}).get(EXTRACTOR), DEFAULT_EXTRACTOR):
+        own = node.config.get(EXTRACTOR, "")
+        parent = nodes.get(node.parent or "")
+        for source in (parent.config.get(EXTRACTOR) if parent else None, DEFAULT_EXTRACTOR):
             if source is not None and source != own:
                 return str(source)
         return None
 
     @staticmethod
-    def _play_tree(ctx: PracticeContext, node: Mapping[str, Any]) -> dict[str, str]:
+    def _play_tree(ctx: PracticeContext, node: Node) -> dict[str, str]:
         """The node's configuration with the files every configuration shares (instructions, step program, the
         rule-based memory as it stands), without EvoTest's own state."""
         base = {k: v for k, v in ctx.harness.tree().items() if not k.startswith(STATE_DIR) and k not in CONFIG}
-        return {**base, **node["config"]}
+        return {**base, **node.config}
 
     @staticmethod
-    def _register(ctx: PracticeContext, nodes: Mapping[str, Mapping[str, Any]], node: dict[str, Any],
-                  play: Mapping[str, str]) -> None:
+    def _register(ctx: PracticeContext, nodes: Mapping[str, Node], node: Node, play: Mapping[str, str]) -> None:
         """The played tree as a candidate version, its parent the node's previous version or its parent's."""
-        if node["versions"] and node["versions"][-1] == tree_hash(play):
+        if node.versions and node.versions[-1] == tree_hash(play):
             return
-        parent = nodes.get(node["parent"] or "")
-        parents = node["versions"][-1:] or (parent["versions"][-1:] if parent else [])
-        node["versions"].append(ctx.candidate(play, parents=parents, intent=(
-            f"EvoTest {node['id']} ({node['origin']}" + (f" of {node['parent']})" if node["parent"] else ")")),
-            evidence=", ".join(node["adopted"]) or "no evolved part"))
+        parent = nodes.get(node.parent or "")
+        parents = node.versions[-1:] or (parent.versions[-1:] if parent else [])
+        node.versions.append(ctx.candidate(play, parents=parents, intent=(
+            f"EvoTest {node.id} ({node.origin}" + (f" of {node.parent})" if node.parent else ")")),
+            evidence=", ".join(node.adopted) or "no evolved part"))
 
     # -- after the episode --------------------------------------------------------------------------------------
     @staticmethod
-    def _remember(ctx: PracticeContext, attempt: Attempt, episode: int) -> dict[str, Any]:
-        """The rule-based memory: a positive entry per score rise, a negative one for a failing last segment."""
+    def _remember(ctx: PracticeContext, attempt: Attempt, episode: int) -> tuple[int, str | None]:
+        """The rule-based memory: a positive entry per score rise, a negative one for a failing last segment; how
+        many positives were added and the negative's reason."""
         ep = mem.played(attempt.answer)
         if ep is None:
-            return {"positives": 0, "negative": None}
-        tree = ctx.harness.tree()
+            return 0, None
         found = mem.positives(ep)
-        if found:
-            ctx.harness.write(mem.SUCCESSES, mem.jsonl(mem.read_jsonl(tree, mem.SUCCESSES) + found))
+        for entry in found:
+            ctx.harness.append_record(mem.SUCCESSES, entry)
         bad = mem.negative(ep, episode)
         if bad is not None:
-            ctx.harness.write(mem.FAILURES, mem.jsonl([*mem.read_jsonl(tree, mem.FAILURES), bad]))
-        return {"positives": len(found), "negative": None if bad is None else bad["reason"]}
+            ctx.harness.append_record(mem.FAILURES, bad)
+        return len(found), None if bad is None else bad.reason
 
-    def _start_episode(self, ctx: PracticeContext, state: dict[str, Any],
-                       nodes: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    def _start_episode(self, ctx: PracticeContext, state: State, nodes: dict[str, Node]) -> Choice:
         """The released `start_episode`: exploit the best node (a copy of it plays) when frozen by a win, past the
         win threshold or after a large drop, unless it just unfroze; else evolve the argmax-UCB node."""
         p = self.params
@@ -227,54 +228,53 @@ class EvoTest(Method):
                                     force_best_after_drop=p.force_best_after_drop,
                                     drop_threshold=p.drop_threshold)
         if exploit:
-            self._child(state, nodes, nodes[state["best"]], None, "exploit")
-            return {"action": "exploit", "source": state["best"]}
+            best = str(state.best)
+            self._child(state, nodes, nodes[best], None, "exploit")
+            return Choice(action="exploit", source=best)
         c = 0.0 if greedy else p.c  # the released UCB is the bare score once frozen
         members = archive(state)
         ucb = dict(zip([m.id for m in members], ucb_scores(members, c, p.alpha), strict=True))
         parent = nodes[EvoTestUCB(c, p.alpha).select(members, ctx.rng).id]
         evolved = self._evolve(ctx, parent)
         child = self._child(state, nodes, parent, evolved, "evolved" if evolved else "copy")
-        return {"action": "evolve", "source": parent["id"], "ucb": ucb, "greedy": greedy,
-                "adopted": child["adopted"]}
+        return Choice(action="evolve", source=parent.id, ucb=ucb, greedy=greedy, adopted=child.adopted)
 
     @staticmethod
-    def _child(state: dict[str, Any], nodes: dict[str, dict[str, Any]], parent: dict[str, Any],
-               evolved: tuple[dict[str, str], list[str]] | None, origin: str) -> dict[str, Any]:
+    def _child(state: State, nodes: dict[str, Node], parent: Node, evolved: tuple[dict[str, str], list[str]] | None,
+               origin: str) -> Node:
         """A new node under `parent` (as released, every episode's configuration is a node: an exploited or
         unevolved one is a copy of its parent), to be played next."""
-        config, adopted = evolved or (dict(parent["config"]), [])
-        child = {"id": f"n{len(nodes)}", "parent": parent["id"], "depth": parent["depth"] + 1, "origin": origin,
-                 "config": config, "scores": [], "episodes": [], "children": [], "versions": [],
-                 "adopted": adopted, "refused": []}
-        parent["children"].append(child["id"])
-        nodes[child["id"]] = child
-        state["nodes"].append(child)
-        state["next"] = child["id"]
+        config, adopted = evolved or (dict(parent.config), [])
+        child = Node(id=f"n{len(nodes)}", parent=parent.id, depth=parent.depth + 1, origin=origin, config=config,
+                     adopted=adopted)
+        parent.children.append(child.id)
+        nodes[child.id] = child
+        state.nodes.append(child)
+        state.next = child.id
         return child
 
     # -- the evolver --------------------------------------------------------------------------------------------
-    def evolve_prompt(self, ctx: PracticeContext, parent: Mapping[str, Any]) -> list[Message]:
+    def evolve_prompt(self, ctx: PracticeContext, parent: Node) -> list[Message]:
         """What the evolver reads: the parent's guiding prompt (and, in the paper scope, its memory and
         temperature), its whole last episode, and the last failure patterns of the rule-based memory."""
         tree = ctx.harness.tree()
-        failures = mem.failure_block(mem.read_jsonl(tree, mem.FAILURES), self.params.failure_loops) \
-            if self.params.memory else ""
-        config = parent["config"]
+        negatives = ctx.harness.load_records(mem.FAILURES, mem.Negative)
+        failures = mem.failure_block(negatives, self.params.failure_loops) if self.params.memory else ""
+        config = parent.config
         user = render_prompt(__package__, "evolve", paper=self.paper, guide=config.get(GUIDE, "").strip(),
                              lessons=config.get(LESSONS, "").strip(), temperature=temperature(config),
-                             history=tree.get(trajectory_path(parent["id"]), "(no episode recorded)").strip(),
+                             history=tree.get(trajectory_path(parent.id), "(no episode recorded)").strip(),
                              failures=failures)
         return [Message("system", render_prompt(__package__, "evolve_system", paper=self.paper).strip()),
                 Message("user", user)]
 
-    def _evolve(self, ctx: PracticeContext, parent: Mapping[str, Any]) -> tuple[dict[str, str], list[str]] | None:
+    def _evolve(self, ctx: PracticeContext, parent: Node) -> tuple[dict[str, str], list[str]] | None:
         """The child's configuration and the parts it changed, or None when nothing is kept (a provider error, a
         cut-off or malformed reply, or one that repeats the parent: each recorded as rejected)."""
         reply = ctx.chat_many("evolver", [self.evolve_prompt(ctx, parent)],
                               max_tokens=self.params.evolve_max_tokens,
                               temperature=self.params.evolve_temperature, reject_cut_off="evolver reply",
-                              sample_indices=[len(parent["children"])])[0]  # evolving a node again: a fresh sample
+                              sample_indices=[len(parent.children)])[0]  # evolving a node again: a fresh sample
         if reply is None:
             return None
         try:
@@ -284,7 +284,7 @@ class EvoTest(Method):
             return None
         for part, why in evolved.refused:
             ctx.reject(part, reply.text, why)
-        config = dict(parent["config"])
+        config = dict(parent.config)
         if evolved.prompt is not None:
             config[GUIDE] = evolved.prompt + "\n"
         if evolved.extractor is not None:
@@ -293,7 +293,7 @@ class EvoTest(Method):
             config[LESSONS] = evolved.lessons + "\n"
         if evolved.temperature is not None:
             config[KNOBS] = with_temperature(config.get(KNOBS, ""), evolved.temperature)
-        changed = [PART_OF[p] for p in CONFIG if config.get(p) != parent["config"].get(p)]
+        changed = [PART_OF[p] for p in CONFIG if config.get(p) != parent.config.get(p)]
         if not changed:
             ctx.reject("evolver reply", reply.text, "the reply keeps the parent's configuration as it is")
             return None
@@ -301,14 +301,14 @@ class EvoTest(Method):
 
     # -- the live harness -----------------------------------------------------------------------------------------
     @staticmethod
-    def _write_live(ctx: PracticeContext, best: Mapping[str, Any]) -> None:
+    def _write_live(ctx: PracticeContext, best: Node) -> None:
         """The harness the protocol deploys: the best node's configuration (the highest episode score, the earliest
         among ties, as the released `best_node_idx`), with the memory as it stands."""
         live = ctx.harness.tree()
         for path in CONFIG:
-            if path in best["config"]:
-                if live.get(path) != best["config"][path]:
-                    ctx.harness.write(path, best["config"][path])
+            if path in best.config:
+                if live.get(path) != best.config[path]:
+                    ctx.harness.write(path, best.config[path])
             elif path in live:
                 ctx.harness.delete(path)
 

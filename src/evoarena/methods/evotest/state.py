@@ -15,7 +15,10 @@ import tomllib
 from collections.abc import Mapping
 from typing import Any
 
+from pydantic import BaseModel
+
 from evoarena.envs.metrics import auc, late_mean
+from evoarena.harness.state import Absent, parse_state
 from evoarena.search import Scored
 
 STATE_DIR = "memory/evotest/"
@@ -31,13 +34,64 @@ def trajectory_path(node_id: str) -> str:
     return f"{STATE_DIR}trajectories/{node_id}.txt"
 
 
-def read_state(tree: Mapping[str, str]) -> dict[str, Any] | None:
+class Node(BaseModel):
+    """One configuration of the tree: its files, the episodes it played and their scores, its children, the harness
+    versions it was played as, the parts its evolution changed (`adopted`) and those refused."""
+
+    id: str
+    parent: str | None
+    depth: int
+    origin: str  # root | evolved | copy | exploit
+    config: dict[str, str]
+    scores: list[float] = []
+    episodes: list[int] = []
+    children: list[str] = []
+    versions: list[str] = []
+    adopted: list[str] = []
+    refused: list[str] = []
+
+
+class Choice(BaseModel):
+    """The choice made after an episode: exploit the best node (`source`), or evolve `source`, the argmax of `ucb`
+    (greedy: without exploration), into a child that adopted the parts listed; absent after an exploit."""
+
+    action: str  # exploit | evolve
+    source: str
+    ucb: Absent[dict[str, float]] = None
+    greedy: Absent[bool] = None
+    adopted: Absent[list[str]] = None
+
+
+class Episode(Choice):
+    """One played episode: the node that played it, its score, whether it won, its steps, the node to play next,
+    and the choice that made that node."""
+
+    episode: int
+    node: str
+    score: float
+    won: bool
+    steps: int
+    next: str
+
+
+class State(BaseModel):
+    """EvoTest's state: the tree, the node to play next, the episodes, the best node and the win-freeze latch."""
+
+    nodes: list[Node]
+    next: str
+    episodes: list[Episode] = []
+    best: str | None = None
+    best_score: float | None = None
+    last_score: float | None = None
+    frozen: bool = False
+    threshold: float = 0.0
+    auto_threshold: bool = False
+    just_unfroze: bool = False
+
+
+def read_state(tree: Mapping[str, str]) -> State | None:
     text = tree.get(STATE)
-    return None if text is None else dict(json.loads(text))
-
-
-def dump_state(state: Mapping[str, Any]) -> str:
-    return json.dumps(state, indent=1, ensure_ascii=False, sort_keys=True) + "\n"
+    return None if text is None else parse_state(STATE, text, State)
 
 
 def config_of(tree: Mapping[str, str]) -> dict[str, str]:
@@ -45,62 +99,59 @@ def config_of(tree: Mapping[str, str]) -> dict[str, str]:
     return {p: tree[p] for p in CONFIG if p in tree}
 
 
-def new_state(root_config: Mapping[str, str], threshold: float = 0.0) -> dict[str, Any]:
+def new_state(root_config: Mapping[str, str], threshold: float = 0.0) -> State:
     """The tree before the first episode: the root configuration, to be played first; `threshold`: the win-freeze
     threshold set in the spec (0: none until a win sets it)."""
-    root: dict[str, Any] = {"id": "n0", "parent": None, "depth": 0, "origin": "root", "config": dict(root_config),
-                            "scores": [], "episodes": [], "children": [], "versions": [], "adopted": [], "refused": []}
-    return {"nodes": [root], "next": "n0", "episodes": [], "best": None, "best_score": None, "last_score": None,
-            "frozen": False, "threshold": threshold, "auto_threshold": False, "just_unfroze": False}
+    root = Node(id="n0", parent=None, depth=0, origin="root", config=dict(root_config))
+    return State(nodes=[root], next="n0", threshold=threshold)
 
 
-def nodes_by_id(state: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-    return {n["id"]: n for n in state["nodes"]}
+def nodes_by_id(state: State) -> dict[str, Node]:
+    return {n.id: n for n in state.nodes}
 
 
-def node_score(node: Mapping[str, Any]) -> float:
+def node_score(node: Node) -> float:
     """A node's score: the mean of its episodes' scores (one per node as released; 0 before it has played)."""
-    scores = node["scores"]
+    scores = node.scores
     return sum(scores) / len(scores) if scores else 0.0
 
 
-def archive(state: Mapping[str, Any]) -> list[Scored]:
+def archive(state: State) -> list[Scored]:
     """The scored nodes, in creation order, as the search policies read them."""
-    return [Scored(n["id"], tuple(n["scores"]), n["parent"]) for n in state["nodes"] if n["scores"]]
+    return [Scored(n.id, tuple(n.scores), n.parent) for n in state.nodes if n.scores]
 
 
-def end_episode(state: dict[str, Any], node_id: str, score: float, won: bool, *, freeze_on_win: bool) -> None:
+def end_episode(state: State, node_id: str, score: float, won: bool, *, freeze_on_win: bool) -> None:
     """The released `end_episode`: the best node (a strictly higher score; the earliest among ties), and the freeze
     latch — a win freezes the tree (the winning score becomes the threshold when none was set), a miss while frozen
     unfreezes it (an automatic threshold is dropped) and makes the next episode evolve. (Released, the latch is always
     on; `freeze_on_win: false` turns it off here too.)"""
-    state["last_score"] = score
-    if state["best_score"] is None or score > state["best_score"]:
-        state["best"], state["best_score"] = node_id, score
+    state.last_score = score
+    if state.best_score is None or score > state.best_score:
+        state.best, state.best_score = node_id, score
     if won and freeze_on_win:
-        state["frozen"] = True
-        if not state["threshold"]:
-            state["threshold"], state["auto_threshold"] = score, True
-    elif state["frozen"] and not won:
-        state["frozen"] = False
-        if state["auto_threshold"]:
-            state["threshold"], state["auto_threshold"] = 0.0, False
-        state["just_unfroze"] = True
+        state.frozen = True
+        if not state.threshold:
+            state.threshold, state.auto_threshold = score, True
+    elif state.frozen and not won:
+        state.frozen = False
+        if state.auto_threshold:
+            state.threshold, state.auto_threshold = 0.0, False
+        state.just_unfroze = True
 
 
-def next_move(state: dict[str, Any], *, freeze_on_win: bool, force_best_after_drop: bool,
+def next_move(state: State, *, freeze_on_win: bool, force_best_after_drop: bool,
               drop_threshold: float) -> tuple[bool, bool]:
     """The released `start_episode` rule as (exploit, greedy): exploit the best node when a win froze the tree, when
     the best score is past the win threshold, or when the last episode fell `drop_threshold` below the best — but not
     right after an unfreeze (that episode evolves, and clears the flag); greedy: UCB without exploration (frozen, or
     past the threshold)."""
-    threshold = float(state["threshold"])
-    past = freeze_on_win and threshold > 0 and state["best_score"] >= threshold
-    drop = force_best_after_drop and state["last_score"] is not None and \
-        state["best_score"] - state["last_score"] >= drop_threshold
-    exploit = bool(past or state["frozen"] or drop) and not state["just_unfroze"]
-    state["just_unfroze"] = False
-    return exploit, bool(state["frozen"] or past)
+    threshold, best = state.threshold, state.best_score or 0.0
+    past = freeze_on_win and threshold > 0 and best >= threshold
+    drop = force_best_after_drop and state.last_score is not None and best - state.last_score >= drop_threshold
+    exploit = bool(past or state.frozen or drop) and not state.just_unfroze
+    state.just_unfroze = False
+    return exploit, bool(state.frozen or past)
 
 
 def temperature(config: Mapping[str, str]) -> float | None:
@@ -121,13 +172,12 @@ def with_temperature(knobs: str, value: float) -> str:
     return "\n".join(lines) + "\n"
 
 
-def summary(state: Mapping[str, Any] | None) -> dict[str, Any]:
+def summary(state: State | None) -> dict[str, Any]:
     """The learning curve of the practice episodes: each episode's score (normalised to [0, 1]), the seeds' AUC (Σ
     scores / K, max score 1) and the late mean (last 30 %), and the tree's size."""
     if state is None:
         return {}
-    scores = [float(e["score"]) for e in state["episodes"]]
-    return {"episodes": len(scores), "scores": scores, "won": [bool(e["won"]) for e in state["episodes"]],
-            "auc": auc(scores, 1.0), "late_mean": late_mean(scores), "nodes": len(state["nodes"]),
-            "depth": max((n["depth"] for n in state["nodes"]), default=0), "best": state.get("best"),
-            "frozen": bool(state.get("frozen"))}
+    scores = [e.score for e in state.episodes]
+    return {"episodes": len(scores), "scores": scores, "won": [e.won for e in state.episodes],
+            "auc": auc(scores, 1.0), "late_mean": late_mean(scores), "nodes": len(state.nodes),
+            "depth": max((n.depth for n in state.nodes), default=0), "best": state.best, "frozen": state.frozen}

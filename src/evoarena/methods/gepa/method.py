@@ -8,12 +8,11 @@ step first submits one attempt with the live harness. Differences from the relea
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from evoarena.api import (
     Attempt,
@@ -29,6 +28,7 @@ from evoarena.api import (
 )
 from evoarena.api.probe import judged, non_answer, refused
 from evoarena.harness import Manifest
+from evoarena.harness.state import parse_state
 from evoarena.methods.prompting import render_prompt
 from evoarena.methods.replies import parse_instruction
 from evoarena.methods.scoring import rollouts_by_id, valset
@@ -43,13 +43,26 @@ ACCEPT = StrictImprovement("sum")
 """Acceptance: the child's minibatch sum strictly above the parent's (a tie is refused)."""
 
 
-def read_pool(tree: Mapping[str, str]) -> dict[str, Any] | None:
+class Candidate(BaseModel):
+    """One accepted candidate: its component texts, its score per val task id met so far, and which component its
+    next mutation edits (round robin)."""
+
+    id: str
+    parent: str | None
+    components: dict[str, str]
+    scores: dict[str, float]
+    next_component: int = 0
+
+
+class Pool(BaseModel):
+    """GEPA's state: every accepted candidate, in order of acceptance (`c0` is the seed)."""
+
+    candidates: list[Candidate]
+
+
+def read_pool(tree: Mapping[str, str]) -> Pool | None:
     text = tree.get(POOL)
-    return None if text is None else dict(json.loads(text))
-
-
-def dump_pool(pool: Mapping[str, Any]) -> str:
-    return json.dumps(pool, indent=1, ensure_ascii=False, sort_keys=True) + "\n"
+    return None if text is None else parse_state(POOL, text, Pool)
 
 
 Fences = Literal["released", "strict"]
@@ -73,9 +86,9 @@ def check_instruction(parent: str, fences: str, reply: Reply) -> Verdict:
     return judged(text.strip() != parent.strip(), "the proposal repeats its parent")
 
 
-def aligned(candidates: Sequence[Mapping[str, Any]], ids: Sequence[str]) -> tuple[Scored, ...]:
+def aligned(candidates: Sequence[Candidate], ids: Sequence[str]) -> tuple[Scored, ...]:
     """The pool as a search archive: every candidate with its scores on `ids`, in order, in pool order."""
-    return tuple(Scored(c["id"], tuple(float(c["scores"][i]) for i in ids), c.get("parent")) for c in candidates)
+    return tuple(Scored(c.id, tuple(c.scores[i] for i in ids), c.parent) for c in candidates)
 
 
 @method("gepa")
@@ -131,15 +144,15 @@ class Gepa(Method):
             examples.append({"inputs": task.prompt, "outputs": attempt.text.strip(), "feedback": fb.message})
         return scores, examples
 
-    def _fill_scores(self, ctx: PracticeContext, candidates: list[dict[str, Any]], known: Mapping[str, Any]) -> None:
+    def _fill_scores(self, ctx: PracticeContext, candidates: list[Candidate], known: Mapping[str, Any]) -> None:
         """Score every candidate on val instances it has not met yet (the curriculum's valset grows)."""
         live = {c: ctx.harness.read(c, "") for c in COMPONENTS}
         for cand in candidates:
-            missing = [t for t in valset(ctx) if t.id not in cand["scores"]]
+            missing = [t for t in valset(ctx) if t.id not in cand.scores]
             if missing:
-                scores, _ = self._evaluate(ctx, cand["components"], missing,
-                                           known if cand["components"] == live else None)
-                cand["scores"].update({t.id: s for t, s in zip(missing, scores, strict=True)})
+                scores, _ = self._evaluate(ctx, cand.components, missing,
+                                           known if cand.components == live else None)
+                cand.scores.update({t.id: s for t, s in zip(missing, scores, strict=True)})
 
     def practice(self, ctx: PracticeContext, task: TaskView) -> Manifest | None:
         known: dict[str, tuple[Attempt, Feedback]] = {}
@@ -147,22 +160,19 @@ class Gepa(Method):
             attempt = ctx.solve(task)
             if not attempt.error:
                 known[task.id] = (attempt, ctx.feedback(task, attempt))
-        pool = read_pool(ctx.harness.tree())
-        seeded_now = pool is None
-        if pool is None:
-            components = {c: ctx.harness.read(c, "") for c in COMPONENTS}
-            pool = {"candidates": [{"id": "c0", "parent": None, "components": components, "scores": {},
-                                    "next_component": 0}]}
-        candidates: list[dict[str, Any]] = pool["candidates"]
+        seeded_now = not ctx.harness.exists(POOL)
+        seed = Candidate(id="c0", parent=None, components={c: ctx.harness.read(c, "") for c in COMPONENTS}, scores={})
+        pool = ctx.harness.load_state(POOL, Pool, default=Pool(candidates=[seed]))
+        candidates = pool.candidates
         self._fill_scores(ctx, candidates, known)
         ids = [t.id for t in valset(ctx)]
         archive = aligned(candidates, ids)
         if seeded_now:
             ctx.log("gepa_seed", {"val_mean": archive[0].mean})
-        by_id = {c["id"]: c for c in candidates}
+        by_id = {c.id: c for c in candidates}
         parent = by_id[SELECT.select(archive, ctx.rng).id]
         outcome = self._iterate(ctx, task, pool, parent, known)
-        ctx.harness.write(POOL, dump_pool(pool))
+        ctx.harness.save_state(POOL, pool)
         if outcome is not None:
             return outcome
         if seeded_now:
@@ -170,24 +180,24 @@ class Gepa(Method):
         return None
 
     def _iterate(
-        self, ctx: PracticeContext, task: TaskView, pool: dict[str, Any], parent: dict[str, Any],
+        self, ctx: PracticeContext, task: TaskView, pool: Pool, parent: Candidate,
         known: Mapping[str, tuple[Attempt, Feedback]],
     ) -> Manifest | None:
         """One reflective mutation of `parent` on a minibatch led by the step's task; mutates `pool`."""
-        candidates: list[dict[str, Any]] = pool["candidates"]
+        candidates = pool.candidates
         others = [t for t in ctx.train if t.id != task.id]
         batch = [task, *ctx.rng.sample(others, min(self.params.minibatch_size - 1, len(others)))]
         live = {c: ctx.harness.read(c, "") for c in COMPONENTS}
-        before, examples = self._evaluate(ctx, parent["components"], batch,
-                                          known if parent["components"] == live else None)
+        before, examples = self._evaluate(ctx, parent.components, batch,
+                                          known if parent.components == live else None)
         if all(s >= PERFECT for s in before):
-            ctx.log("gepa_iteration", {"parent": parent["id"], "skipped": "all minibatch scores perfect"})
+            ctx.log("gepa_iteration", {"parent": parent.id, "skipped": "all minibatch scores perfect"})
             return None
 
-        names = [c for c in COMPONENTS if c in parent["components"]]
-        component = names[int(parent.get("next_component", 0)) % len(names)]
-        parent["next_component"] = (int(parent.get("next_component", 0)) + 1) % len(names)
-        prompt = render_prompt(__package__, "reflect", instruction=parent["components"][component].strip(),
+        names = [c for c in COMPONENTS if c in parent.components]
+        component = names[parent.next_component % len(names)]
+        parent.next_component = (parent.next_component + 1) % len(names)
+        prompt = render_prompt(__package__, "reflect", instruction=parent.components[component].strip(),
                                examples=examples)
         reply = ctx.ask("proposer", prompt, reject_cut_off="instruction")
         if reply is None:
@@ -197,24 +207,24 @@ class Gepa(Method):
             ctx.reject("instruction", reply.text, why)
             return None
 
-        child_components = {**parent["components"], component: text}
+        child_components = {**parent.components, component: text}
         after, _ = self._evaluate(ctx, child_components, batch)
         accepted = ACCEPT.decide(before, after).accepted
-        ctx.log("gepa_iteration", {"parent": parent["id"], "component": component, "minibatch": [t.id for t in batch],
+        ctx.log("gepa_iteration", {"parent": parent.id, "component": component, "minibatch": [t.id for t in batch],
                                    "before": before, "after": after, "accepted": accepted})
         if not accepted:
             return None
 
         vals = valset(ctx)
         val_scores, _ = self._evaluate(ctx, child_components, vals)
-        child = {"id": f"c{len(candidates)}", "parent": parent["id"], "components": child_components,
-                 "scores": {t.id: s for t, s in zip(vals, val_scores, strict=True)}, "next_component": 0}
+        child = Candidate(id=f"c{len(candidates)}", parent=parent.id, components=child_components,
+                          scores={t.id: s for t, s in zip(vals, val_scores, strict=True)})
         candidates.append(child)
         best = candidates[best_index(aligned(candidates, [t.id for t in vals]))]
-        for name, body in best["components"].items():
+        for name, body in best.components.items():
             ctx.harness.write(name, body)
         return Manifest(
-            intent=f"GEPA: accept {child['id']} (parent {parent['id']}, {component}); harness = best {best['id']}",
+            intent=f"GEPA: accept {child.id} (parent {parent.id}, {component}); harness = best {best.id}",
             evidence=f"minibatch sum {sum(before):g} -> {sum(after):g}; val mean {mean(val_scores):.3f}",
             expected_fixes=[t.id for t, b, a in zip(batch, before, after, strict=True) if a > b],
         )

@@ -14,15 +14,15 @@ counts it as that node's evaluation. Differences from the released code: docs/me
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from evoarena.api import Method, PracticeContext, Rollout, TaskView, method
 from evoarena.harness import Manifest
+from evoarena.harness.state import Absent, parse_state
 from evoarena.methods.jsonparse import first_json, whole_and_fenced
 from evoarena.methods.prompting import render_prompt
 from evoarena.methods.replies import parse_instruction
@@ -34,9 +34,37 @@ _KEEP_FAILURES = 4  # failures kept per node for its diagnosis (the newest)
 _CLIP = 1500  # characters of an output or feedback kept for a diagnosis
 
 
-def read_tree(tree: Mapping[str, str]) -> dict[str, Any] | None:
+class Failure(BaseModel):
+    """A failed evaluation kept for a diagnosis (each text clipped)."""
+
+    task: str
+    output: str
+    feedback: str
+
+
+class Node(BaseModel):
+    """One harness version of the tree: its system prompt, its own results {task id: score} and newest failures;
+    `problem` is the diagnosis it was made from (not the root's), `version` its id in the run's archive."""
+
+    id: str
+    parent: str | None
+    system: str
+    results: dict[str, float] = {}
+    failures: dict[str, Failure] = {}
+    problem: Absent[str] = None
+    version: Absent[str] = None
+
+
+class Tree(BaseModel):
+    """HGM's state: every node in order of creation and the count of evaluations run."""
+
+    nodes: list[Node]
+    n_evals: int = 0
+
+
+def read_tree(tree: Mapping[str, str]) -> Tree | None:
     text = tree.get(STATE)
-    return None if text is None else dict(json.loads(text))
+    return None if text is None else parse_state(STATE, text, Tree)
 
 
 ParentPolicy = Literal["clade", "node", "greedy", "dgm", "ucb"]
@@ -66,54 +94,53 @@ class Hgm(Method):
     params: Params
 
     def practice(self, ctx: PracticeContext, task: TaskView) -> Manifest | None:
-        state = read_tree(ctx.harness.tree()) or {"nodes": [self._root(ctx)], "n_evals": 0}
-        nodes: dict[str, dict[str, Any]] = {n["id"]: n for n in state["nodes"]}
-        if "version" not in nodes["n0"]:  # the root joins the run's archive of versions (the initial harness's id)
-            nodes["n0"]["version"] = ctx.candidate(self._candidate_tree(ctx, nodes["n0"]), intent="HGM root")
+        state = ctx.harness.load_state(STATE, Tree, default=Tree(nodes=[self._root(ctx)]))
+        nodes = {n.id: n for n in state.nodes}
+        if nodes["n0"].version is None:  # the root joins the run's archive of versions (the initial harness's id)
+            nodes["n0"].version = ctx.candidate(self._candidate_tree(ctx, nodes["n0"]), intent="HGM root")
         live_before = self._live(nodes)
         if ctx.attempt_limit is not None:  # the protocol counts submissions: submit once with the live harness
             attempt = ctx.solve(task)
-            if not attempt.error and task.id not in nodes[live_before]["results"]:
+            if not attempt.error and task.id not in nodes[live_before].results:
                 self._record(ctx, state, nodes[live_before], task, attempt)
         tasks = {t.id: t for t in ctx.train}
         plans = self._plan(ctx, state, nodes, tasks)
         made = self._expand(ctx, state, nodes, [p for p in plans if p.kind == "expand"])
         self._evaluate(ctx, state, nodes, tasks, [p for p in plans if p.kind == "eval"])
         live = self._live(nodes)
-        ctx.harness.write("system.md", nodes[live]["system"])
-        ctx.harness.write(STATE, json.dumps(state, indent=1, ensure_ascii=False, sort_keys=True) + "\n")
+        ctx.harness.write("system.md", nodes[live].system)
+        ctx.harness.save_state(STATE, state)
         ctx.log("hgm_step", {"plans": [p.__dict__ for p in plans], "made": made, "nodes": len(nodes),
-                             "n_evals": state["n_evals"], "live": live})
+                             "n_evals": state.n_evals, "live": live})
         if live == live_before and not made:
             return None
         best = nodes[live]
-        belief = posterior_mean(list(best["results"].values()))
+        belief = posterior_mean(list(best.results.values()))
         return Manifest(intent=f"HGM: {len(made)} node(s) made; live harness = {live} "
-                               f"(parent {best['parent']}, posterior mean {belief:.3f})",
-                        evidence=f"{len(best['results'])} evaluations of {live}; {state['n_evals']} in all")
+                               f"(parent {best.parent}, posterior mean {belief:.3f})",
+                        evidence=f"{len(best.results)} evaluations of {live}; {state.n_evals} in all")
 
     # -- the tree -------------------------------------------------------------------------------
     @staticmethod
-    def _root(ctx: PracticeContext) -> dict[str, Any]:
-        return {"id": "n0", "parent": None, "system": ctx.harness.read("system.md", ""), "results": {},
-                "failures": {}}
+    def _root(ctx: PracticeContext) -> Node:
+        return Node(id="n0", parent=None, system=ctx.harness.read("system.md", ""))
 
     @staticmethod
-    def _candidate_tree(ctx: PracticeContext, node: Mapping[str, Any]) -> dict[str, str]:
+    def _candidate_tree(ctx: PracticeContext, node: Node) -> dict[str, str]:
         """A node's harness: the live one with the node's `system.md`, without HGM's own state (so a node keeps one
         content address, the version id its rollouts are recorded under)."""
         base = {k: v for k, v in ctx.harness.tree().items() if not k.startswith("memory/hgm/")}
-        return {**base, "system.md": node["system"]}
+        return {**base, "system.md": node.system}
 
     @staticmethod
-    def _live(nodes: Mapping[str, Mapping[str, Any]]) -> str:
+    def _live(nodes: Mapping[str, Node]) -> str:
         """The node with the best posterior mean of its own results (the earliest among ties)."""
-        return max(nodes.values(), key=lambda n: posterior_mean(list(n["results"].values())))["id"]
+        return max(nodes.values(), key=lambda n: posterior_mean(list(n.results.values()))).id
 
-    def _archive(self, nodes: Mapping[str, Mapping[str, Any]]) -> list[Scored]:
-        return [Scored(n["id"], tuple(n["results"].values()), n["parent"]) for n in nodes.values()]
+    def _archive(self, nodes: Mapping[str, Node]) -> list[Scored]:
+        return [Scored(n.id, tuple(n.results.values()), n.parent) for n in nodes.values()]
 
-    def _plan(self, ctx: PracticeContext, state: Mapping[str, Any], nodes: Mapping[str, Mapping[str, Any]],
+    def _plan(self, ctx: PracticeContext, state: Tree, nodes: Mapping[str, Node],
               tasks: Mapping[str, TaskView]) -> list[_Plan]:
         """This step's actions, drawn one after another as HGM's workers draw them."""
         plans: list[_Plan] = []
@@ -122,9 +149,9 @@ class Hgm(Method):
         archive = self._archive(nodes)
         parent_policy = PARENT_POLICIES[self.params.parent_policy]
         for _ in range(self.params.actions_per_step):
-            if state["n_evals"] + len(pending_eval) >= self.params.max_task_evals:
+            if state.n_evals + len(pending_eval) >= self.params.max_task_evals:
                 break
-            if expand_now(state["n_evals"], len(nodes), pending_expand, self.params.alpha):
+            if expand_now(state.n_evals, len(nodes), pending_expand, self.params.alpha):
                 try:
                     plans.append(_Plan("expand", parent_policy.select(archive, ctx.rng).id))
                     pending_expand += 1
@@ -132,24 +159,24 @@ class Hgm(Method):
                 except NothingToExpand:  # HGM's root arrives evaluated; here the first steps evaluate it
                     pass
             open_ = [c for c in archive
-                     if any(t not in nodes[c.id]["results"] and (c.id, t) not in pending_eval for t in tasks)]
+                     if any(t not in nodes[c.id].results and (c.id, t) not in pending_eval for t in tasks)]
             if not open_:
                 break
             node = to_evaluate(open_, ctx.rng).id
-            unseen = [t for t in tasks if t not in nodes[node]["results"] and (node, t) not in pending_eval]
+            unseen = [t for t in tasks if t not in nodes[node].results and (node, t) not in pending_eval]
             chosen = ctx.rng.choice(unseen)  # eval_random_level 1.0: a random unseen task
             pending_eval.add((node, chosen))
             plans.append(_Plan("eval", node, chosen))
         return plans
 
     # -- expansion: diagnose a failure of the parent, then rewrite its harness --------------------
-    def _expand(self, ctx: PracticeContext, state: dict[str, Any], nodes: dict[str, dict[str, Any]],
+    def _expand(self, ctx: PracticeContext, state: Tree, nodes: dict[str, Node],
                 plans: Sequence[_Plan]) -> list[str]:
         if not plans:
             return []
         entries = [self._entry(ctx, nodes[p.node]) for p in plans]
         replies = ctx.ask_many("proposer", [render_prompt(
-            __package__, "diagnose", harness=nodes[p.node]["system"].strip(), **entry) for p, entry in zip(
+            __package__, "diagnose", harness=nodes[p.node].system.strip(), **entry) for p, entry in zip(
             plans, entries, strict=True)], reject_cut_off="diagnosis")
         problems: list[tuple[_Plan, str]] = []
         for plan, reply in zip(plans, replies, strict=True):
@@ -162,7 +189,7 @@ class Hgm(Method):
                 continue
             problems.append((plan, problem.strip()))
         improved = ctx.ask_many("proposer", [render_prompt(
-            __package__, "improve", harness=nodes[p.node]["system"].strip(), problem=problem)
+            __package__, "improve", harness=nodes[p.node].system.strip(), problem=problem)
             for p, problem in problems],
             reject_cut_off="harness") if problems else []
         made = []
@@ -170,31 +197,30 @@ class Hgm(Method):
             if reply is None:
                 continue
             text, why = parse_instruction(reply.text, "strict")
-            if text is None or text.strip() == nodes[plan.node]["system"].strip():
+            if text is None or text.strip() == nodes[plan.node].system.strip():
                 ctx.reject("harness", reply.text, why or "the rewrite repeats its parent")
                 continue
             cid = f"n{len(nodes)}"
-            child: dict[str, Any] = {"id": cid, "parent": plan.node, "system": text, "results": {}, "failures": {},
-                                     "problem": problem[:_CLIP]}
-            child["version"] = ctx.candidate(self._candidate_tree(ctx, child), parents=[nodes[plan.node]["version"]],
+            child = Node(id=cid, parent=plan.node, system=text, problem=problem[:_CLIP])
+            child.version = ctx.candidate(self._candidate_tree(ctx, child), parents=[str(nodes[plan.node].version)],
                                              intent=f"HGM {cid} (from {plan.node}): {problem[:200]}")
             nodes[cid] = child
-            state["nodes"].append(child)
+            state.nodes.append(child)
             made.append(cid)
         return made
 
     @staticmethod
-    def _entry(ctx: PracticeContext, node: Mapping[str, Any]) -> dict[str, str]:
+    def _entry(ctx: PracticeContext, node: Node) -> dict[str, str]:
         """The task the diagnosis looks at: one of the node's failures at random (HGM's polyglot rule: a random
         unresolved task), else a note that it has failed none yet."""
-        failures = node["failures"]
+        failures = node.failures
         if not failures:
             return {"task": "(no failed task recorded yet)", "output": "", "feedback": ""}
         tid = ctx.rng.choice(sorted(failures))
-        return dict(failures[tid])
+        return failures[tid].model_dump()
 
     # -- evaluation: one rollout per (node, task) -----------------------------------------------
-    def _evaluate(self, ctx: PracticeContext, state: dict[str, Any], nodes: Mapping[str, dict[str, Any]],
+    def _evaluate(self, ctx: PracticeContext, state: Tree, nodes: Mapping[str, Node],
                   tasks: Mapping[str, TaskView], plans: Sequence[_Plan]) -> None:
         if not plans:
             return
@@ -203,14 +229,13 @@ class Hgm(Method):
             self._record(ctx, state, nodes[plan.node], tasks[plan.task], attempt)
 
     @staticmethod
-    def _record(ctx: PracticeContext, state: dict[str, Any], node: dict[str, Any], task: TaskView,
-                attempt: Any) -> None:
+    def _record(ctx: PracticeContext, state: Tree, node: Node, task: TaskView, attempt: Any) -> None:
         """A node's result on a task (a provider error scores 0, as a failed evaluation does in HGM)."""
         score, output, message = scored(ctx, task, attempt)
-        node["results"][task.id] = score
-        state["n_evals"] += 1
+        node.results[task.id] = score
+        state.n_evals += 1
         if score < 1.0:
-            node["failures"][task.id] = {"task": task.prompt[:_CLIP], "output": output[:_CLIP],
-                                         "feedback": message[:_CLIP]}
-            for old in sorted(node["failures"])[:-_KEEP_FAILURES]:
-                del node["failures"][old]
+            node.failures[task.id] = Failure(task=task.prompt[:_CLIP], output=output[:_CLIP],
+                                             feedback=message[:_CLIP])
+            for old in sorted(node.failures)[:-_KEEP_FAILURES]:
+                del node.failures[old]

@@ -6,20 +6,34 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from evoarena.api import Method, PracticeContext, TaskView, method
 from evoarena.harness import Manifest
+from evoarena.harness.state import parse_records
 from evoarena.methods.prompting import render_prompt
 
 HISTORY = "memory/history.jsonl"
 NOTE = "memory/note.md"
 
 
-def read_history(tree: Mapping[str, str]) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in tree.get(HISTORY, "").splitlines() if line.strip()]
+class Entry(BaseModel):
+    """One practice attempt: the task, the attempt's number, its output and feedback, raw."""
+
+    task: str
+    number: int
+    output: str
+    feedback: str
+
+    def line(self) -> str:
+        """The log's line as it has always been written (keys in order): the solver reads the log, and its bytes are
+        part of every version's content address."""
+        return json.dumps(self.model_dump(), ensure_ascii=False) + "\n"
+
+
+def read_history(tree: Mapping[str, str]) -> list[Entry]:
+    return parse_records(HISTORY, tree.get(HISTORY, ""), Entry)
 
 
 @method("history")
@@ -48,8 +62,8 @@ class History(Method):
             if attempt.error:
                 break
             fb = ctx.feedback(task, attempt)
-            entry = {"task": task.id, "number": attempt.number, "output": attempt.text.strip(), "feedback": fb.message}
-            ctx.harness.append(HISTORY, json.dumps(entry, ensure_ascii=False) + "\n")
+            entry = Entry(task=task.id, number=attempt.number, output=attempt.text.strip(), feedback=fb.message)
+            ctx.harness.append(HISTORY, entry.line())
             added += 1
             if fb.passed:
                 break

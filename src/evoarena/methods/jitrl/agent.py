@@ -16,7 +16,7 @@ from typing import Any, Literal
 import evoarena.methods.jitrl.replies as replies
 from evoarena.api import AgentAction, EpisodeAgent, EpisodeContext, EpisodeEnd, EpisodeView, TaskView
 from evoarena.methods.jitrl.core import JitRL, JitRLConfig
-from evoarena.methods.jitrl.memory import StepRecord, episode_rows, with_episode
+from evoarena.methods.jitrl.memory import EpisodeLine, StepRecord, episode_rows, with_episode
 from evoarena.methods.jitrl.policy import Prior, prior_from_confidence, prior_from_logprobs, prior_from_probs
 from evoarena.methods.jitrl.step_memory import StepKey, StepMemory
 from evoarena.methods.prompting import render_prompt
@@ -189,10 +189,10 @@ class JitRLAgent(EpisodeAgent):
                                                                           strict=False)]
         rows = episode_rows(steps, None, won=outcome.won, rewards=self.s.rewards, gamma=self.s.config.gamma,
                             episode=self.memory.episodes)
-        summary = {"episode": self.memory.episodes, "steps": len(steps), "final_score": outcome.final_score,
-                   "max_score": outcome.max_score, "won": outcome.won, "stopped": outcome.stopped,
-                   "stored": sum(r["return"] is not None for r in rows), "start": self.start,
-                   "prior_fallbacks": self.fallbacks["prior"], "proposal_fallbacks": self.fallbacks["proposal"],
-                   "step_scores": None}
+        summary = EpisodeLine(episode=self.memory.episodes, steps=len(steps), final_score=outcome.final_score,
+                              max_score=outcome.max_score, won=outcome.won, stopped=outcome.stopped,
+                              stored=sum(r.return_ is not None for r in rows), start=self.start,
+                              prior_fallbacks=self.fallbacks["prior"], proposal_fallbacks=self.fallbacks["proposal"],
+                              step_scores=None)
         for path, text in with_episode(ctx.tree, rows, summary).items():
             ctx.edit(path, text)

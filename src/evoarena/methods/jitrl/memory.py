@@ -6,11 +6,13 @@ here from its per-step env rewards (score deltas) and step scores with the `pape
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
+from pydantic import BaseModel, ConfigDict, Field
+
+from evoarena.harness.state import parse_records, record_line
 from evoarena.methods.jitrl.step_memory import (
     StepKey,
     StepMemory,
@@ -24,6 +26,41 @@ EPISODES = "memory/jitrl_episodes.jsonl"
 Rewards = Literal["paper", "released"]
 
 
+class Row(BaseModel):
+    """A line of `memory/jitrl.jsonl`: one played step, its env reward (`delta`), its step score (None: not
+    scored), the reward its return was made from and the return (None: not stored, never retrieved)."""
+
+    model_config = ConfigDict(validate_by_name=True)
+
+    episode: int
+    step: int
+    state: str
+    history: str
+    action: str
+    delta: float
+    step_score: float | None
+    reward: float | None
+    return_: float | None = Field(validation_alias="return", serialization_alias="return")
+
+
+class EpisodeLine(BaseModel):
+    """A line of `memory/jitrl_episodes.jsonl`: one episode's outcome, how many of its steps were stored, its first
+    observation, the replies that fell back, and how its steps were scored (None: not; evaluator | none |
+    rejected). The scores are as the environment gave them (an int stays an int in the file)."""
+
+    episode: int
+    steps: int
+    final_score: int | float
+    max_score: int | float
+    won: bool
+    stopped: str
+    stored: int
+    start: str
+    prior_fallbacks: int
+    proposal_fallbacks: int
+    step_scores: str | None
+
+
 @dataclass(frozen=True)
 class StepRecord:
     """One played step as the agent saw it: its keys, the action taken, the env reward (score delta) after it."""
@@ -35,7 +72,7 @@ class StepRecord:
 
 
 def episode_rows(steps: Sequence[StepRecord], step_scores: Sequence[float] | None, *, won: bool, rewards: Rewards,
-                 gamma: float, episode: int) -> list[dict[str, Any]]:
+                 gamma: float, episode: int) -> list[Row]:
     """One row per played step of a finished episode. `paper`: r_t is the step score when given (the paper's
     evaluator), else the env reward, and G_t = Σ γ^u r_{t+u}. `released` (Jericho `add_episode` and retrieval
     @143d221): signal = step score if ≠ 0 else env reward, a failed episode's last env reward set to −10, the return
@@ -54,63 +91,63 @@ def episode_rows(steps: Sequence[StepRecord], step_scores: Sequence[float] | Non
         kept = len(steps) - 1 if won and steps else len(steps)
         used = [*released_step_signals(scores[:kept], deltas[:kept], success=won), None][:len(steps)]
         returns = [*released_returns(scores[:kept], deltas[:kept], gamma, success=won), None][:len(steps)]
-    return [{"episode": episode, "step": t, "state": s.state, "history": s.history, "action": s.action,
-             "delta": s.delta, "step_score": scores[t] if step_scores is not None else None, "reward": used[t],
-             "return": returns[t]} for t, s in enumerate(steps)]
+    return [Row(episode=episode, step=t, state=s.state, history=s.history, action=s.action, delta=s.delta,
+                step_score=scores[t] if step_scores is not None else None, reward=used[t], return_=returns[t])
+            for t, s in enumerate(steps)]
 
 
-def records(rows: Sequence[Mapping[str, Any]]) -> list[StepRecord]:
+def records(rows: Sequence[Row]) -> list[StepRecord]:
     """The played steps behind an episode's rows (to score them again)."""
-    return [StepRecord(r["state"], r["history"], r["action"], float(r["delta"])) for r in rows]
+    return [StepRecord(r.state, r.history, r.action, r.delta) for r in rows]
 
 
-def read_jsonl(tree: Mapping[str, str], path: str) -> list[dict[str, Any]]:
-    """The JSON lines of a harness file ([] when absent)."""
-    return [json.loads(line) for line in tree.get(path, "").splitlines() if line.strip()]
+def read_rows(tree: Mapping[str, str]) -> list[Row]:
+    return parse_records(ROWS, tree.get(ROWS, ""), Row)
 
 
-def jsonl(rows: Sequence[Mapping[str, Any]]) -> str:
-    return "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rows)
+def read_episodes(tree: Mapping[str, str]) -> list[EpisodeLine]:
+    return parse_records(EPISODES, tree.get(EPISODES, ""), EpisodeLine)
+
+
+def jsonl(lines: Sequence[BaseModel]) -> str:
+    """The text of a JSON-lines memory file (the agent edits it whole, through its episode context)."""
+    return "".join(record_line(line) for line in lines)
 
 
 def load_memory(tree: Mapping[str, str], gamma: float) -> StepMemory:
     """The step memory the harness holds: its stored rows (`return` not None), episode by episode in the order
     written (an episode with no stored row still counts), their returns as written."""
     memory = StepMemory(gamma)
-    rows = read_jsonl(tree, ROWS)
-    episodes = len(read_jsonl(tree, EPISODES))
-    by_episode: dict[int, list[dict[str, Any]]] = {}
-    for r in rows:
-        if r["return"] is None:
-            continue
-        by_episode.setdefault(int(r["episode"]), []).append(r)
+    episodes = len(read_episodes(tree))
+    by_episode: dict[int, list[tuple[Row, float]]] = {}
+    for r in read_rows(tree):
+        if r.return_ is not None:
+            by_episode.setdefault(r.episode, []).append((r, r.return_))
     for e in range(max([episodes, *(k + 1 for k in by_episode)])):
         got = by_episode.get(e, [])
-        memory.add_returns([StepKey(r["state"], r["history"]) for r in got], [r["action"] for r in got],
-                           [float(r["return"]) for r in got], [float(r["reward"]) for r in got])
+        memory.add_returns([StepKey(r.state, r.history) for r, _ in got], [r.action for r, _ in got],
+                           [g for _, g in got], [float(r.reward or 0.0) for r, _ in got])
     return memory
 
 
-def with_episode(tree: Mapping[str, str], rows: Sequence[Mapping[str, Any]], summary: Mapping[str, Any]) -> dict[
-        str, str]:
+def with_episode(tree: Mapping[str, str], rows: Sequence[Row], summary: EpisodeLine) -> dict[str, str]:
     """The two memory files with one more episode: its rows and its summary line."""
     return {ROWS: tree.get(ROWS, "") + jsonl(rows), EPISODES: tree.get(EPISODES, "") + jsonl([summary])}
 
 
-def last_episode(tree: Mapping[str, str]) -> tuple[list[dict[str, Any]], dict[str, Any]] | None:
+def last_episode(tree: Mapping[str, str]) -> tuple[list[Row], EpisodeLine] | None:
     """The last episode's rows and summary line, or None when the memory holds no episode."""
-    episodes = read_jsonl(tree, EPISODES)
+    episodes = read_episodes(tree)
     if not episodes:
         return None
-    return [r for r in read_jsonl(tree, ROWS) if int(r["episode"]) == len(episodes) - 1], episodes[-1]
+    return [r for r in read_rows(tree) if r.episode == len(episodes) - 1], episodes[-1]
 
 
-def replace_last_episode(tree: Mapping[str, str], rows: Sequence[Mapping[str, Any]], summary: Mapping[str, Any]) -> \
-        dict[str, str]:
+def replace_last_episode(tree: Mapping[str, str], rows: Sequence[Row], summary: EpisodeLine) -> dict[str, str]:
     """The two memory files with the last episode's rows and summary line replaced (after its steps were scored)."""
-    episodes = read_jsonl(tree, EPISODES)
+    episodes = read_episodes(tree)
     if not episodes:
         raise ValueError("jitrl: no episode to replace")
     last = len(episodes) - 1
-    kept = [r for r in read_jsonl(tree, ROWS) if int(r["episode"]) != last]
+    kept = [r for r in read_rows(tree) if r.episode != last]
     return {ROWS: jsonl([*kept, *rows]), EPISODES: jsonl([*episodes[:-1], summary])}

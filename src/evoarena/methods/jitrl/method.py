@@ -21,10 +21,13 @@ from evoarena.methods.jitrl.core import JitRLConfig
 from evoarena.methods.jitrl.memory import (
     EPISODES,
     ROWS,
+    EpisodeLine,
+    Row,
     episode_rows,
     last_episode,
     load_memory,
-    read_jsonl,
+    read_episodes,
+    read_rows,
     records,
     replace_last_episode,
 )
@@ -141,14 +144,14 @@ class JitRLMethod(Method):
             if ctx.harness.tree().get(path) != text:
                 ctx.harness.write(path, text)
         view = summary(files)
-        last = read_jsonl(files, EPISODES)[-1]
-        ctx.log("jitrl_episode", {"episode": int(last["episode"]) + 1, "score": float(fb.score),
-                                  "won": bool(fb.passed), "steps": last["steps"], "stored": last["stored"],
-                                  "memory": view["memory"], "prior_fallbacks": last["prior_fallbacks"],
-                                  "proposal_fallbacks": last["proposal_fallbacks"],
-                                  "step_scores": last["step_scores"], "auc": view["auc"],
+        last = read_episodes(files)[-1]
+        ctx.log("jitrl_episode", {"episode": last.episode + 1, "score": float(fb.score),
+                                  "won": bool(fb.passed), "steps": last.steps, "stored": last.stored,
+                                  "memory": view["memory"], "prior_fallbacks": last.prior_fallbacks,
+                                  "proposal_fallbacks": last.proposal_fallbacks,
+                                  "step_scores": last.step_scores, "auc": view["auc"],
                                   "late_mean": view["late_mean"]})
-        return Manifest(intent=f"JitRL episode {int(last['episode']) + 1}: {last['stored']} of {last['steps']} steps "
+        return Manifest(intent=f"JitRL episode {last.episode + 1}: {last.stored} of {last.steps} steps "
                                f"into the step memory ({view['memory']} rows)",
                         evidence=f"{fb.message}; AUC so far {view['auc']:.3f} over {view['episodes']} episode(s)")
 
@@ -161,9 +164,9 @@ class JitRLMethod(Method):
         rows, line = found
         trace = json.loads(attempt.answer or "{}").get("trace") or []
         observations = [str(t["observation"]) for t in trace]
-        steps = [{"state": s, "action": r["action"], "reward": r["delta"]}
-                 for s, r in zip([line.get("start", ""), *observations], rows, strict=False)]
-        prompt = render_prompt(__package__, "evaluate", won=bool(line["won"]), score=line["final_score"], steps=steps,
+        steps = [{"state": s, "action": r.action, "reward": r.delta}
+                 for s, r in zip([line.start, *observations], rows, strict=False)]
+        prompt = render_prompt(__package__, "evaluate", won=line.won, score=line.final_score, steps=steps,
                                final=observations[-1] if observations else "")
         cap = self.params.evaluate_max_tokens
         reply = ctx.ask("evaluator", prompt, max_tokens=int(cap) if cap is not None else 8 * len(rows) + 32,
@@ -175,27 +178,25 @@ class JitRLMethod(Method):
         except replies.ReplyError as err:
             ctx.reject("evaluator reply", reply.text, str(err))
             return self._marked(files, rows, line, "rejected")
-        scored = episode_rows(records(rows), scores, won=bool(line["won"]), rewards=self.params.rewards,
-                              gamma=self.config.gamma, episode=int(line["episode"]))
-        return replace_last_episode(files, scored, {**line, "step_scores": "evaluator",
-                                                    "stored": sum(r["return"] is not None for r in scored)})
+        scored = episode_rows(records(rows), scores, won=line.won, rewards=self.params.rewards,
+                              gamma=self.config.gamma, episode=line.episode)
+        return replace_last_episode(files, scored, line.model_copy(update={
+            "step_scores": "evaluator", "stored": sum(r.return_ is not None for r in scored)}))
 
     @staticmethod
-    def _marked(files: Mapping[str, str], rows: list[dict[str, Any]], line: Mapping[str, Any],
-                why: str) -> dict[str, str]:
-        return replace_last_episode(files, rows, {**line, "step_scores": why})
+    def _marked(files: Mapping[str, str], rows: list[Row], line: EpisodeLine, why: str) -> dict[str, str]:
+        return replace_last_episode(files, rows, line.model_copy(update={"step_scores": why}))
 
 
 def summary(tree: Mapping[str, str]) -> dict[str, Any]:
     """The learning curve the memory files record: each practice episode's score (normalised to [0, 1]), the AUC
     (Σ scores / K) and late mean (last 30 %), the memory's size and the replies that fell back."""
-    episodes = read_jsonl(tree, EPISODES)
+    episodes = read_episodes(tree)
     if not episodes and ROWS not in tree:
         return {}
-    scores = [float(e["final_score"]) / float(e["max_score"]) if float(e["max_score"]) > 0 else 0.0
-              for e in episodes]
-    return {"episodes": len(episodes), "scores": scores, "won": [bool(e["won"]) for e in episodes],
+    scores = [float(e.final_score) / float(e.max_score) if float(e.max_score) > 0 else 0.0 for e in episodes]
+    return {"episodes": len(episodes), "scores": scores, "won": [e.won for e in episodes],
             "auc": auc(scores, 1.0), "late_mean": late_mean(scores),
-            "memory": sum(1 for r in read_jsonl(tree, ROWS) if r["return"] is not None),
-            "prior_fallbacks": sum(int(e["prior_fallbacks"]) for e in episodes),
-            "proposal_fallbacks": sum(int(e["proposal_fallbacks"]) for e in episodes)}
+            "memory": sum(1 for r in read_rows(tree) if r.return_ is not None),
+            "prior_fallbacks": sum(e.prior_fallbacks for e in episodes),
+            "proposal_fallbacks": sum(e.proposal_fallbacks for e in episodes)}

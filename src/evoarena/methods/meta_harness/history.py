@@ -6,7 +6,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, get_args
+from typing import Literal, get_args
+
+from pydantic import BaseModel, RootModel
+
+from evoarena.harness.state import Given, parse_records
 
 ROOT = "memory/meta_harness/"
 Access = Literal["scores", "scores+summary", "full"]
@@ -14,6 +18,48 @@ Access = Literal["scores", "scores+summary", "full"]
 MODES: tuple[str, ...] = get_args(Access)
 SUMMARY = "summary.jsonl"
 FRONTIER = "frontier.json"
+
+
+class Scores(BaseModel):
+    """A candidate's `scores.json`: its accuracy on the search tasks, its context size and each task's score."""
+
+    accuracy: float
+    context_chars: int
+    tasks: dict[str, float]
+
+
+class FrontierRow(BaseModel):
+    candidate: str
+    accuracy: float
+    context_chars: int
+
+
+class Frontier(RootModel[list[FrontierRow]]):
+    """`frontier.json`: the accuracy / context-size Pareto frontier of the candidates."""
+
+
+class SummaryEntry(Given):
+    """A line of the evolution summary: a candidate, the iteration that proposed it and what became of it (its
+    parent and measures when it got that far), with the proposal's name, hypothesis, changes and expected
+    efficiency. A line holds the keys its outcome set, as given (a seed's `parent` is null, a refused candidate has
+    none): a `Given` record."""
+
+    iteration: int
+    candidate: str
+    parent: str | None = None
+    accuracy: float | None = None
+    delta_vs_best: float | None = None
+    context_chars: int | None = None
+    outcome: str
+    name: str = ""
+    hypothesis: str = ""
+    changes: str = ""
+    expected_efficiency: str = ""
+
+
+def history_text(value: BaseModel) -> str:
+    """A history file as the proposer has always read it (sorted, one-space indent, ASCII, no final newline)."""
+    return json.dumps(value.model_dump(mode="json"), indent=1, sort_keys=True)
 
 
 def candidate_dir(cid: str) -> str:
@@ -41,8 +87,9 @@ def _visible(path: str, mode: str) -> bool:
     return mode == "full" and path.startswith("candidates/")
 
 
-def summary_line(entry: Mapping[str, Any]) -> str:
-    return json.dumps(entry, ensure_ascii=False, sort_keys=True) + "\n"
+def read_summary(history: Mapping[str, str]) -> list[SummaryEntry]:
+    """The evolution summary of a history (paths relative to ROOT)."""
+    return parse_records(ROOT + SUMMARY, history.get(SUMMARY, ""), SummaryEntry)
 
 
 def traces_text(rows: Sequence[Mapping[str, str]]) -> str:

@@ -23,6 +23,7 @@ from pydantic import Field
 from evoarena.api import Method, PracticeContext, Rollout, TaskView, method
 from evoarena.harness import HarnessPathError, Manifest, check_relpath
 from evoarena.harness.program import PROGRAM, program_interface
+from evoarena.harness.state import parse_state
 from evoarena.methods.jsonparse import first_json
 from evoarena.methods.meta_harness.functions import propose_with_functions
 from evoarena.methods.meta_harness.history import (
@@ -30,9 +31,14 @@ from evoarena.methods.meta_harness.history import (
     ROOT,
     SUMMARY,
     Access,
+    Frontier,
+    FrontierRow,
+    Scores,
+    SummaryEntry,
     candidate_dir,
+    history_text,
+    read_summary,
     state_files,
-    summary_line,
     traces_text,
     view,
 )
@@ -90,8 +96,8 @@ class MetaHarness(Method):
             ctx.solve(task)
         tree = dict(ctx.harness.tree())
         history = state_files(tree)
-        entries = [json.loads(line) for line in history.get(SUMMARY, "").splitlines()]
-        done = {int(e["iteration"]) for e in entries}
+        entries = read_summary(history)
+        done = {e.iteration for e in entries}
         step = max(done, default=-1) + 1  # this iteration's number (0 is the seed)
         if not any(p.startswith("candidates/") for p in history):  # seed: the initial harness is c0
             self._evaluate(ctx, [("c0", {"name": "seed", "hypothesis": "the initial harness"},
@@ -105,14 +111,14 @@ class MetaHarness(Method):
         ctx.harness.write(ROOT + "pending.json", json.dumps([p for _, p in proposals], indent=1, sort_keys=True))
         base = {**self._files(ctx, best)}
         todo = []
-        n = 1 + max(int(e["candidate"][1:]) for e in entries)  # an id of its own per proposal, refused ones too
+        n = 1 + max(int(e.candidate[1:]) for e in entries)  # an id of its own per proposal, refused ones too
         for i, (raw, proposal) in enumerate(proposals):
             cid = f"c{n + i}"
             files, why = self._interface(proposal)
             if files is None:
                 ctx.reject("candidate", raw, why)
-                self._append(ctx, {"iteration": step, "candidate": cid, "outcome": f"interface check failed: {why}",
-                                   **_described(proposal)})
+                self._append(ctx, _entry(proposal, iteration=step, candidate=cid,
+                                         outcome=f"interface check failed: {why}"))
                 continue
             todo.append((cid, proposal, {**base, **files}, best))
         self._evaluate(ctx, todo, iteration=step)
@@ -132,7 +138,7 @@ class MetaHarness(Method):
         limit = self.params.max_tool_calls
         if self._functions(ctx):
             prompts = [render_prompt(__package__, "propose_functions", best_id=best,
-                                     best_accuracy=scores["accuracy"], best_chars=scores["context_chars"],
+                                     best_accuracy=scores.accuracy, best_chars=scores.context_chars,
                                      best_files=self._files(ctx, best), mode=self.params.access,
                                      max_tool_calls=limit, role=role, inline=inline,
                                      programs=self.params.programs) for role in roles]
@@ -145,8 +151,8 @@ class MetaHarness(Method):
             live = [i for i in range(k) if i not in done]
             if not live:
                 break
-            prompts = [render_prompt(__package__, "propose", best_id=best, best_accuracy=scores["accuracy"],
-                                     best_chars=scores["context_chars"], best_files=self._files(ctx, best),
+            prompts = [render_prompt(__package__, "propose", best_id=best, best_accuracy=scores.accuracy,
+                                     best_chars=scores.context_chars, best_files=self._files(ctx, best),
                                      mode=self.params.access, max_tool_calls=limit, role=roles[i],
                                      inline=inline, transcript=transcripts[i],
                                      programs=self.params.programs) for i in live]
@@ -212,10 +218,10 @@ class MetaHarness(Method):
         passed = [i for i, a in enumerate(smoke) if not a.error and a.answer is not None]
         for i in set(range(len(todo))) - set(passed):
             cid, proposal, _, parent = todo[i]
-            self._append(ctx, {"iteration": iteration, "candidate": cid, "parent": parent,
-                               "outcome": "smoke test failed: no answer on one task", **_described(proposal)})
+            self._append(ctx, _entry(proposal, iteration=iteration, candidate=cid, parent=parent,
+                                     outcome="smoke test failed: no answer on one task"))
         runs = ctx.rollouts([Rollout(t, trees[i]) for i in passed for t in tasks])
-        best_before = max((self._scores(ctx, c)["accuracy"] for c in self._ids(ctx)), default=0.0)
+        best_before = max((self._scores(ctx, c).accuracy for c in self._ids(ctx)), default=0.0)
         for j, i in enumerate(passed):
             cid, proposal, files, parent = todo[i]
             attempts = runs[j * len(tasks):(j + 1) * len(tasks)]
@@ -229,16 +235,15 @@ class MetaHarness(Method):
             d = ROOT + candidate_dir(cid)
             for path, text in files.items():
                 ctx.harness.write(d + "files/" + path, text)
-            ctx.harness.write(d + "scores.json", json.dumps({"accuracy": accuracy, "context_chars": chars,
-                                                              "tasks": scores}, indent=1, sort_keys=True))
+            ctx.harness.write(d + "scores.json", history_text(Scores(accuracy=accuracy, context_chars=chars,
+                                                                     tasks=scores)))
             ctx.harness.write(d + "traces.md", traces_text(traces))
             parent_version = [self._version(ctx, parent)] if parent else []
             version = ctx.candidate(trees[i], parents=parent_version, intent=f"Meta-Harness {cid}: "
                                     f"{str(proposal.get('hypothesis', ''))[:200]}")
             ctx.harness.write(d + "version.txt", version)
-            self._append(ctx, {"iteration": iteration, "candidate": cid, "parent": parent, "accuracy": accuracy,
-                               "delta_vs_best": accuracy - best_before, "context_chars": chars,
-                               "outcome": "evaluated", **_described(proposal)})
+            self._append(ctx, _entry(proposal, iteration=iteration, candidate=cid, parent=parent, accuracy=accuracy,
+                                     delta_vs_best=accuracy - best_before, context_chars=chars, outcome="evaluated"))
         self._write_frontier(ctx)
 
     def _tree(self, ctx: PracticeContext, files: Mapping[str, str]) -> dict[str, str]:
@@ -251,8 +256,8 @@ class MetaHarness(Method):
                  if p.startswith(ROOT + "candidates/") and p.endswith("/scores.json")}
         return sorted(found, key=lambda c: int(c[1:]))
 
-    def _scores(self, ctx: PracticeContext, cid: str) -> dict[str, Any]:
-        return dict(json.loads(ctx.harness.read(ROOT + candidate_dir(cid) + "scores.json")))
+    def _scores(self, ctx: PracticeContext, cid: str) -> Scores:
+        return ctx.harness.load_state(ROOT + candidate_dir(cid) + "scores.json", Scores)
 
     def _files(self, ctx: PracticeContext, cid: str) -> dict[str, str]:
         prefix = ROOT + candidate_dir(cid) + "files/"
@@ -261,23 +266,23 @@ class MetaHarness(Method):
     def _version(self, ctx: PracticeContext, cid: str) -> str:
         return ctx.harness.read(ROOT + candidate_dir(cid) + "version.txt", "").strip()
 
-    def _append(self, ctx: PracticeContext, entry: Mapping[str, Any]) -> None:
-        ctx.harness.write(ROOT + SUMMARY, ctx.harness.read(ROOT + SUMMARY, "") + summary_line(entry))
+    def _append(self, ctx: PracticeContext, entry: SummaryEntry) -> None:
+        ctx.harness.append_record(ROOT + SUMMARY, entry)
 
     def _write_frontier(self, ctx: PracticeContext) -> None:
         ids = self._ids(ctx)
         scored = {c: self._scores(ctx, c) for c in ids}
-        archive = [Scored(c, (float(scored[c]["accuracy"]),)) for c in ids]
-        front = context_frontier(archive, {c: float(scored[c]["context_chars"]) for c in ids})
-        rows = [{"candidate": s.id, "accuracy": scored[s.id]["accuracy"],
-                 "context_chars": scored[s.id]["context_chars"]} for s in front]
-        ctx.harness.write(ROOT + FRONTIER, json.dumps(rows, indent=1, sort_keys=True))
+        archive = [Scored(c, (scored[c].accuracy,)) for c in ids]
+        front = context_frontier(archive, {c: float(scored[c].context_chars) for c in ids})
+        rows = [FrontierRow(candidate=s.id, accuracy=scored[s.id].accuracy, context_chars=scored[s.id].context_chars)
+                for s in front]
+        ctx.harness.write(ROOT + FRONTIER, history_text(Frontier(rows)))
 
     def _best(self, ctx: PracticeContext) -> str:
         """The frontier's most accurate candidate (ties: fewer characters, then the earliest)."""
-        rows = json.loads(ctx.harness.read(ROOT + FRONTIER))
-        best = min(rows, key=lambda r: (-r["accuracy"], r["context_chars"], int(r["candidate"][1:])))
-        return str(best["candidate"])
+        rows = ctx.harness.load_state(ROOT + FRONTIER, Frontier).root
+        best = min(rows, key=lambda r: (-r.accuracy, r.context_chars, int(r.candidate[1:])))
+        return best.candidate
 
     def _adopt(self, ctx: PracticeContext, intent: str) -> Manifest:
         best = self._best(ctx)
@@ -287,7 +292,7 @@ class MetaHarness(Method):
             ctx.harness.write(path, text)
         s = self._scores(ctx, best)
         return Manifest(intent=f"Meta-Harness: {intent}; live = {best}",
-                        evidence=f"search accuracy {s['accuracy']:.3f}, {s['context_chars']} context characters")
+                        evidence=f"search accuracy {s.accuracy:.3f}, {s.context_chars} context characters")
 
 
 def inline_history(history: Mapping[str, str], limit: int) -> str:
@@ -298,9 +303,9 @@ def inline_history(history: Mapping[str, str], limit: int) -> str:
     if FRONTIER in history:
         parts.append(f"frontier.json: {history[FRONTIER].strip()}")
     for path in sorted(p for p in history if p.endswith("/scores.json")):
-        s = json.loads(history[path])
-        parts.append(f"{path.split('/')[1]}: accuracy {s['accuracy']:.3f}, {s['context_chars']} characters, "
-                     f"per task {json.dumps(s['tasks'], sort_keys=True)}")
+        s = parse_state(ROOT + path, history[path], Scores)
+        parts.append(f"{path.split('/')[1]}: accuracy {s.accuracy:.3f}, {s.context_chars} characters, "
+                     f"per task {json.dumps(s.tasks, sort_keys=True)}")
     if SUMMARY in history:
         parts.extend(f"summary: {line}" for line in reversed(history[SUMMARY].splitlines()))
     text = ""
@@ -309,6 +314,11 @@ def inline_history(history: Mapping[str, str], limit: int) -> str:
             break
         text += part + "\n"
     return text
+
+
+def _entry(proposal: Mapping[str, Any], **fields: object) -> SummaryEntry:
+    """A summary line of `proposal` with the keys its outcome sets (and only those)."""
+    return SummaryEntry.model_validate({**fields, **_described(proposal)})
 
 
 def _described(proposal: Mapping[str, Any]) -> dict[str, str]:

@@ -15,11 +15,12 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from evoarena.api import Method, PracticeContext, Probe, ProbeExample, Reply, TaskView, Verdict, method
 from evoarena.api.probe import judged, mentions, non_answer, refused
 from evoarena.harness import HarnessWorkspace, Manifest
+from evoarena.harness.state import parse_records
 from evoarena.methods.prompting import generator_output, render_prompt
 from evoarena.models import GenParams
 from evoarena.retrieval import Hit, RetrieverChoice, RetrieverName
@@ -41,8 +42,22 @@ class MemoryItem:
     description: str
     content: str
 
-    def to_json(self) -> dict[str, str]:
-        return {"title": self.title, "description": self.description, "content": self.content}
+
+class BankRow(BaseModel):
+    """A line of the bank: the task, its trajectory, the judge's status, the items induced from it, and the
+    grader's verdict (kept for analysis only)."""
+
+    task_id: str
+    query: str
+    trajectory: str
+    status: str
+    memory_items: list[MemoryItem]
+    grader_passed: bool
+
+    def line(self) -> str:
+        """The line as the bank has always been written (keys in order, ASCII): its bytes are part of every
+        version's content address."""
+        return json.dumps(self.model_dump()) + "\n"
 
 
 @dataclass(frozen=True)
@@ -54,14 +69,8 @@ class Record:
 
 
 def read_bank(tree: Mapping[str, str]) -> list[Record]:
-    records = []
-    for line in tree.get(BANK, "").splitlines():
-        if line.strip():
-            row = json.loads(line)
-            items = tuple(MemoryItem(str(i["title"]), str(i["description"]), str(i["content"]))
-                          for i in row["memory_items"])
-            records.append(Record(str(row["task_id"]), str(row["query"]), str(row["status"]), items))
-    return records
+    return [Record(row.task_id, row.query, row.status, tuple(row.memory_items))
+            for row in parse_records(BANK, tree.get(BANK, ""), BankRow)]
 
 
 def parse_judge(raw: str) -> str | None:
@@ -196,9 +205,9 @@ class ReasoningBank(Method):
             return None
         # the grader's verdict is recorded for analysis only; no prompt of this method ever shows it
         truth = ctx.feedback(task, attempt).passed
-        row = {"task_id": task.id, "query": task.prompt, "trajectory": output, "status": status,
-               "memory_items": [i.to_json() for i in items], "grader_passed": bool(truth)}
-        ctx.harness.append(BANK, json.dumps(row) + "\n")
+        row = BankRow(task_id=task.id, query=task.prompt, trajectory=output, status=status,
+                      memory_items=list(items), grader_passed=bool(truth))
+        ctx.harness.append(BANK, row.line())
         return Manifest(intent=f"append {len(items)} memory item(s) induced from a judged {status}",
                         evidence=f"{task.id}: judge said {status}")
 

@@ -1,14 +1,13 @@
-"""Shared pieces of SkillProx: batch evaluation (H and C from the arena's feedback), record files."""
+"""Shared pieces of SkillProx: batch evaluation (H and C from the arena's feedback), the record files' names."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from evoarena.api import Attempt, PracticeContext, TaskView
 from evoarena.methods.scoring import rollouts_by_id
+from evoarena.methods.skillprox.state import BatchRow, TaskMark
 
 MEMORY = "memory/skillprox"
 STATE = f"{MEMORY}/state.json"
@@ -42,9 +41,9 @@ class Batch:
         """C: mean cell accuracy."""
         return mean(r.score for r in self.results)
 
-    def row(self) -> dict[str, Any]:
-        return {"H": self.hard, "C": self.cell,
-                "tasks": {r.task.id: {"passed": r.passed, "score": r.score} for r in self.results}}
+    def row(self) -> BatchRow:
+        return BatchRow(H=self.hard, C=self.cell,
+                        tasks={r.task.id: TaskMark(passed=r.passed, score=r.score) for r in self.results})
 
 
 def mean(xs: Iterable[float]) -> float:
@@ -72,20 +71,3 @@ def evaluate(ctx: PracticeContext, tree: Mapping[str, str], tasks: Sequence[Task
 def clip(text: str, limit: int) -> str:
     """At most `limit` characters, marking a cut."""
     return text if len(text) <= limit else text[:limit] + f"\n[... {len(text) - limit} more characters cut]"
-
-
-def dump(obj: Any) -> str:
-    return json.dumps(obj, indent=1, ensure_ascii=False, sort_keys=True) + "\n"
-
-
-def read_json(tree: Mapping[str, str], path: str) -> dict[str, Any] | None:
-    text = tree.get(path)
-    return None if text is None else dict(json.loads(text))
-
-
-def read_jsonl(tree: Mapping[str, str], path: str) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in tree.get(path, "").splitlines() if line.strip()]
-
-
-def jsonl(obj: Any) -> str:
-    return json.dumps(obj, ensure_ascii=False, sort_keys=True) + "\n"

@@ -37,6 +37,7 @@ from evoarena.methods.skillprox.skill import (
     struct_problems,
     with_skill,
 )
+from evoarena.methods.skillprox.state import CandidateRecord, Diagnosis, HistoryEntry, IterationRecord, State
 from evoarena.search import NonRegression, StrictImprovement
 
 TEXT_LIMIT = 6000  # characters of a task prompt, output or feedback shown to the diagnoser
@@ -65,7 +66,7 @@ class Candidate:
     passed: bool = False
     outcome: str = ""  # accepted | rejected | not_selected | malformed | committed
     reason: str = ""
-    diagnoses: list[dict[str, Any]] = field(default_factory=list)
+    diagnoses: list[Diagnosis] = field(default_factory=list)
     overlay: str = ""
 
     @property
@@ -93,9 +94,9 @@ def verdict(before: Batch, after: Batch) -> str:
     """What the re-execution measured, in words (the rejection reason the next diagnosis reads)."""
     drops = [name for name, a, b in (("hard", before.hard, after.hard), ("cell", before.cell, after.cell))
              if b < a - TOL]
-    a, b = before.row()["tasks"], after.row()["tasks"]
-    broke = [t for t in a if a[t]["passed"] and not b[t]["passed"]]
-    fixed = [t for t in a if not a[t]["passed"] and b[t]["passed"]]
+    a, b = before.row().tasks, after.row().tasks
+    broke = [t for t in a if a[t].passed and not b[t].passed]
+    fixed = [t for t in a if not a[t].passed and b[t].passed]
     text = (f"hard accuracy {before.hard:.2f} -> {after.hard:.2f}, cell accuracy {before.cell:.3f} -> "
             f"{after.cell:.3f}" + "".join(f"; {d} accuracy dropped" for d in drops))
     if broke:
@@ -110,17 +111,17 @@ def _task(r: TaskResult, limit: int) -> dict[str, Any]:
             "feedback": clip(r.feedback, limit), "passed": r.passed, "score": f"{r.score:.3f}"}
 
 
-def history_lines(entries: Sequence[Mapping[str, Any]], cfg: ForwardConfig) -> list[str]:
+def history_lines(entries: Sequence[HistoryEntry], cfg: ForwardConfig) -> list[str]:
     """The last `cfg.history` update summaries. With closed-loop diagnosis each carries its measured outcome;
     otherwise only what was written into the skill (accepted or committed updates), as an open loop knows it."""
     lines = []
     for e in entries:
         if cfg.feedback:  # the reason holds the measured H/C (or why the reply was refused)
-            why = f" -- {e['reason']}" if e.get("reason") else ""
-            lines.append(f"iteration {e['iteration']}, candidate {e['candidate']}: {e['outcome'].upper()}: "
-                         f"{e['summary'] or '(no patch)'}{why}")
-        elif e["outcome"] in ("accepted", "committed"):
-            lines.append(f"iteration {e['iteration']}: {e['summary']}")
+            why = f" -- {e.reason}" if e.reason else ""
+            lines.append(f"iteration {e.iteration}, candidate {e.candidate}: {e.outcome.upper()}: "
+                         f"{e.summary or '(no patch)'}{why}")
+        elif e.outcome in ("accepted", "committed"):
+            lines.append(f"iteration {e.iteration}: {e.summary}")
     return lines[-cfg.history :] if cfg.history > 0 else []
 
 
@@ -158,36 +159,37 @@ def adopt_patch(reply: Reply, skill: Skill) -> tuple[Patch | None, str]:
 class ForwardStep:
     """One forward iteration; `state` (the method's state.json) is updated in place."""
 
-    def __init__(self, ctx: PracticeContext, cfg: ForwardConfig, state: dict[str, Any],
-                 history: Sequence[Mapping[str, Any]]) -> None:
+    def __init__(self, ctx: PracticeContext, cfg: ForwardConfig, state: State,
+                 history: Sequence[HistoryEntry]) -> None:
         self.ctx = ctx
         self.cfg = cfg
         self.state = state
         self.history = history_lines(history, cfg)
 
-    def run(self, k: int, batch: Sequence[TaskView], known: Mapping[str, TaskResult]) -> dict[str, Any]:
+    def run(self, k: int, batch: Sequence[TaskView],
+            known: Mapping[str, TaskResult]) -> tuple[IterationRecord, list[HistoryEntry]]:
         """Iteration `k` on `batch`; writes the new skill into the harness when one is adopted; returns the record
-        (with `entries` for the history file)."""
-        ctx, counters = self.ctx, self.state["counters"]
+        and the entries for the history file."""
+        ctx, counters = self.ctx, self.state.counters
         tree0 = ctx.harness.tree()
         skill0 = skill_of(tree0)
         before = evaluate(ctx, tree0, batch, known)
-        rec: dict[str, Any] = {"iteration": k, "batch": [t.id for t in batch], "before": before.row(),
-                               "G_before": size(skill0), "chars_before": char_stats(skill0), "candidates": [],
-                               "entries": []}
+        rec = IterationRecord(iteration=k, batch=[t.id for t in batch], before=before.row(), G_before=size(skill0),
+                              chars_before=char_stats(skill0))
+        entries: list[HistoryEntry] = []
         if all(r.passed for r in before.results):
-            self.state["streak"] = int(self.state["streak"]) + 1
-            rec.update(outcome="all_correct", chosen=None, after=before.row(), G_after=size(skill0),
-                       chars_after=char_stats(skill0))
-            return rec
-        self.state["streak"] = 0
-        counters["update_iterations"] += 1
+            self.state.streak += 1
+            rec.outcome, rec.after, rec.G_after, rec.chars_after = ("all_correct", before.row(), size(skill0),
+                                                                    char_stats(skill0))
+            return rec, entries
+        self.state.streak = 0
+        counters.update_iterations += 1
         cands: list[Candidate] = []
         feedback = ""
         for j in range(1, (self.cfg.max_candidates if self.cfg.closed else 1) + 1):
             cand = self._candidate(j, skill0, before, feedback)
             cands.append(cand)
-            counters["candidates"] += 1
+            counters.candidates += 1
             if cand.patch is not None and self.cfg.closed:
                 cand.after = evaluate(ctx, with_skill(tree0, cand.patch.skill), batch)
                 cand.passed = gate(before, cand.after)
@@ -199,22 +201,20 @@ class ForwardStep:
         chosen = self._choose(cands)
         new = chosen.patch.skill if chosen is not None and chosen.patch is not None else skill0
         if chosen is not None:
-            counters["accepted_iterations"] += 1
+            counters.accepted_iterations += 1
             set_skill(ctx, skill0, new)
-        after: dict[str, Any] | None = before.row()
-        outcome = "rolled_back" if self.cfg.closed else "no_valid_patch"
+        rec.outcome, rec.after = ("rolled_back" if self.cfg.closed else "no_valid_patch"), before.row()
         if chosen is not None:  # open loop: committed, not measured
-            outcome, after = ("accepted", chosen.after.row()) if chosen.after else ("committed", None)
-        rec.update(outcome=outcome, chosen=chosen.j if chosen else None, after=after, G_after=size(new),
-                   chars_after=char_stats(new))
+            rec.outcome, rec.after = ("accepted", chosen.after.row()) if chosen.after else ("committed", None)
+        rec.chosen, rec.G_after, rec.chars_after = chosen.j if chosen else None, size(new), char_stats(new)
         for c in cands:
-            rec["candidates"].append(self._record(c, skill0))
-            rec["entries"].append({"iteration": k, "candidate": c.j, "summary": c.summary, "outcome": c.outcome,
-                                   "reason": c.reason, "H_before": before.hard, "C_before": before.cell,
-                                   "H_after": c.after.hard if c.after else None,
-                                   "C_after": c.after.cell if c.after else None,
-                                   "writes": c.patch.writes if c.patch else 0})
-        return rec
+            rec.candidates.append(self._record(c, skill0))
+            entries.append(HistoryEntry(iteration=k, candidate=c.j, summary=c.summary, outcome=c.outcome,
+                                        reason=c.reason, H_before=before.hard, C_before=before.cell,
+                                        H_after=c.after.hard if c.after else None,
+                                        C_after=c.after.cell if c.after else None,
+                                        writes=c.patch.writes if c.patch else 0))
+        return rec, entries
 
     # -- one candidate ---------------------------------------------------------------------------
     def _candidate(self, j: int, skill: Skill, before: Batch, feedback: str) -> Candidate:
@@ -224,7 +224,7 @@ class ForwardStep:
             cand.refused = "no usable diagnosis"
             return cand
         patterns, cand.overlay = self._momentum(cand.diagnoses, feedback, j)
-        self.state["patterns"] = patterns
+        self.state.patterns = patterns
         prompt = render_prompt(__package__, "patch", skill=render(skill), diagnoses=cand.diagnoses,
                                patterns=patterns, overlay=cand.overlay, history=self.history, feedback=feedback)
         reply = self.ctx.ask("patcher", prompt, sample_index=j - 1)
@@ -234,8 +234,8 @@ class ForwardStep:
         raw = reply.text
         parsed, why = adopt_patch(reply, skill)
         if isinstance(parsed, Patch):
-            self.state["counters"]["writes"] += parsed.writes
-            self.state["counters"]["chars_written"] += parsed.chars_written
+            self.state.counters.writes += parsed.writes
+            self.state.counters.chars_written += parsed.chars_written
         if why or not isinstance(parsed, Patch):
             self.ctx.reject("patch", raw, why)
             cand.refused = why
@@ -243,7 +243,7 @@ class ForwardStep:
         cand.patch = parsed
         return cand
 
-    def _diagnose(self, skill: Skill, before: Batch, feedback: str, j: int) -> list[dict[str, Any]]:
+    def _diagnose(self, skill: Skill, before: Batch, feedback: str, j: int) -> list[Diagnosis]:
         """One diagnosis per batch trajectory (failures and, as contrast, successes)."""
         out = []
         for r in before.results:
@@ -254,20 +254,20 @@ class ForwardStep:
             if reply is None:
                 continue
             raw = reply.text
-            self.state["counters"]["diagnoses"] += 1
+            self.state.counters.diagnoses += 1
             parsed, why = parse_diagnosis(reply)
             if parsed is None:
                 self.ctx.reject("diagnosis", raw, why)
                 continue
             text, change = parsed
-            self.state["counters"]["diagnosis_chars"] += len(text) + len(change)
-            out.append({"task": r.task.id, "passed": r.passed, "score": f"{r.score:.3f}", "diagnosis": text,
-                        "skill_change": change})
+            self.state.counters.diagnosis_chars += len(text) + len(change)
+            out.append(Diagnosis(task=r.task.id, passed=r.passed, score=f"{r.score:.3f}", diagnosis=text,
+                                 skill_change=change))
         return out
 
-    def _momentum(self, diagnoses: list[dict[str, Any]], feedback: str, j: int) -> tuple[list[str], str]:
+    def _momentum(self, diagnoses: list[Diagnosis], feedback: str, j: int) -> tuple[list[str], str]:
         """(updated persistent pattern record, this iteration's overlay); on malformed output the record stays."""
-        patterns = list(self.state.get("patterns", []))
+        patterns = list(self.state.patterns)
         prompt = render_prompt(__package__, "momentum", patterns=patterns, diagnoses=diagnoses, feedback=feedback,
                                max_patterns=self.cfg.max_patterns)
         reply = self.ctx.ask("diagnoser", prompt, sample_index=j - 1)
@@ -319,16 +319,15 @@ class ForwardStep:
                 c.outcome = "rejected"
         return chosen
 
-    def _record(self, c: Candidate, skill0: Skill) -> dict[str, Any]:
-        rec = {"candidate": c.j, "summary": c.summary, "outcome": c.outcome, "reason": c.reason,
-               "after": c.after.row() if c.after else None, "passed_gate": c.passed, "written": [], "deleted": [],
-               "writes": 0, "chars_written": 0, "G_after": None, "chars_after": None, "diff": "",
-               "diagnoses": c.diagnoses, "overlay": c.overlay}
+    def _record(self, c: Candidate, skill0: Skill) -> CandidateRecord:
+        rec = CandidateRecord(candidate=c.j, summary=c.summary, outcome=c.outcome, reason=c.reason,
+                              after=c.after.row() if c.after else None, passed_gate=c.passed,
+                              diagnoses=c.diagnoses, overlay=c.overlay)
         if c.patch is not None:
             new = c.patch.skill
-            rec.update(written=list(c.patch.written), deleted=list(c.patch.deleted), writes=c.patch.writes,
-                       chars_written=c.patch.chars_written, G_after=size(new), chars_after=char_stats(new),
-                       diff=skill_diff(skill0, new))
+            rec.written, rec.deleted, rec.writes = list(c.patch.written), list(c.patch.deleted), c.patch.writes
+            rec.chars_written, rec.G_after, rec.chars_after = c.patch.chars_written, size(new), char_stats(new)
+            rec.diff = skill_diff(skill0, new)
         return rec
 
 

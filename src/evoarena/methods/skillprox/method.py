@@ -32,11 +32,7 @@ from evoarena.methods.skillprox.common import (
     PROX,
     STATE,
     TaskResult,
-    dump,
     evaluate,
-    jsonl,
-    read_json,
-    read_jsonl,
     result_of,
 )
 from evoarena.methods.skillprox.forward import ForwardConfig, ForwardStep
@@ -51,6 +47,7 @@ from evoarena.methods.skillprox.skill import (
     skill_of,
     struct_problems,
 )
+from evoarena.methods.skillprox.state import ForwardEnd, HistoryEntry, Plan, State
 from evoarena.models import GenParams
 
 PROBE_PATCH_TOKENS = 1024
@@ -75,11 +72,8 @@ def schedule(ids: Sequence[str], size: int, iterations: int, rng: random.Random)
     return out[:iterations]
 
 
-def new_state(curriculum: bool) -> dict[str, Any]:
-    return {"phase": "forward", "curriculum": curriculum, "batches": None, "plan": None, "iteration": 0,
-            "streak": 0, "patterns": [], "forward_end": None, "prox": None,
-            "counters": {"diagnoses": 0, "diagnosis_chars": 0, "writes": 0, "chars_written": 0, "candidates": 0,
-                         "update_iterations": 0, "accepted_iterations": 0}}
+def new_state(curriculum: bool) -> State:
+    return State(curriculum=curriculum)
 
 
 @method("skillprox")
@@ -168,12 +162,12 @@ class SkillProx(Method):
         known: dict[str, TaskResult] = {}
         if ctx.attempt_limit is not None:  # the protocol counts submissions: submit once with the live skill
             known[task.id] = result_of(ctx, task, ctx.solve(task))
-        state = read_json(ctx.harness.tree(), STATE) or new_state(ctx.attempt_limit is not None)
+        state = ctx.harness.load_state(STATE, State, default=new_state(ctx.attempt_limit is not None))
         manifests: list[Manifest] = []
         did = False
         while not did:
-            if state["phase"] == "forward":
-                if not state["curriculum"] and state["batches"] is None:
+            if state.phase == "forward":
+                if not state.curriculum and state.batches is None:
                     known = self._plan(ctx, state)
                 end = self._forward_over(state)
                 if end:
@@ -184,126 +178,125 @@ class SkillProx(Method):
                 end = self._forward_over(state)
                 if end:
                     self._end_forward(ctx, state, end)
-            elif state["phase"] == "prox":
+            elif state.phase == "prox":
                 manifests.append(self._prox(ctx, state))
                 did = True
             else:
                 ctx.log("skillprox_skip", {"reason": "forward and Prox are done"})
                 break
-        ctx.harness.write(STATE, dump(state))
+        ctx.harness.save_state(STATE, state)
         if not manifests:
             return None
         return Manifest(intent="; ".join(m.intent for m in manifests),
                         evidence="; ".join(m.evidence for m in manifests),
                         expected_fixes=[t for m in manifests for t in m.expected_fixes])
 
-    def _plan(self, ctx: PracticeContext, state: dict[str, Any]) -> dict[str, TaskResult]:
+    def _plan(self, ctx: PracticeContext, state: State) -> dict[str, TaskResult]:
         """Evaluate X_0 on every train task; keep up to `max_train` initially failing ones; schedule the batches.
         Returns X_0's results (reused as iteration 1's "before", the same skill on the same tasks)."""
         p = self.params
         if p.iterations == 0:  # Prox only: no need to know which train tasks fail
-            state["batches"], state["plan"] = [], {"train": len(ctx.train), "failing": None, "selected": []}
+            state.batches, state.plan = [], Plan(train=len(ctx.train), failing=None, selected=[])
             return {}
         before = evaluate(ctx, ctx.harness.tree(), ctx.train)
         failing = [r.task.id for r in before.results if not r.passed]
         picked = set(ctx.rng.sample(failing, p.max_train)) if len(failing) > p.max_train else set(failing)
         selected = [i for i in failing if i in picked]
-        state["batches"] = schedule(selected, p.batch_size, p.iterations, ctx.rng)
-        state["plan"] = {"train": len(ctx.train), "failing": len(failing), "selected": selected,
-                         "H0": before.hard, "C0": before.cell}
-        ctx.log("skillprox_plan", {**state["plan"], "batches": state["batches"]})
+        state.batches = schedule(selected, p.batch_size, p.iterations, ctx.rng)
+        state.plan = Plan(train=len(ctx.train), failing=len(failing), selected=selected, H0=before.hard,
+                          C0=before.cell)
+        ctx.log("skillprox_plan", {**state.plan.model_dump(), "batches": state.batches})
         return {r.task.id: r for r in before.results}
 
-    def _forward_over(self, state: Mapping[str, Any]) -> str:
-        if int(state["streak"]) >= self.params.early_stop:
-            return f"early stop: {state['streak']} consecutive all-correct batches"
-        planned = self.params.iterations if state["curriculum"] else len(state["batches"])
-        if int(state["iteration"]) >= planned:
-            if not state["curriculum"] and not state["plan"]["selected"] and self.params.iterations > 0:
+    def _forward_over(self, state: State) -> str:
+        if state.streak >= self.params.early_stop:
+            return f"early stop: {state.streak} consecutive all-correct batches"
+        planned = self.params.iterations if state.curriculum else len(state.batches or [])
+        if state.iteration >= planned:
+            if not state.curriculum and not (state.plan and state.plan.selected) and self.params.iterations > 0:
                 return "no initially failing train task"
-            return f"{state['iteration']} iterations done"
+            return f"{state.iteration} iterations done"
         return ""
 
-    def _batch(self, ctx: PracticeContext, task: TaskView, state: Mapping[str, Any]) -> list[TaskView]:
-        if state["curriculum"]:  # the step's stage first, then others of the episode so far
+    def _batch(self, ctx: PracticeContext, task: TaskView, state: State) -> list[TaskView]:
+        if state.curriculum:  # the step's stage first, then others of the episode so far
             others = [t for t in ctx.train if t.id != task.id]
             return [task, *ctx.rng.sample(others, min(self.params.batch_size - 1, len(others)))]
         by_id = {t.id: t for t in ctx.train}
-        return [by_id[i] for i in state["batches"][int(state["iteration"])]]
+        return [by_id[i] for i in (state.batches or [])[state.iteration]]
 
-    def _iterate(self, ctx: PracticeContext, state: dict[str, Any], batch: list[TaskView],
+    def _iterate(self, ctx: PracticeContext, state: State, batch: list[TaskView],
                  known: Mapping[str, TaskResult]) -> Manifest:
-        k = int(state["iteration"]) + 1
-        history = read_jsonl(ctx.harness.tree(), HISTORY)
-        rec = ForwardStep(ctx, self.forward_config, state, history).run(k, batch, known)
-        state["iteration"] = k
-        entries = rec.pop("entries")
+        k = state.iteration + 1
+        history = ctx.harness.load_records(HISTORY, HistoryEntry)
+        rec, entries = ForwardStep(ctx, self.forward_config, state, history).run(k, batch, known)
+        state.iteration = k
         for e in entries:
-            ctx.harness.append(HISTORY, jsonl(e))
-        rec["patterns"] = list(state["patterns"])
-        ctx.harness.append(ITERATIONS, jsonl(rec))
-        for c in rec["candidates"]:
-            ctx.log("skillprox_candidate", {"iteration": k, **{x: y for x, y in c.items() if x != "diagnoses"},
-                                            "diagnoses": len(c["diagnoses"])})
+            ctx.harness.append_record(HISTORY, e)
+        rec.patterns = list(state.patterns)
+        ctx.harness.append_record(ITERATIONS, rec)
+        for c in rec.candidates:
+            ctx.log("skillprox_candidate", {"iteration": k, **c.model_dump(exclude={"diagnoses"}),
+                                            "diagnoses": len(c.diagnoses)})
         ctx.log("skillprox_iteration", {
-            "iteration": k, "batch": rec["batch"], "outcome": rec["outcome"], "chosen": rec["chosen"],
-            "H_before": rec["before"]["H"], "C_before": rec["before"]["C"],
-            "H_after": rec["after"]["H"] if rec["after"] else None,
-            "C_after": rec["after"]["C"] if rec["after"] else None,
-            "candidates": len(rec["candidates"]), "G_before": rec["G_before"], "G_after": rec["G_after"],
-            "chars_after": rec["chars_after"], "streak": state["streak"],
-            "diagnoses": sum(len(c["diagnoses"]) for c in rec["candidates"]),
-            "writes": sum(c["writes"] for c in rec["candidates"])})
-        before, after = rec["before"], rec["after"]
+            "iteration": k, "batch": rec.batch, "outcome": rec.outcome, "chosen": rec.chosen,
+            "H_before": rec.before.H, "C_before": rec.before.C,
+            "H_after": rec.after.H if rec.after else None,
+            "C_after": rec.after.C if rec.after else None,
+            "candidates": len(rec.candidates), "G_before": rec.G_before, "G_after": rec.G_after,
+            "chars_after": rec.chars_after, "streak": state.streak,
+            "diagnoses": sum(len(c.diagnoses) for c in rec.candidates),
+            "writes": sum(c.writes for c in rec.candidates)})
+        before, after = rec.before, rec.after
         if after:
-            measured = f"batch H {before['H']:.2f} -> {after['H']:.2f}, C {before['C']:.3f} -> {after['C']:.3f}"
-            fixes = [t for t, r in before["tasks"].items() if after["tasks"][t]["passed"] and not r["passed"]]
+            measured = f"batch H {before.H:.2f} -> {after.H:.2f}, C {before.C:.3f} -> {after.C:.3f}"
+            fixes = [t for t, r in before.tasks.items() if after.tasks[t].passed and not r.passed]
         else:
-            measured = f"batch H {before['H']:.2f}, C {before['C']:.3f} (open loop: not re-executed)"
+            measured = f"batch H {before.H:.2f}, C {before.C:.3f} (open loop: not re-executed)"
             fixes = []
         intent = {
             "all_correct": f"SkillProx forward {k}: batch all correct, no update",
-            "accepted": f"SkillProx forward {k}: accept candidate {rec['chosen']} of {len(rec['candidates'])}",
+            "accepted": f"SkillProx forward {k}: accept candidate {rec.chosen} of {len(rec.candidates)}",
             "committed": f"SkillProx forward {k} (open loop): commit the patch",
-            "rolled_back": f"SkillProx forward {k}: {len(rec['candidates'])} candidate(s) rejected, roll back",
+            "rolled_back": f"SkillProx forward {k}: {len(rec.candidates)} candidate(s) rejected, roll back",
             "no_valid_patch": f"SkillProx forward {k} (open loop): no well-formed patch to commit",
-        }[rec["outcome"]]
+        }[rec.outcome]
         return Manifest(intent=intent, evidence=measured, expected_fixes=fixes)
 
-    def _end_forward(self, ctx: PracticeContext, state: dict[str, Any], reason: str) -> None:
-        c = state["counters"]
+    def _end_forward(self, ctx: PracticeContext, state: State, reason: str) -> None:
+        c = state.counters
         skill = skill_of(ctx.harness.tree())
 
-        def per(num: str, den: str) -> float | None:
-            return c[num] / c[den] if c[den] else None
+        def per(num: int, den: int) -> float | None:
+            return num / den if den else None
 
-        state["forward_end"] = {
-            "reason": reason, "iterations": state["iteration"], "update_iterations": c["update_iterations"],
-            "accepted_iterations": c["accepted_iterations"], "candidates": c["candidates"],
-            "diagnoses": c["diagnoses"], "writes": c["writes"],
-            "accepted_share": per("accepted_iterations", "update_iterations"),
-            "candidates_per_update_iteration": per("candidates", "update_iterations"),
-            "writes_per_diagnosis": per("writes", "diagnoses"),
-            "chars_written_per_diagnosis": per("chars_written", "diagnoses"),
-            "diagnosis_chars_per_diagnosis": per("diagnosis_chars", "diagnoses"),
-            "G": size(skill), "chars": char_stats(skill),
-        }
-        ctx.log("skillprox_forward_end", state["forward_end"])
-        state["phase"] = "prox" if self.params.prox else "done"
+        state.forward_end = ForwardEnd(
+            reason=reason, iterations=state.iteration, update_iterations=c.update_iterations,
+            accepted_iterations=c.accepted_iterations, candidates=c.candidates,
+            diagnoses=c.diagnoses, writes=c.writes,
+            accepted_share=per(c.accepted_iterations, c.update_iterations),
+            candidates_per_update_iteration=per(c.candidates, c.update_iterations),
+            writes_per_diagnosis=per(c.writes, c.diagnoses),
+            chars_written_per_diagnosis=per(c.chars_written, c.diagnoses),
+            diagnosis_chars_per_diagnosis=per(c.diagnosis_chars, c.diagnoses),
+            G=size(skill), chars=char_stats(skill),
+        )
+        ctx.log("skillprox_forward_end", state.forward_end.model_dump())
+        state.phase = "prox" if self.params.prox else "done"
 
-    def _prox(self, ctx: PracticeContext, state: dict[str, Any]) -> Manifest:
+    def _prox(self, ctx: PracticeContext, state: State) -> Manifest:
         pool = list(ctx.val or ctx.train)  # the curriculum has no val split: the episode's stages so far
         n = self.params.val_size
         if len(pool) > n:
             picked = set(ctx.rng.sample([t.id for t in pool], n))
             pool = [t for t in pool if t.id in picked]
         record = ProxStep(ctx, self.prox_config).run(pool)
-        ctx.harness.write(PROX, dump(record))
-        s = record["summary"]
-        state["prox"] = {k: v for k, v in s.items() if k != "diff"}
-        state["phase"] = "done"
+        ctx.harness.save_state(PROX, record)
+        s = record.summary
+        state.prox = s.model_copy(update={"diff": None})
+        state.phase = "done"
         return Manifest(
-            intent=f"SkillProx Prox: {s['accepted']} of {s['evaluated']} evaluated shrink edit(s) accepted "
-                   f"({s['units']} units, {s['candidates']} candidates)",
-            evidence=f"G {s['G_f']} -> {s['G_final']} ({s['compression']:.1%}); val H {s['baseline']['H']:.3f} -> "
-                     f"{s['final']['H']:.3f}, C {s['baseline']['C']:.3f} -> {s['final']['C']:.3f}")
+            intent=f"SkillProx Prox: {s.accepted} of {s.evaluated} evaluated shrink edit(s) accepted "
+                   f"({s.units} units, {s.candidates} candidates)",
+            evidence=f"G {s.G_f} -> {s.G_final} ({s.compression:.1%}); val H {s.baseline.H:.3f} -> "
+                     f"{s.final.H:.3f}, C {s.baseline.C:.3f} -> {s.final.C:.3f}")

@@ -35,6 +35,7 @@ from evoarena.methods.skillprox.skill import (
     units,
     with_skill,
 )
+from evoarena.methods.skillprox.state import ProxRecord, ProxSummary, Score, Trial, UnitAudit
 from evoarena.search import NonRegression
 
 ACTIONS = ("merge", "demote", "delete")
@@ -62,10 +63,10 @@ def overlaps(target: Unit, others: Sequence[Unit]) -> list[dict[str, Any]]:
     return sorted(out, key=lambda o: -float(o["overlap"]))
 
 
-def candidates(audit: Sequence[Mapping[str, Any]], tau: float) -> list[Mapping[str, Any]]:
+def candidates(audit: Sequence[UnitAudit], tau: float) -> list[UnitAudit]:
     """I_tau in processing order: u_cell < tau, sorted by (u_cell, u_hard); ties keep unit order."""
-    chosen = [a for a in audit if a["u_cell"] < tau - TOL]
-    return sorted(chosen, key=lambda a: (round(a["u_cell"], 9), round(a["u_hard"], 9)))
+    chosen = [a for a in audit if a.u_cell < tau - TOL]
+    return sorted(chosen, key=lambda a: (round(a.u_cell, 9), round(a.u_hard, 9)))
 
 
 class ProxStep:
@@ -73,7 +74,7 @@ class ProxStep:
         self.ctx = ctx
         self.cfg = cfg
 
-    def run(self, val: Sequence[TaskView]) -> dict[str, Any]:
+    def run(self, val: Sequence[TaskView]) -> ProxRecord:
         """Audit and shrink the live skill on `val`; writes the final skill; returns the full record."""
         ctx, cfg = self.ctx, self.cfg
         tree = ctx.harness.tree()
@@ -83,62 +84,62 @@ class ProxStep:
         audit = []
         for u in units(skill_f):
             r = evaluate(ctx, with_skill(tree, ablate(skill_f, u.uid)), val)
-            audit.append({"uid": u.uid, "kind": u.kind, "name": u.name, "chars": len(u.text), "H": r.hard,
-                          "C": r.cell, "u_hard": base.hard - r.hard, "u_cell": base.cell - r.cell})
+            audit.append(UnitAudit(uid=u.uid, kind=u.kind, name=u.name, chars=len(u.text), H=r.hard, C=r.cell,
+                                   u_hard=base.hard - r.hard, u_cell=base.cell - r.cell))
         order = candidates(audit, cfg.tau)
         ctx.log("skillprox_audit", {"val": [t.id for t in val], "baseline": {"H": base.hard, "C": base.cell},
-                                    "units": audit, "order": [a["uid"] for a in order], "G": g_f})
+                                    "units": [a.model_dump() for a in audit], "order": [a.uid for a in order],
+                                    "G": g_f})
         current, cur = skill_f, base
-        trials: list[dict[str, Any]] = []
+        trials: list[Trial] = []
         stopped = False
         for a in order:
             compression = 1 - size(current) / g_f if g_f else 0.0
             if stopped or compression >= cfg.rho:
                 stopped = True
-                trials.append({"uid": a["uid"], "verdict": "not_tried",
-                               "reason": f"soft cap: compression {compression:.3f} >= rho {cfg.rho}"})
+                trials.append(Trial(uid=a.uid, verdict="not_tried",
+                                    reason=f"soft cap: compression {compression:.3f} >= rho {cfg.rho}"))
                 continue
-            trial = self._trial(tree, current, cur, a, val)
-            shrunk, measured = trial.pop("_skill", None), trial.pop("_batch", None)
+            trial, shrunk, measured = self._trial(tree, current, cur, a, val)
             trials.append(trial)
-            ctx.log("skillprox_shrink", trial)
-            if trial["verdict"] == "accepted":
+            ctx.log("skillprox_shrink", trial.model_dump())
+            if shrunk is not None and measured is not None:
                 current, cur = shrunk, measured
         set_skill(ctx, skill_f, current)
-        evaluated = sum(1 for t in trials if "H" in t)
-        accepted = sum(1 for t in trials if t["verdict"] == "accepted")
-        summary = {
-            "val": len(val), "units": len(audit), "candidates": len(order), "trials": sum(
-                1 for t in trials if t["verdict"] not in ("not_tried", "gone")), "evaluated": evaluated,
-            "accepted": accepted, "stopped_by_soft_cap": stopped, "G_f": g_f, "G_final": size(current),
-            "compression": 1 - size(current) / g_f if g_f else 0.0,
-            "baseline": {"H": base.hard, "C": base.cell}, "final": {"H": cur.hard, "C": cur.cell},
-            "chars_before": char_stats(skill_f), "chars_after": char_stats(current),
-            "val_rollouts": (len(audit) + evaluated) * len(val) + len(val),
-            "diff": skill_diff(skill_f, current),
-        }
-        ctx.log("skillprox_prox", summary)
-        return {"val": [t.id for t in val], "baseline": base.row(), "units": audit,
-                "order": [a["uid"] for a in order], "trials": trials, "summary": summary}
+        evaluated = sum(1 for t in trials if t.H is not None)
+        accepted = sum(1 for t in trials if t.verdict == "accepted")
+        summary = ProxSummary(
+            val=len(val), units=len(audit), candidates=len(order), trials=sum(
+                1 for t in trials if t.verdict not in ("not_tried", "gone")), evaluated=evaluated,
+            accepted=accepted, stopped_by_soft_cap=stopped, G_f=g_f, G_final=size(current),
+            compression=1 - size(current) / g_f if g_f else 0.0,
+            baseline=Score(H=base.hard, C=base.cell), final=Score(H=cur.hard, C=cur.cell),
+            chars_before=char_stats(skill_f), chars_after=char_stats(current),
+            val_rollouts=(len(audit) + evaluated) * len(val) + len(val),
+            diff=skill_diff(skill_f, current),
+        )
+        ctx.log("skillprox_prox", summary.model_dump())
+        return ProxRecord(val=[t.id for t in val], baseline=base.row(), units=audit, order=[a.uid for a in order],
+                          trials=trials, summary=summary)
 
-    def _trial(self, tree: Mapping[str, str], current: Skill, cur: Batch, a: Mapping[str, Any],
-               val: Sequence[TaskView]) -> dict[str, Any]:
+    def _trial(self, tree: Mapping[str, str], current: Skill, cur: Batch, a: UnitAudit,
+               val: Sequence[TaskView]) -> tuple[Trial, Skill | None, Batch | None]:
+        """The trial on unit `a`, and the shrunk skill with its measure on V when the edit is accepted."""
         ctx, cfg = self.ctx, self.cfg
-        trial: dict[str, Any] = {"uid": a["uid"], "u_cell": a["u_cell"], "u_hard": a["u_hard"],
-                                 "G_before": size(current)}
+        trial = Trial(uid=a.uid, u_cell=a.u_cell, u_hard=a.u_hard, G_before=size(current))
         present = {u.uid: u for u in units(current)}
-        if a["uid"] not in present:
-            trial.update(verdict="gone", reason="the unit no longer exists (an earlier edit merged or removed it)")
-            return trial
-        target = present[a["uid"]]
+        if a.uid not in present:
+            trial.verdict, trial.reason = "gone", "the unit no longer exists (an earlier edit merged or removed it)"
+            return trial, None, None
+        target = present[a.uid]
         prompt = render_prompt(
-            __package__, "shrink", skill=render(current), target=target, u_cell=f"{a['u_cell']:+.4f}",
-            u_hard=f"{a['u_hard']:+.4f}", overlaps=overlaps(target, list(present.values()))[:3],
+            __package__, "shrink", skill=render(current), target=target, u_cell=f"{a.u_cell:+.4f}",
+            u_hard=f"{a.u_hard:+.4f}", overlaps=overlaps(target, list(present.values()))[:3],
             H=f"{cur.hard:.3f}", C=f"{cur.cell:.3f}", delta_h=cfg.delta_h, delta_c=cfg.delta_c)
         reply = ctx.ask("shrinker", prompt)
         if reply is None:
-            trial.update(verdict="refused", reason="shrinker call failed")
-            return trial
+            trial.verdict, trial.reason = "refused", "shrinker call failed"
+            return trial, None, None
         raw = reply.text
         parsed = parse_patch(raw, current, extra=("action", "receiver"))
         why = parsed if isinstance(parsed, str) else self._problems(current, parsed, target.uid)
@@ -146,18 +147,18 @@ class ProxStep:
             why = "shrinker output cut off at max_tokens"
         if why or not isinstance(parsed, Patch):
             ctx.reject("shrink", raw, why)
-            trial.update(verdict="refused", reason=why)
-            return trial
+            trial.verdict, trial.reason = "refused", why
+            return trial, None, None
         r = evaluate(ctx, with_skill(tree, parsed.skill), val)
         ok_h = NonRegression(tolerance=cfg.delta_h, slack=TOL).decide([cur.hard], [r.hard]).accepted
         ok_c = NonRegression(tolerance=cfg.delta_c, slack=TOL).decide([cur.cell], [r.cell]).accepted
         reason = (f"val hard {cur.hard:.3f} -> {r.hard:.3f} (tolerance {cfg.delta_h}), cell {cur.cell:.3f} -> "
                   f"{r.cell:.3f} (tolerance {cfg.delta_c})")
-        trial.update(verdict="accepted" if ok_h and ok_c else "rejected", reason=reason, H=r.hard, C=r.cell,
-                     action=parsed.extra["action"], receiver=parsed.extra["receiver"], summary=parsed.summary,
-                     G_after=size(parsed.skill), diff=skill_diff(current, parsed.skill), _skill=parsed.skill,
-                     _batch=r)
-        return trial
+        trial.verdict, trial.reason = "accepted" if ok_h and ok_c else "rejected", reason
+        trial.H, trial.C = r.hard, r.cell
+        trial.action, trial.receiver = parsed.extra["action"], parsed.extra["receiver"]
+        trial.summary, trial.G_after, trial.diff = parsed.summary, size(parsed.skill), skill_diff(current, parsed.skill)
+        return (trial, parsed.skill, r) if trial.verdict == "accepted" else (trial, None, None)
 
     @staticmethod
     def _problems(current: Skill, patch: Patch, target: str) -> str:

@@ -17,9 +17,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evoarena.api.views import ConditionResult, ReportContext
-from evoarena.methods.skillprox.common import ITERATIONS, PROX, STATE, read_json, read_jsonl
+from evoarena.harness.state import parse_records, parse_state
+from evoarena.methods.skillprox.common import ITERATIONS, PROX, STATE
 from evoarena.methods.skillprox.method import SkillProx
 from evoarena.methods.skillprox.skill import char_stats, size, skill_of, units
+from evoarena.methods.skillprox.state import IterationRecord, ProxRecord, State
 from evoarena.methods.skillprox.view_plots import chars_plot, tradeoff_plot
 from evoarena.report.stats import clean
 
@@ -41,62 +43,58 @@ def reason_category(outcome: str, reason: str) -> str:
     return outcome
 
 
-def candidate_counts(iterations: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def candidate_counts(iterations: Sequence[IterationRecord]) -> dict[str, Any]:
     """Candidates proposed, adopted (accepted or committed) and not adopted, by outcome and by reason."""
-    cands = [c for it in iterations for c in it.get("candidates", [])]
-    outcomes = Counter(str(c["outcome"]) for c in cands)
-    reasons = Counter(f"{c['outcome']}: {reason_category(str(c['outcome']), str(c.get('reason', '')))}"
-                      for c in cands if c["outcome"] not in ACCEPTED)
+    cands = [c for it in iterations for c in it.candidates]
+    outcomes = Counter(c.outcome for c in cands)
+    reasons = Counter(f"{c.outcome}: {reason_category(c.outcome, c.reason)}" for c in cands
+                      if c.outcome not in ACCEPTED)
     return {"proposed": len(cands), "adopted": sum(outcomes[o] for o in ACCEPTED), "rejected": outcomes["rejected"],
             "malformed": outcomes["malformed"], "not_selected": outcomes["not_selected"],
             "by_outcome": dict(sorted(outcomes.items())), "by_reason": dict(sorted(reasons.items()))}
 
 
-def iteration_rows(iterations: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def iteration_rows(iterations: Sequence[IterationRecord]) -> list[dict[str, Any]]:
     out = []
     for it in iterations:
-        after = it.get("after") or {}
-        out.append({"iteration": it["iteration"], "batch": len(it.get("batch", [])), "outcome": it["outcome"],
-                    "chosen": it.get("chosen"), "candidates": [c["outcome"] for c in it.get("candidates", [])],
-                    "H_before": it["before"]["H"], "C_before": it["before"]["C"], "H_after": after.get("H"),
-                    "C_after": after.get("C"), "G_before": it.get("G_before"), "G_after": it.get("G_after")})
+        after = it.after
+        out.append({"iteration": it.iteration, "batch": len(it.batch), "outcome": it.outcome,
+                    "chosen": it.chosen, "candidates": [c.outcome for c in it.candidates],
+                    "H_before": it.before.H, "C_before": it.before.C, "H_after": after.H if after else None,
+                    "C_after": after.C if after else None, "G_before": it.G_before, "G_after": it.G_after})
     return out
 
 
-def audit_rows(prox: Mapping[str, Any], final_units: set[str]) -> list[dict[str, Any]]:
+def audit_rows(prox: ProxRecord, final_units: set[str]) -> list[dict[str, Any]]:
     """One row per knowledge unit of X_f: utilities, candidate rank, the shrink trial (if any) and whether the unit
     is still in the deployed skill."""
-    order = list(prox.get("order", []))
-    trials = {str(t["uid"]): t for t in prox.get("trials", [])}
+    order = prox.order
+    trials = {t.uid: t.model_dump() for t in prox.trials}
     rows = []
-    for u in prox.get("units", []):
-        uid = str(u["uid"])
-        t = trials.get(uid, {})
-        rows.append({"unit": uid, "kind": u["kind"], "name": u["name"], "chars": u["chars"],
-                     "u_cell": u["u_cell"], "u_hard": u["u_hard"], "H_without": u["H"], "C_without": u["C"],
-                     "candidate": uid in order, "rank": order.index(uid) + 1 if uid in order else None,
+    for u in prox.units:
+        t = trials.get(u.uid, {})
+        rows.append({"unit": u.uid, "kind": u.kind, "name": u.name, "chars": u.chars,
+                     "u_cell": u.u_cell, "u_hard": u.u_hard, "H_without": u.H, "C_without": u.C,
+                     "candidate": u.uid in order, "rank": order.index(u.uid) + 1 if u.uid in order else None,
                      "action": t.get("action"), "receiver": t.get("receiver"), "edit": t.get("summary"),
                      "verdict": t.get("verdict"), "reason": t.get("reason"), "G_after": t.get("G_after"),
-                     "in_final": uid in final_units})
+                     "in_final": u.uid in final_units})
     return rows
 
 
 def cell_view(tree: Mapping[str, str]) -> dict[str, Any]:
     """Everything the report shows of one SkillProx cell, from the harness tree of its graded version."""
     skill = skill_of(tree)
-    state = read_json(tree, STATE) or {}
-    iterations = read_jsonl(tree, ITERATIONS)
-    prox = read_json(tree, PROX)
-    fwd = state.get("forward_end") or {}
+    state = parse_state(STATE, tree[STATE], State) if STATE in tree else None
+    iterations = parse_records(ITERATIONS, tree.get(ITERATIONS, ""), IterationRecord)
+    prox = parse_state(PROX, tree[PROX], ProxRecord) if PROX in tree else None
+    fwd = state.forward_end.model_dump() if state is not None and state.forward_end is not None else {}
     prox_summary = None
     if prox is not None:
-        s = prox["summary"]
-        prox_summary = {k: s[k] for k in ("val", "units", "candidates", "trials", "evaluated", "accepted",
-                                          "stopped_by_soft_cap", "G_f", "G_final", "compression", "baseline",
-                                          "final", "chars_before", "chars_after", "val_rollouts")}
-        prox_summary["verdicts"] = dict(sorted(Counter(str(t["verdict"]) for t in prox["trials"]).items()))
+        prox_summary = prox.summary.model_dump(exclude={"diff"})
+        prox_summary["verdicts"] = dict(sorted(Counter(t.verdict for t in prox.trials).items()))
     return {
-        "phase": state.get("phase"),
+        "phase": state.phase if state is not None else None,
         "final_chars": char_stats(skill),
         "G": size(skill),
         "forward": {k: fwd.get(k) for k in ("reason", "iterations", "update_iterations", "accepted_iterations",

@@ -14,7 +14,7 @@ from dataclasses import replace
 from functools import partial
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from evoarena.api import (
     Method,
@@ -30,6 +30,7 @@ from evoarena.api import (
 )
 from evoarena.api.probe import judged, mentions, non_answer, refused
 from evoarena.harness import HarnessWorkspace, Manifest
+from evoarena.harness.state import Absent
 from evoarena.methods.jsonparse import first_json, whole_and_fenced
 from evoarena.methods.prompting import render_prompt
 from evoarena.models import GenParams
@@ -71,7 +72,16 @@ def extract_ops(text: str) -> list[Any] | None:
     return [value] if isinstance(value, dict) else list(value)
 
 
-def check_op(op: Any, allowed: tuple[str, ...], n: int, max_words: int) -> tuple[dict[str, Any] | None, str]:
+class Op(BaseModel):
+    """A checked library operation: its option, the experience ids it acts on, and the experience text it writes
+    (add, modify and merge only)."""
+
+    option: str
+    ids: list[str]
+    experience: Absent[str] = None
+
+
+def check_op(op: Any, allowed: tuple[str, ...], n: int, max_words: int) -> tuple[Op | None, str]:
     """A normalised op {option, experience?, ids}, or (None, reason)."""
     if not isinstance(op, dict):
         return None, "operation is not an object"
@@ -91,20 +101,18 @@ def check_op(op: Any, allowed: tuple[str, ...], n: int, max_words: int) -> tuple
     for i in ids:
         if not re.fullmatch(r"G\d+", i) or int(i[1:]) >= n:
             return None, f"unknown experience id {i!r}"
-    out: dict[str, Any] = {"option": option, "ids": list(dict.fromkeys(ids))}
+    out = Op(option=option, ids=list(dict.fromkeys(ids)))
     if option in ("add", "modify", "merge"):
         text = " ".join(str(op.get("experience", "")).split())
         if not text:
             return None, f"{option} without experience text"
         if len(text.split()) > max_words:
             return None, f"experience longer than {max_words} words"
-        out["experience"] = text
+        out.experience = text
     return out, ""
 
 
-def checked_ops(
-    raw: str, allowed: tuple[str, ...], n: int, max_words: int
-) -> tuple[list[dict[str, Any]] | None, str]:
+def checked_ops(raw: str, allowed: tuple[str, ...], n: int, max_words: int) -> tuple[list[Op] | None, str]:
     """Every op of `raw` checked, or (None, reason) when nothing parses or any op is malformed."""
     ops = extract_ops(raw)
     if ops is None:
@@ -118,20 +126,20 @@ def checked_ops(
     return out, ""
 
 
-def apply_ops(exps: list[str], ops: list[dict[str, Any]]) -> list[str]:
+def apply_ops(exps: list[str], ops: list[Op]) -> list[str]:
     """Apply checked ops; a delete overrides any other op on the same id (the `main` branch's rule)."""
-    deleted = {i for op in ops if op["option"] == "delete" for i in op["ids"]}
+    deleted = {i for op in ops if op.option == "delete" for i in op.ids}
     slots: dict[str, str | None] = {f"G{i}": e for i, e in enumerate(exps)}
     added: list[str] = []
     for op in ops:
-        if op["option"] == "add":
-            added.append(op["experience"])
-        elif op["option"] == "modify" and op["ids"][0] not in deleted:
-            slots[op["ids"][0]] = op["experience"]
-        elif op["option"] == "merge" and not deleted & set(op["ids"]):
-            for i in op["ids"]:
+        if op.option == "add":
+            added.append(str(op.experience))
+        elif op.option == "modify" and op.ids[0] not in deleted:
+            slots[op.ids[0]] = op.experience
+        elif op.option == "merge" and not deleted & set(op.ids):
+            for i in op.ids:
                 slots[i] = None
-            added.append(op["experience"])
+            added.append(str(op.experience))
     for i in deleted:
         slots[i] = None
     return [e for e in slots.values() if e is not None] + added
@@ -215,9 +223,9 @@ class TfGrpo(Method):
         if len(proposed) != 1:
             ctx.reject("tf_grpo_critique", raw, f"expected exactly 1 operation per group, got {len(proposed)}")
             return None
-        proposal = {"option": proposed[0]["option"], "experience": proposed[0]["experience"]}
-        if proposed[0]["ids"]:
-            proposal["modified_from"] = proposed[0]["ids"][0]
+        proposal = {"option": proposed[0].option, "experience": proposed[0].experience}
+        if proposed[0].ids:
+            proposal["modified_from"] = proposed[0].ids[0]
         raw = self._call(ctx, "updater", render_prompt(
             __package__, "update", experiences=library, proposed=json.dumps(proposal, ensure_ascii=False),
             main=self.params.variant == "main", max_words=self.params.max_words))
@@ -227,7 +235,8 @@ class TfGrpo(Method):
         if ops is None:
             return None
         new = apply_ops(exps, ops)
-        ctx.log("tf_grpo_update", {"task_id": task.id, "mean_reward": mean, "ops": ops, "size": len(new)})
+        ctx.log("tf_grpo_update", {"task_id": task.id, "mean_reward": mean, "ops": [op.model_dump() for op in ops],
+                                   "size": len(new)})
         if new == exps:
             return None
         ctx.harness.write(MEMORY, dump_library(new))
@@ -239,7 +248,7 @@ class TfGrpo(Method):
 
     def _checked(
         self, ctx: PracticeContext, what: str, raw: str, allowed: tuple[str, ...], n: int
-    ) -> list[dict[str, Any]] | None:
+    ) -> list[Op] | None:
         """All ops checked, or None (rejected, nothing adopted) when any op is malformed."""
         ops, why = checked_ops(raw, allowed, n, self.params.max_words)
         if ops is None:
@@ -280,7 +289,7 @@ def check_critique(example: ProbeExample, max_words: int, reply: Reply) -> Verdi
         return refused(why)
     if len(ops) != 1:
         return refused(f"expected exactly 1 operation per group, got {len(ops)}")
-    return judged(mentions(ops[0]["experience"], [example.lesson, example.feedback], [example.task]),
+    return judged(mentions(str(ops[0].experience), [example.lesson, example.feedback], [example.task]),
                   "the experience draws nothing from the group's difference")
 
 
