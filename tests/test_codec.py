@@ -51,6 +51,7 @@ def test_models_lists_and_none_dropping() -> None:
     assert to_plain(m) == {"count": 2, "items": [{"name": "a", "score": 1.0}]}
     assert from_plain(Model, to_plain(m)) == m
     assert to_plain([Inner("a", 1.0)]) == [{"name": "a", "score": 1.0}]
+    assert to_plain((Outer((), Inner("a", 1.0), hidden=1),)) == [{"tags": [], "inner": {"name": "a", "score": 1.0}}]
     assert to_plain(Outer((), Inner("a", 1.0)), exclude_none=True) == {"tags": [], "inner": {"name": "a", "score": 1.0}}
 
 

@@ -17,14 +17,17 @@ from pydantic import TypeAdapter
 T = TypeVar("T")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _adapter(tp: Any) -> TypeAdapter[Any]:
     return TypeAdapter(tp)
 
 
 def to_plain(obj: object, *, exclude_none: bool = False) -> Any:
-    """`obj` (a dataclass, a pydantic model, or a list or dict of them) as plain JSON values; `exclude_none` drops
-    fields that are None."""
+    """`obj` (a dataclass, a pydantic model, or a list or tuple of them) as plain JSON values; `exclude_none` drops
+    fields that are None. A list is dumped item by item through each item's own type, so the fields its records
+    exclude stay excluded (pydantic, dumping a record it meets under `Any`, would not ask its fields)."""
+    if isinstance(obj, list | tuple):
+        return [to_plain(item, exclude_none=exclude_none) for item in obj]
     return _adapter(type(obj)).dump_python(obj, mode="json", exclude_none=exclude_none)
 
 

@@ -3,12 +3,12 @@ JSON."""
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import Annotated
 
 import typer
 
 from evoarena.cli.common import JsonOpt, emit_json, fail, out
+from evoarena.codec import to_plain
 
 study_app = typer.Typer(no_args_is_help=True, help="Model-free studies of mechanisms (seconds on a CPU).")
 
@@ -31,7 +31,7 @@ def hgm_tree(
         fail(str(e))
         return
     if as_json:
-        emit_json({"study": "hgm-tree", "seeds": seeds, "spec": asdict(spec), "arms": [asdict(r) for r in rows]})
+        emit_json({"study": "hgm-tree", "seeds": seeds, "spec": to_plain(spec), "arms": to_plain(rows)})
     else:
         out.print(table(rows, seeds, spec), soft_wrap=True)
 
@@ -96,7 +96,7 @@ def compaction_gate(
     rows = study(seeds, ratios)
     if as_json:
         emit_json({"study": "compaction-gate", "seeds": seeds, "ratios": list(ratios),
-                   "summary": [asdict(m) for m in summarise_rows(rows)], "rows": [r.as_dict() for r in rows],
+                   "summary": to_plain(summarise_rows(rows)), "rows": [r.as_dict() for r in rows],
                    "reading": reading(rows)})
     else:
         out.print(table(rows) + "\n\n" + reading(rows), soft_wrap=True, highlight=False)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 import re
 import string
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from evoarena.benchmarks.clr.domains import Domain, TrapField
@@ -78,9 +78,6 @@ class Chain:
     id: str
     domain: str
     slots: tuple[Slot, ...]
-
-    def to_json(self) -> dict[str, object]:
-        return asdict(self)
 
 
 def _tokens(text: str) -> set[str]:
