@@ -39,7 +39,7 @@ class PromptTemplate:
         return {
             "format": FORMAT, "slot": self.slot,
             "messages": [{"role": m.role, "content": m.content} for m in self.messages],
-            "params": self.params.as_dict(), "model": self.model, "source": self.source,
+            "params": self.params.ledger_form(), "model": self.model, "source": self.source,
         }
 
     @classmethod
@@ -61,7 +61,7 @@ class PromptTemplate:
         """A plain-text rendering: each message under a `=== role ===` line, then the parameters."""
         parts = [f"# solver prompt: put the task's text where {self.slot} stands\n"]
         parts += [f"=== {m.role} ===\n{m.content}\n" for m in self.messages]
-        parts.append(f"=== params ===\n{json.dumps(self.params.as_dict(), sort_keys=True)}\n")
+        parts.append(f"=== params ===\n{json.dumps(self.params.ledger_form(), sort_keys=True)}\n")
         return "\n".join(parts)
 
 
