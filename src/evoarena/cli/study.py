@@ -55,7 +55,7 @@ def observation_pack(
         emit_json({"study": "observation-pack", "seeds": seeds, "requests": requests, "repeat_share": repeat_share,
                    "settings": {"threshold_bytes": THRESHOLD_BYTES, "full_sends": FULL_SENDS,
                                 "excerpt_bytes": EXCERPT_BYTES, "page_chars": PAGE_CHARS},
-                   "rows": [r.as_dict() for r in rows]})
+                   "rows": [r.row() for r in rows]})
     else:
         out.print(table(rows), soft_wrap=True, highlight=False)
 
@@ -74,7 +74,7 @@ def action_fusion(
 
     rows = study(seeds, pairs)
     if as_json:
-        emit_json({"study": "action-fusion", "seeds": seeds, "pairs": pairs, "rows": [r.as_dict() for r in rows],
+        emit_json({"study": "action-fusion", "seeds": seeds, "pairs": pairs, "rows": [r.row() for r in rows],
                    "reading": reading(rows)})
     else:
         out.print(table(rows) + "\n\n" + reading(rows), soft_wrap=True, highlight=False)
@@ -96,7 +96,7 @@ def compaction_gate(
     rows = study(seeds, ratios)
     if as_json:
         emit_json({"study": "compaction-gate", "seeds": seeds, "ratios": list(ratios),
-                   "summary": to_plain(summarise_rows(rows)), "rows": [r.as_dict() for r in rows],
+                   "summary": to_plain(summarise_rows(rows)), "rows": [r.row() for r in rows],
                    "reading": reading(rows)})
     else:
         out.print(table(rows) + "\n\n" + reading(rows), soft_wrap=True, highlight=False)
@@ -119,6 +119,6 @@ def reducer(
         emit_json({"study": "reducer", "seeds": seeds, "logs": logs,
                    "settings": {"min_bytes": MIN_BYTES, "max_reply_bytes": MAX_REPLY_BYTES,
                                 "max_evidence": MAX_EVIDENCE},
-                   "rows": [r.as_dict() for r in rows], "reading": reading(rows)})
+                   "rows": [r.row() for r in rows], "reading": reading(rows)})
     else:
         out.print(table(rows) + "\n\n" + reading(rows), soft_wrap=True, highlight=False)
