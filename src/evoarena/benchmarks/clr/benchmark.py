@@ -24,7 +24,7 @@ from evoarena.benchmarks.clr.probe_examples import PROBE_EXAMPLES
 from evoarena.benchmarks.clr.program import run_program
 from evoarena.benchmarks.clr.release import build_release
 from evoarena.benchmarks.clr.tasks import task_text
-from evoarena.codec import to_plain
+from evoarena.codec import from_plain, to_plain
 from evoarena.models.base import GenParams
 
 NOTES: dict[str, Callable[[], str]] = {
@@ -93,7 +93,7 @@ class ClrBenchmark(Benchmark):
         self.layers = p.layers
         self.rewarded = p.rewarded
         self.class_names_in_task = p.class_names_in_task  # the solver-side reference
-        self._chains = {c["id"]: (self.domains[c["domain"]], [Slot.from_json(x) for x in c["slots"]]) for c in chains}
+        self._chains = {c["id"]: (self.domains[c["domain"]], [from_plain(Slot, x) for x in c["slots"]]) for c in chains}
         self._factories = {
             cid: CellFactory(self.lib, d, s, f"{cid}:{self.release['seed']}") for cid, (d, s) in self._chains.items()
         }

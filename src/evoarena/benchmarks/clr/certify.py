@@ -26,7 +26,7 @@ from evoarena.benchmarks.clr.chains import Slot, draw_slot
 from evoarena.benchmarks.clr.grading import membership_sentence
 from evoarena.benchmarks.clr.library import Library, Roster
 from evoarena.benchmarks.prompts import prompt_template
-from evoarena.codec import to_plain
+from evoarena.codec import from_plain, to_plain
 from evoarena.models import GenParams, Message, RoleModel
 
 PROBES = ("known", "hidden", "learnable", "solvable")
@@ -295,7 +295,7 @@ def certify_release(
     used = {s["class_id"] for ch in out["chains"] for s in ch["slots"]}
     per_slot: list[dict[str, Any]] = []
     for chain in out["chains"]:
-        slots = [Slot.from_json(s) for s in chain["slots"]]
+        slots = [from_plain(Slot, s) for s in chain["slots"]]
         for i, slot in enumerate(slots):
             certs = [certify_slot(slot, lib.rosters[slot.class_id], model, config)]
             tried = {slot.class_id}

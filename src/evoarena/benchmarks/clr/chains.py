@@ -10,7 +10,6 @@ import random
 import re
 import string
 from dataclasses import dataclass
-from typing import Any
 
 from evoarena.benchmarks.clr.domains import Domain, TrapField
 from evoarena.benchmarks.clr.library import Library, LibraryError, Roster
@@ -62,12 +61,6 @@ class Slot:
     test_nonmembers: tuple[str, ...]
     competitors: tuple[str, ...]  # other rosters that contain the example
     descriptions: dict[str, str]
-
-    @classmethod
-    def from_json(cls, d: dict[str, Any]) -> Slot:
-        """A slot as stored in a release JSON (lists back to tuples)."""
-        tuples = ("members", "test_nonmembers", "aliases", "competitors")
-        return cls(**{**d, **{k: tuple(d[k]) for k in tuples}})
 
     def pool(self) -> list[str]:
         return [*self.members, self.practice_nonmember, *self.test_nonmembers]
