@@ -8,7 +8,6 @@ as it would in `dataclasses.asdict`; a field marked `Field(exclude=True)` or `Fi
 
 from __future__ import annotations
 
-import functools
 import json
 from typing import Any, TypeVar
 
@@ -17,9 +16,16 @@ from pydantic import TypeAdapter
 T = TypeVar("T")
 
 
-@functools.cache
+_ADAPTERS: dict[Any, TypeAdapter[Any]] = {}
+
+
 def _adapter(tp: Any) -> TypeAdapter[Any]:
-    return TypeAdapter(tp)
+    """The adapter of `tp`, built once (building one costs far more than using it); two threads racing build it
+    twice and keep either, which is harmless."""
+    adapter = _ADAPTERS.get(tp)
+    if adapter is None:
+        adapter = _ADAPTERS[tp] = TypeAdapter(tp)
+    return adapter
 
 
 def to_plain(obj: object, *, exclude_none: bool = False) -> Any:
