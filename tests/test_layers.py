@@ -26,7 +26,7 @@ FLOORS: dict[str, int] = {
     "viewer": 13,
     "report": 12,
     "models": 11, "harness": 11,
-    "store": 5, "sandbox": 5, "search": 5, "spec": 5, "version": 0,
+    "store": 5, "sandbox": 5, "search": 5, "spec": 5, "version": 0, "codec": 0,
 }
 
 
@@ -136,7 +136,7 @@ def test_runtime_reads_only_the_floors_below_the_contract() -> None:
     """runtime/ (in-episode mechanisms) may use sandbox, models, harness, store, search and spec, never the contract
     (api) nor what sits on it (methods, benchmarks, protocol, cli...): a method or an environment composes the
     transforms, not the other way round."""
-    allowed = {"runtime", "sandbox", "models", "harness", "store", "search", "spec", "version"}
+    allowed = {"runtime", "sandbox", "models", "harness", "store", "search", "spec", "version", "codec"}
     bad = sorted(f"{m} -> {t}" for m, targets in _graph().items() if _part(m) == "runtime"
                  for t in targets if _part(t) not in allowed)
     assert not bad, bad

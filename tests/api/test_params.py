@@ -8,8 +8,9 @@ from typing import Any, Literal
 import pytest
 from pydantic import Field
 
-from evoarena.api import Method, ParamError, Params, TaskView, as_dict, check_params
+from evoarena.api import Method, ParamError, Params, TaskView, check_params
 from evoarena.api.params import params_from_defaults
+from evoarena.codec import to_plain
 
 
 class Knobs(Params):
@@ -35,7 +36,7 @@ def test_each_problem_is_one_line_naming_the_field(given: dict[str, Any], messag
 def test_valid_params_are_the_model_with_defaults_filled_in_and_dump_as_json() -> None:
     p = check_params("k", Knobs, {"rounds": 5, "names": ["x", "y"]})
     assert (p.mode, p.rounds, p.names) == ("fast", 5, ("x", "y"))
-    assert as_dict(p) == {"mode": "fast", "rounds": 5, "names": ["x", "y"]}  # declaration order, JSON values
+    assert to_plain(p) == {"mode": "fast", "rounds": 5, "names": ["x", "y"]}  # declaration order, JSON values
 
 
 @pytest.mark.parametrize(("params", "ok"), [
@@ -50,7 +51,7 @@ def test_a_plain_defaults_dict_takes_each_type_from_its_default(params: dict[str
     model = params_from_defaults("M", defaults)
     if ok:
         got = check_params("m", model, params)
-        assert as_dict(got) == {**defaults, **params}  # the values as given (an int for a float stays an int)
+        assert to_plain(got) == {**defaults, **params}  # the values as given (an int for a float stays an int)
         assert all(got[k] == v for k, v in params.items())  # read as a dict, as the class was written
     else:
         with pytest.raises(ParamError, match=r"^m\.\w+: input should be"):
@@ -90,7 +91,7 @@ def test_a_method_with_plain_defaults_keeps_working() -> None:
 def test_a_typed_method_lists_its_defaults_and_takes_every_methods_update_note() -> None:
     assert Typed.defaults == {"k": 3}
     method = Typed(k=2, update_note="be brief")
-    assert method.params.k == 2 and as_dict(method.params) == {"k": 2}  # the note is the cell's, from the spec
+    assert method.params.k == 2 and to_plain(method.params) == {"k": 2}  # the note is the cell's, from the spec
     with pytest.raises(ParamError, match=r"^methods\.typed\.params\.update_note: expected a string, got int 1$"):
         Typed(update_note=1)
     with pytest.raises(ParamError, match=r"^methods\.typed\.params\.k: input should be greater than or equal to 1"):

@@ -50,7 +50,7 @@ def test_manifest_round_trips_and_keeps_every_field() -> None:
     c = m.changes[0]
     assert (m.iteration, c.id, c.type, c.files) == (2, "chg-1", "new", ("tools/retry.py",))
     assert (c.predicted_fixes, c.risk_tasks, c.constraint_level) == (("t1", "t2"), ("t3",), "tool_impl")
-    assert ChangeManifest.from_json(m.to_json()) == m
+    assert ChangeManifest.from_json(m.to_text()) == m
 
 
 def test_repeated_task_ids_and_files_are_kept_once_in_order() -> None:

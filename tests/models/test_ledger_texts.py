@@ -78,7 +78,7 @@ def test_a_calls_exact_messages_and_response_round_trip_and_call_id_is_its_row(t
         got.text, "stop", [{"token": "re", "logprob": -0.25}, {"token": ":", "logprob": -1.5}]
     )
     assert conv.call.params["max_tokens"] == 9 and conv.call.unit == "practice/e0/0000/t1"
-    assert "call_id" not in got.to_json()  # never cached
+    assert "call_id" not in got.ledger_form()  # never cached
 
 
 def test_two_calls_sharing_a_system_prompt_store_it_once(tmp_path: Path) -> None:

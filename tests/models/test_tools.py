@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from evoarena.codec import to_plain
 from evoarena.models import (
     CallScope,
     Completion,
@@ -41,7 +42,7 @@ PINNED_CACHE_KEY = "640067a60bf76c33ff5837e28430b19cebb7a03f498c1317fea885388098
 def test_without_tools_the_cache_key_is_what_it_was() -> None:
     assert prompt_hash(MSGS) == PINNED_PROMPT_HASH
     assert cache_key("openai:stub-model", PARAMS, MSGS, 1) == PINNED_CACHE_KEY
-    assert "tools" not in PARAMS.as_dict() and "tool_choice" not in PARAMS.as_dict()
+    assert "tools" not in PARAMS.ledger_form() and "tool_choice" not in PARAMS.ledger_form()
 
 
 def test_tools_and_tool_messages_change_the_key() -> None:
@@ -58,15 +59,15 @@ def test_tools_and_tool_messages_change_the_key() -> None:
 
 def test_params_and_messages_round_trip_through_their_json_forms() -> None:
     forced = GenParams(max_tokens=5, tools=(READ,), tool_choice="read")
-    assert GenParams.from_dict(json.loads(json.dumps(forced.as_dict()))) == forced
-    assert GenParams.from_dict(PARAMS.as_dict()) == PARAMS
+    assert GenParams.from_ledger_form(json.loads(json.dumps(forced.ledger_form()))) == forced
+    assert GenParams.from_ledger_form(PARAMS.ledger_form()) == PARAMS
     call = ToolCall("c1", "read", '{"path": "a"}')
     for m in (Message("user", "x"), Message("assistant", "", tool_calls=(call,)),
               Message("tool", "out", tool_call_id="c1")):
-        assert Message.from_wire(json.loads(json.dumps(m.to_wire()))) == m
-    assert Message("user", "x").to_wire() == ["user", "x"]
+        assert Message.from_ledger_form(json.loads(json.dumps(m.ledger_form()))) == m
+    assert Message("user", "x").ledger_form() == ["user", "x"]
     with pytest.raises(TypeError):
-        Message.from_wire(["tool", "out", {"tool_call_id": 7}])
+        Message.from_ledger_form(["tool", "out", {"tool_call_id": 7}])
     with pytest.raises(ValueError, match="tool_choice"):
         GenParams(tool_choice="auto")
     with pytest.raises(ValueError, match="neither"):
@@ -75,10 +76,11 @@ def test_params_and_messages_round_trip_through_their_json_forms() -> None:
 
 def test_a_completion_serialises_tool_calls_only_when_it_has_some() -> None:
     plain = Completion("hi", Usage(1, 1), finish_reason="stop")
-    assert sorted(plain.to_json()) == ["finish_reason", "logprobs", "text", "usage"]
+    assert sorted(plain.ledger_form()) == ["finish_reason", "logprobs", "text", "usage"]
     called = Completion("", Usage(1, 1), finish_reason="tool_calls", tool_calls=(ToolCall("c1", "read", "{oops"),))
-    assert called.to_json()["tool_calls"] == [{"id": "c1", "name": "read", "arguments": "{oops"}]
-    assert Completion.from_json(called.to_json()) == called and Completion.from_json(plain.to_json()) == plain
+    assert called.ledger_form()["tool_calls"] == [{"id": "c1", "name": "read", "arguments": "{oops"}]
+    assert Completion.from_ledger_form(called.ledger_form()) == called
+    assert Completion.from_ledger_form(plain.ledger_form()) == plain
 
 
 @calls_tools
@@ -110,7 +112,7 @@ def test_tool_calls_and_results_are_in_the_ledger_and_the_cache(tmp_path: Path) 
     assert model.complete([Message("user", "what is in a?")], params) == first  # a cache hit keeps the calls
     rows = store.query("SELECT id, cached, params FROM calls ORDER BY id")
     assert [r["cached"] for r in rows] == [0, 0, 1]
-    assert json.loads(rows[0]["params"])["tools"] == [READ.as_dict()]
+    assert json.loads(rows[0]["params"])["tools"] == [to_plain(READ)]
     conv = conversation(store, rows[1]["id"])
     assert conv is not None and conv.messages == [
         TextMessage("user", "what is in a?"),

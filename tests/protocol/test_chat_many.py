@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from evoarena.api import Method, PracticeContext, TaskView
+from evoarena.codec import to_plain
 from evoarena.harness import HarnessWorkspace, Manifest
 from evoarena.models import GenParams, Message, Tool, ToolCall
 from evoarena.protocol.boundary import codec, method_child
@@ -49,9 +50,9 @@ def test_chat_many_sends_messages_and_tools_as_json_with_the_note_in_front(tmp_p
     assert args["op"] == "chat_many" and args["sample_indices"] == [3]
     assert [[m["role"], m["content"]] for m in args["conversations"][0]] == [
         ["system", "sys"], ["user", "NOTE\n\ngo"], ["assistant", ""], ["tool", "alpha"], ["user", "again"]]
-    assert args["conversations"][0][2]["tool_calls"] == [call.as_dict()]
+    assert args["conversations"][0][2]["tool_calls"] == [to_plain(call)]
     assert args["conversations"][0][3]["tool_call_id"] == "c1"
-    assert args["params"]["tools"] == [tool.as_dict()] and args["params"]["tool_choice"] == "auto"
+    assert args["params"]["tools"] == [to_plain(tool)] and args["params"]["tool_choice"] == "auto"
     assert args["params"]["max_tokens"] == 64  # the role's defaults, as ask_many
     received = codec.read(json.dumps({"kind": "call", "op": args}).encode())  # as the cell reads it
     assert isinstance(received, codec.Call) and isinstance(received.op, ChatMany)

@@ -79,7 +79,7 @@ def test_prompt_slot_and_demos(quickstart: tuple[Path, ExperimentSpec, Path], tm
     assert t.messages[-1].content.endswith("Q: {task}\nA:") and t.messages[-1].content.count("Q: ") > 1
     assert t.params.seed == 0 and t.params.max_tokens == 12 and t.model["backend"] == "scripted"
     assert t.render("1 + 1 =")[-1].content.endswith("Q: 1 + 1 =\nA:")
-    assert PromptTemplate.from_json(t.to_json()) == t
+    assert PromptTemplate.from_file_form(t.file_form()) == t
 
 
 def test_files_export_equals_checkout(quickstart: tuple[Path, ExperimentSpec, Path], tmp_path: Path) -> None:

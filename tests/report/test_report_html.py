@@ -102,7 +102,7 @@ def test_write_report(tmp_path) -> None:
     assert json_path == tmp_path / "run" / "results.json"
     assert html_path == tmp_path / "run" / "report.html"
     text = json_path.read_text(encoding="utf-8")
-    assert json.loads(text) == results.as_dict()
-    assert text == json.dumps(results.as_dict(), sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+    assert json.loads(text) == results.model_dump()
+    assert text == json.dumps(results.model_dump(), sort_keys=True, indent=2, ensure_ascii=False) + "\n"
     assert BANNER in html_path.read_text(encoding="utf-8")
     assert sorted(p.name for p in (tmp_path / "run").iterdir()) == ["report.html", "results.json"]

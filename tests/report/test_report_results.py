@@ -12,7 +12,7 @@ from evoarena.report import build_results as build_record
 
 def build_results(*args: object, **kwargs: object) -> dict:
     """results.json's content, as these tests read it."""
-    return build_record(*args, **kwargs).as_dict()  # type: ignore[arg-type]
+    return build_record(*args, **kwargs).model_dump()  # type: ignore[arg-type]
 
 
 def _dump(results: dict) -> str:

@@ -17,8 +17,8 @@ from evoarena.report.results_record import RESULTS_FILE, Probes, RunResults
 def test_a_written_record_reads_back_to_the_same_bytes(quickstart: Path) -> None:
     text = (quickstart / RESULTS_FILE).read_text("utf-8")
     record = RunResults.read(quickstart / RESULTS_FILE)
-    assert record.to_json() == text
-    assert record.as_dict() == json.loads(text)
+    assert record.to_text() == text
+    assert record.model_dump() == json.loads(text)
 
 
 def test_the_record_is_read_by_field(quickstart: Path) -> None:
@@ -34,8 +34,8 @@ def test_the_record_is_read_by_field(quickstart: Path) -> None:
 def test_sections_a_run_lacks_stay_out_of_the_file(sample, tmp_path: Path) -> None:
     bare = build_results(*sample)
     assert bare.probes is None and bare.views is None
-    assert not {"probes", "views"} & set(json.loads(bare.to_json()))
-    assert all("probe_warnings" not in c for c in bare.as_dict()["conditions"])
+    assert not {"probes", "views"} & set(json.loads(bare.to_text()))
+    assert all("probe_warnings" not in c for c in bare.model_dump()["conditions"])
     shown = bare.model_copy(update={"probes": Probes(threshold=0.5, rows=[]), "views": {"v": {"n": 1}}})
     write_report(tmp_path, shown)
     saved = json.loads((tmp_path / RESULTS_FILE).read_text("utf-8"))
@@ -43,7 +43,7 @@ def test_sections_a_run_lacks_stay_out_of_the_file(sample, tmp_path: Path) -> No
 
 
 def test_a_file_of_another_shape_is_refused(sample, tmp_path: Path) -> None:
-    data = build_results(*sample).as_dict()
+    data = build_results(*sample).model_dump()
     path = tmp_path / RESULTS_FILE
     path.write_text(json.dumps({**data, "surprise": 1}), "utf-8")
     with pytest.raises(ValidationError, match="surprise"):

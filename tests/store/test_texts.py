@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from evoarena.codec import to_plain
 from evoarena.store import DB_NAME, AttemptRow, RunStore, TextMessage, TextResponse, conversation, find_calls
+from evoarena.store.texts import get_response, get_text, put_response
 
 ROW = dict(role="solver", model="m", backend="test", model_id="test:m", params="{}", prompt_hash="h", cache_key="k",
            input_tokens=1, output_tokens=2, latency_s=0.0, cost_usd=0.0, cached=0, retries=0)  # fmt: skip
@@ -139,3 +141,18 @@ def test_a_store_with_the_old_schema_gains_the_new_columns_and_its_old_calls_rea
     assert conv is not None and conv.messages == [TextMessage("user", "now")]
     store.close()
     assert RunStore.open_existing(run_dir).query_one("SELECT COUNT(*) AS n FROM calls") == {"n": 2}  # reopens
+
+
+def test_a_response_text_has_the_ledger_form(tmp_path: Path) -> None:
+    """Compact sorted JSON; tool_calls only when the model made some, the other fields always (bytes of old runs)."""
+    conn = sqlite3.connect(tmp_path / "t.sqlite")
+    conn.execute("CREATE TABLE texts (digest TEXT PRIMARY KEY, size INTEGER, body BLOB)")
+    plain = put_response(conn, TextResponse("é", None, [{"token": "é", "logprob": -0.5}], []))
+    assert get_text(conn, plain) == '{"finish_reason":null,"logprobs":[{"logprob":-0.5,"token":"é"}],"text":"é"}'
+    call = [{"id": "c1", "name": "f", "arguments": "{}"}]
+    called = put_response(conn, TextResponse("", "tool_calls", None, call))
+    assert get_text(conn, called) == ('{"finish_reason":"tool_calls","logprobs":null,"text":"",'
+                                      '"tool_calls":[{"arguments":"{}","id":"c1","name":"f"}]}')
+    assert get_response(conn, called) == TextResponse("", "tool_calls", None, call)
+    assert to_plain(TextMessage("tool", "x", tool_call_id="c1")) == {"role": "tool", "content": "x",
+                                                                      "tool_call_id": "c1"}

@@ -81,5 +81,5 @@ def test_the_command_line_prints_the_study_as_json() -> None:
     assert (data["study"], data["seeds"], data["logs"]) == ("reducer", 1, 8)
     assert data["settings"] == {"min_bytes": 4096, "max_reply_bytes": 8192, "max_evidence": 12}
     (row,) = data["rows"]
-    assert row == json.loads(json.dumps(replay(0, 8).as_dict()))
+    assert row == json.loads(json.dumps(replay(0, 8).row()))
     assert "Unfaithful receipts accepted: 0 of" in data["reading"]

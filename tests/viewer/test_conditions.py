@@ -25,7 +25,7 @@ def _expected(run_dir: Path) -> dict[str, Any]:
     try:
         snap = RunSnapshot.load(store)
         return build_results(run_meta(snap), score_records(store, snap), call_records(store, snap),
-                             cell_budgets(snap), snap.conditions).as_dict()
+                             cell_budgets(snap), snap.conditions).model_dump()
     finally:
         store.close()
 

@@ -13,6 +13,8 @@ from pydantic import BaseModel, ConfigDict, StrictBool, StrictFloat, StrictInt, 
 from pydantic.fields import FieldInfo
 from pydantic_core import to_jsonable_python
 
+from evoarena.codec import to_plain
+
 
 class ParamError(ValueError):
     """A parameter that is unknown or of the wrong type; the message is one line naming it."""
@@ -124,8 +126,10 @@ def _members(annotation: Any) -> tuple[Any, ...]:
 
 
 def as_dict(params: BaseModel) -> dict[str, Any]:
-    """The params as JSON values, every field in declaration order: the defaults with the given values over them."""
-    return params.model_dump(mode="json")
+    """The params as JSON values, every field in declaration order: the defaults with the given values over them
+    (`evoarena.codec.to_plain`; kept under this name for the method boundary, which imports it)."""
+    plain: dict[str, Any] = to_plain(params)
+    return plain
 
 
 def _one_line(where: str, model: type[BaseModel], err: ValidationError, also: Iterable[str]) -> str:

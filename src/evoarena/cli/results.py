@@ -73,7 +73,7 @@ def report(run_dir: RunDirArg, as_json: JsonOpt = False) -> None:
 
     results = rebuild_report(open_run(run_dir))
     if as_json:
-        emit_json(results.as_dict())
+        emit_json(results.model_dump())
     else:
         print_results(results)
         out.print(f"wrote {run_dir / 'results.json'} and {run_dir / 'report.html'}")
@@ -81,20 +81,20 @@ def report(run_dir: RunDirArg, as_json: JsonOpt = False) -> None:
 
 def show(run_dir: RunDirArg, as_json: JsonOpt = False) -> None:
     """The run: spec, evidence, each cell's scores and selected version, and call totals per role."""
-    from dataclasses import asdict
 
+    from evoarena.codec import to_plain
     from evoarena.store.calls import totals_by_role
     from evoarena.store.scores import cell_scores
 
     store = open_run(run_dir)
     run_row = store.run() or {}
-    calls = [asdict(r) for r in totals_by_role(store)]
+    calls = to_plain(totals_by_role(store))
     scores = cell_scores(store)
     data: dict[str, Any] = {
         "run": {k: v for k, v in run_row.items() if k != "spec_json"},
         "spec": json.loads(run_row["spec_json"]) if run_row else None,
         "cells": store.cells(),
-        "scores": [asdict(s) for s in scores],
+        "scores": to_plain(scores),
         "calls_by_role": calls,
     }
     if as_json:

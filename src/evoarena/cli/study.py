@@ -3,12 +3,12 @@ JSON."""
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import Annotated
 
 import typer
 
 from evoarena.cli.common import JsonOpt, emit_json, fail, out
+from evoarena.codec import to_plain
 
 study_app = typer.Typer(no_args_is_help=True, help="Model-free studies of mechanisms (seconds on a CPU).")
 
@@ -31,7 +31,7 @@ def hgm_tree(
         fail(str(e))
         return
     if as_json:
-        emit_json({"study": "hgm-tree", "seeds": seeds, "spec": asdict(spec), "arms": [asdict(r) for r in rows]})
+        emit_json({"study": "hgm-tree", "seeds": seeds, "spec": to_plain(spec), "arms": to_plain(rows)})
     else:
         out.print(table(rows, seeds, spec), soft_wrap=True)
 
@@ -55,7 +55,7 @@ def observation_pack(
         emit_json({"study": "observation-pack", "seeds": seeds, "requests": requests, "repeat_share": repeat_share,
                    "settings": {"threshold_bytes": THRESHOLD_BYTES, "full_sends": FULL_SENDS,
                                 "excerpt_bytes": EXCERPT_BYTES, "page_chars": PAGE_CHARS},
-                   "rows": [r.as_dict() for r in rows]})
+                   "rows": [r.row() for r in rows]})
     else:
         out.print(table(rows), soft_wrap=True, highlight=False)
 
@@ -74,7 +74,7 @@ def action_fusion(
 
     rows = study(seeds, pairs)
     if as_json:
-        emit_json({"study": "action-fusion", "seeds": seeds, "pairs": pairs, "rows": [r.as_dict() for r in rows],
+        emit_json({"study": "action-fusion", "seeds": seeds, "pairs": pairs, "rows": [r.row() for r in rows],
                    "reading": reading(rows)})
     else:
         out.print(table(rows) + "\n\n" + reading(rows), soft_wrap=True, highlight=False)
@@ -96,7 +96,7 @@ def compaction_gate(
     rows = study(seeds, ratios)
     if as_json:
         emit_json({"study": "compaction-gate", "seeds": seeds, "ratios": list(ratios),
-                   "summary": [asdict(m) for m in summarise_rows(rows)], "rows": [r.as_dict() for r in rows],
+                   "summary": to_plain(summarise_rows(rows)), "rows": [r.row() for r in rows],
                    "reading": reading(rows)})
     else:
         out.print(table(rows) + "\n\n" + reading(rows), soft_wrap=True, highlight=False)
@@ -119,6 +119,6 @@ def reducer(
         emit_json({"study": "reducer", "seeds": seeds, "logs": logs,
                    "settings": {"min_bytes": MIN_BYTES, "max_reply_bytes": MAX_REPLY_BYTES,
                                 "max_evidence": MAX_EVIDENCE},
-                   "rows": [r.as_dict() for r in rows], "reading": reading(rows)})
+                   "rows": [r.row() for r in rows], "reading": reading(rows)})
     else:
         out.print(table(rows) + "\n\n" + reading(rows), soft_wrap=True, highlight=False)

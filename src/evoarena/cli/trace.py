@@ -13,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from evoarena.cli.common import JsonOpt, RunDirArg, emit_json, err, fail, open_run, out, resolve_cell
+from evoarena.codec import to_plain
 from evoarena.spec import INT64_MAX
 from evoarena.store import (
     CallRow,
@@ -150,7 +151,7 @@ def trace(
     rows = _select(store, cell=cell, task=task, role=role, phase=phase, attempt=attempt, limit=limit)
     convs = [conversation_of(store, r) for r in rows]
     if as_json:
-        emit_json([c.to_json() for c in convs])
+        emit_json([c.trace_record() for c in convs])
         return
     if not convs:
         err.print("no calls match")
@@ -186,7 +187,7 @@ def _episode(store: RunStore, attempt_id: int, as_json: bool) -> None:
             return
         found = {s["call_id"]: conversation(store, s["call_id"]) for s in steps if s.get("call_id") is not None}
         convs = {k: v for k, v in found.items() if v is not None}
-        emit_json([{**s, "call": convs[s["call_id"]].to_json() if s.get("call_id") in convs else None}
+        emit_json([{**s, "call": convs[s["call_id"]].trace_record() if s.get("call_id") in convs else None}
                    for s in steps])
         return
     shown = episode(store, answer)  # the steps as the viewer's trace page reads them
@@ -218,7 +219,7 @@ def calls_command(
     store = open_run(run_dir)
     rows = _select(store, cell=cell, task=task, role=role, phase=phase, attempt=None, limit=limit)
     if as_json:
-        emit_json([r.to_json() for r in rows])
+        emit_json(to_plain(rows))
         return
     t = Table(title=f"last {len(rows)} calls")
     for col in ("id", "cell", "unit", "phase", "role", "model_id", "in", "out", "latency", "cached", "error"):

@@ -17,8 +17,8 @@ def versions(run_dir: RunDirArg,
              as_json: JsonOpt = False) -> None:
     """Harness versions of every cell (or one) as a tree: each version with the scores of the attempts made with it
     (practice, rollouts, val, test), its clade's val mean where it has children, the selected version starred."""
-    from dataclasses import asdict
 
+    from evoarena.codec import to_plain
     from evoarena.report.lineage_tree import cell_tree, parent_policies
     from evoarena.store import queries
     from evoarena.store.archive import result_matrix, task_scores, version_costs
@@ -35,7 +35,7 @@ def versions(run_dir: RunDirArg,
             data[c] = [{**v, "scores": {phase: {"mean": sum(xs) / len(xs), "n": len(xs)}
                                         for phase, xs in results.get(str(v["id"]), {}).items()},
                         "tasks": task_scores(matrix, str(v["id"])),
-                        "cost": asdict(costs[str(v["id"])]) if str(v["id"]) in costs else None}
+                        "cost": to_plain(costs[str(v["id"])]) if str(v["id"]) in costs else None}
                        for v in lineage(store, c)]
         emit_json(data)
         return

@@ -165,7 +165,7 @@ class ChangeManifest:
     def to_dict(self) -> dict[str, object]:
         return {"iteration": self.iteration, "changes": [c.to_dict() for c in self.changes]}
 
-    def to_json(self) -> str:
+    def to_text(self) -> str:
         return json.dumps(self.to_dict(), ensure_ascii=False)
 
 

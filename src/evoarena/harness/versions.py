@@ -7,8 +7,9 @@ import difflib
 import hashlib
 import json
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
+from evoarena.codec import to_plain, to_text
 from evoarena.harness.files import check_tree
 from evoarena.harness.paths import HarnessPathError
 from evoarena.spec import HarnessLimits
@@ -27,8 +28,9 @@ class Manifest:
     expected_fixes: list[str] = field(default_factory=list)
     expected_regressions: list[str] = field(default_factory=list)
 
-    def to_json(self) -> str:
-        return json.dumps(asdict(self), sort_keys=True)
+    def to_text(self) -> str:
+        """The stored form (the `manifest` column): compact JSON, sorted keys."""
+        return to_text(self, sort_keys=True)
 
 
 def normalise(tree: Tree) -> dict[str, str]:
@@ -71,7 +73,7 @@ def store_checked(store: RunStore, cell: str, norm: Mapping[str, str], *, parent
     vid = tree_hash(norm)
     blob = store.blobs.put(json.dumps(norm, sort_keys=True, ensure_ascii=False))
     insert_version(store, version_id=vid, cell=cell, parents=parents, method=method,
-                   manifest_json=manifest.to_json(), tree_blob=blob, step=step)
+                   manifest_json=manifest.to_text(), tree_blob=blob, step=step)
     return vid
 
 
@@ -141,4 +143,4 @@ def diff_trees(a: Tree, b: Tree, a_label: str = "a", b_label: str = "b") -> str:
 
 def lineage(store: RunStore, cell: str) -> list[dict[str, object]]:
     """A cell's versions, oldest first, as plain records (for `evoarena versions --json`)."""
-    return [asdict(v) for v in cell_versions(store, cell)]
+    return [to_plain(v) for v in cell_versions(store, cell)]

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from evoarena.codec import to_plain
 from evoarena.models.tooling import Tool, ToolCall, tool_calls_from_json, tools_from_json
 
 
@@ -19,19 +20,20 @@ class Message:
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str | None = None
 
-    def to_wire(self) -> list[Any]:
-        """Its JSON form: `[role, content]`, with a third element only when it carries tool calls or answers one (so
-        a conversation without tools hashes, caches and is ledgered exactly as before tools existed)."""
+    def ledger_form(self) -> list[Any]:
+        """Its form in the ledger and the prompt hash: `[role, content]`, with a third element only when it carries
+        tool calls or answers one (so a conversation without tools hashes, caches and is ledgered exactly as before
+        tools existed)."""
         extra: dict[str, Any] = {}
         if self.tool_calls:
-            extra["tool_calls"] = [c.as_dict() for c in self.tool_calls]
+            extra["tool_calls"] = to_plain(self.tool_calls)
         if self.tool_call_id is not None:
             extra["tool_call_id"] = self.tool_call_id
         return [self.role, self.content, extra] if extra else [self.role, self.content]
 
     @classmethod
-    def from_wire(cls, value: Any) -> Message:
-        """The message of `to_wire`'s form, checked (it may come from a method's process)."""
+    def from_ledger_form(cls, value: Any) -> Message:
+        """The message of `ledger_form`'s form, checked (it may come from a method's process)."""
         if not isinstance(value, list | tuple) or len(value) not in (2, 3):
             raise TypeError("a message is [role, content] or [role, content, {tool_calls, tool_call_id}]")
         role, content = value[0], value[1]
@@ -76,20 +78,22 @@ class GenParams:
         if self.tool_choice not in (None, "auto", "none", "required", *names):
             raise ValueError(f"tool_choice {self.tool_choice!r} is neither auto, none, required nor a tool's name")
 
-    def as_dict(self) -> dict[str, Any]:
+    def ledger_form(self) -> dict[str, Any]:
+        """Its form in the cache key and the ledger's `params` column: the optional fields only when set, so a key
+        made before they existed stays the same."""
         d: dict[str, Any] = {"temperature": self.temperature, "max_tokens": self.max_tokens, "stop": list(self.stop),
                              "seed": self.seed, "logprobs": self.logprobs}
         if self.top_logprobs:
             d["top_logprobs"] = self.top_logprobs
         if self.tools:
-            d["tools"] = [t.as_dict() for t in self.tools]
+            d["tools"] = to_plain(self.tools)
             if self.tool_choice is not None:
                 d["tool_choice"] = self.tool_choice
         return d
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> GenParams:
-        """The parameters of `as_dict`'s form (`stop` and `tools` arrive as lists)."""
+    def from_ledger_form(cls, d: Mapping[str, Any]) -> GenParams:
+        """The parameters of `ledger_form`'s form (`stop` and `tools` arrive as lists)."""
         return cls(**{**d, "stop": tuple(d.get("stop") or ()), "tools": tools_from_json(d.get("tools") or [])})
 
 
@@ -108,15 +112,16 @@ class TokenLogprob:
     logprob: float
     top: tuple[tuple[str, float], ...] | None = None
 
-    def as_dict(self) -> dict[str, Any]:
-        """Its JSON form: `top` only when present (so a completion without alternatives is stored as before)."""
+    def ledger_form(self) -> dict[str, Any]:
+        """Its form in the ledger and the response cache: `top` only when present (so a completion without
+        alternatives is stored as before)."""
         d: dict[str, Any] = {"token": self.token, "logprob": self.logprob}
         if self.top is not None:
             d["top"] = [[t, lp] for t, lp in self.top]
         return d
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> TokenLogprob:
+    def from_ledger_form(cls, d: Mapping[str, Any]) -> TokenLogprob:
         top = d.get("top")
         return cls(str(d["token"]), float(d["logprob"]),
                    None if top is None else tuple((str(t), float(lp)) for t, lp in top))
@@ -137,24 +142,26 @@ class Completion:
     # The tool calls the model made (function calling), their arguments as the model wrote them (maybe not JSON).
     tool_calls: tuple[ToolCall, ...] = ()
 
-    def to_json(self) -> dict[str, Any]:
+    def ledger_form(self) -> dict[str, Any]:
+        """Its form in the response cache: text, usage, logprobs, finish reason, and tool calls only when made (never
+        `extra` or `call_id`)."""
         d: dict[str, Any] = {
             "text": self.text,
             "usage": {"input_tokens": self.usage.input_tokens, "output_tokens": self.usage.output_tokens},
-            "logprobs": None if self.logprobs is None else [t.as_dict() for t in self.logprobs],
+            "logprobs": None if self.logprobs is None else [t.ledger_form() for t in self.logprobs],
             "finish_reason": self.finish_reason,
         }
         if self.tool_calls:
-            d["tool_calls"] = [c.as_dict() for c in self.tool_calls]
+            d["tool_calls"] = to_plain(self.tool_calls)
         return d
 
     @classmethod
-    def from_json(cls, d: dict[str, Any]) -> Completion:
+    def from_ledger_form(cls, d: dict[str, Any]) -> Completion:
         lps = d.get("logprobs")
         return cls(
             text=d["text"],
             usage=Usage(**d["usage"]),
-            logprobs=None if lps is None else tuple(TokenLogprob.from_dict(t) for t in lps),
+            logprobs=None if lps is None else tuple(TokenLogprob.from_ledger_form(t) for t in lps),
             finish_reason=d.get("finish_reason"),
             tool_calls=tool_calls_from_json(d.get("tool_calls") or []),
         )

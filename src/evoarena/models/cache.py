@@ -28,7 +28,7 @@ def prompt_hash(messages: Sequence[Message]) -> str:
 
 @functools.lru_cache(maxsize=64)
 def _prompt_hash(messages: tuple[Message, ...]) -> str:
-    blob = json.dumps([m.to_wire() for m in messages], ensure_ascii=False).encode("utf-8")
+    blob = json.dumps([m.ledger_form() for m in messages], ensure_ascii=False).encode("utf-8")
     return hashlib.sha256(blob).hexdigest()
 
 
@@ -37,7 +37,7 @@ def cache_key(
 ) -> str:
     """The response cache's key. `seed_free` leaves the seed out (a greedy call on a backend whose greedy decoding
     ignores it), so replicate seeds of a deterministic call share one answer instead of recomputing it."""
-    shown = params.as_dict()
+    shown = params.ledger_form()
     if seed_free:
         shown["seed"] = None
     blob = json.dumps(
@@ -63,10 +63,10 @@ class ResponseCache:
 
     def get(self, key: str) -> Completion | None:
         raw = self._table.get(key)
-        return None if raw is None else Completion.from_json(json.loads(raw))
+        return None if raw is None else Completion.from_ledger_form(json.loads(raw))
 
     def put(self, key: str, completion: Completion) -> None:
-        self._table.put(key, json.dumps(completion.to_json(), sort_keys=True))
+        self._table.put(key, json.dumps(completion.ledger_form(), sort_keys=True))
 
     def close(self) -> None:
         self._table.close()

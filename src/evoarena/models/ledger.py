@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, wait_exponential
 
+from evoarena.codec import to_plain
 from evoarena.models.base import (
     Backend,
     Completion,
@@ -315,8 +316,8 @@ class RoleModel:
             response = TextResponse(
                 text=completion.text,
                 finish_reason=completion.finish_reason,
-                logprobs=None if completion.logprobs is None else [t.as_dict() for t in completion.logprobs],
-                tool_calls=[c.as_dict() for c in completion.tool_calls] or None,
+                logprobs=None if completion.logprobs is None else [t.ledger_form() for t in completion.logprobs],
+                tool_calls=to_plain(completion.tool_calls) or None,
             )
         where = self.scope
         outer = _attribution.get() if where.ambient else None
@@ -334,7 +335,7 @@ class RoleModel:
             call_id = pending
         else:
             call_id = (self.store.defer_call if defer else self.store.record_call)(
-                request=[m.to_wire() for m in messages],
+                request=[m.ledger_form() for m in messages],
                 response=response,
                 cell=where.cell,
                 phase=where.phase,
@@ -343,7 +344,7 @@ class RoleModel:
                 model=self.model_name,
                 backend=self.backend.backend_name,
                 model_id=self.backend.model_id,
-                params=json.dumps(params.as_dict(), sort_keys=True),
+                params=json.dumps(params.ledger_form(), sort_keys=True),
                 prompt_hash=prompt_hash(messages),
                 cache_key=key,
                 cached=int(cached),

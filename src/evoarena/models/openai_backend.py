@@ -24,6 +24,7 @@ from typing import Any
 import openai
 from openai import OpenAI
 
+from evoarena.codec import to_plain
 from evoarena.models.base import Completion, GenParams, Message, ProviderError, TokenLogprob, Usage, refuse_tools
 from evoarena.models.tooling import ToolCall
 from evoarena.spec import ModelSpec
@@ -84,7 +85,7 @@ class OpenAIBackend:
             "max_tokens": params.max_tokens,
         }
         if params.tools:
-            kwargs["tools"] = [{"type": "function", "function": t.as_dict()} for t in params.tools]
+            kwargs["tools"] = [{"type": "function", "function": to_plain(t)} for t in params.tools]
             if params.tool_choice in ("auto", "none", "required"):
                 kwargs["tool_choice"] = params.tool_choice
             elif params.tool_choice is not None:

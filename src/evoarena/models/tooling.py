@@ -25,9 +25,6 @@ class Tool:
             raise TypeError(f"tool {self.name!r}: a description (string) and parameters (a JSON schema object)")
         json.dumps(dict(self.parameters))  # plain JSON values only: the schema joins the cache key
 
-    def as_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "description": self.description, "parameters": dict(self.parameters)}
-
 
 @dataclass(frozen=True)
 class ToolCall:
@@ -39,9 +36,6 @@ class ToolCall:
     name: str
     arguments: str
 
-    def as_dict(self) -> dict[str, str]:
-        return {"id": self.id, "name": self.name, "arguments": self.arguments}
-
     def parsed(self) -> dict[str, Any]:
         """The arguments as a JSON object; ValueError when they are not one."""
         value = json.loads(self.arguments)
@@ -51,7 +45,7 @@ class ToolCall:
 
 
 def tools_from_json(values: Any) -> tuple[Tool, ...]:
-    """Tools from their `as_dict` forms, checked (they may come from a method's process)."""
+    """Tools from their plain forms (`evoarena.codec.to_plain`), checked (they may come from a method's process)."""
     if not isinstance(values, list | tuple):
         raise TypeError("tools: expected a list")
     out = []
@@ -63,7 +57,7 @@ def tools_from_json(values: Any) -> tuple[Tool, ...]:
 
 
 def tool_calls_from_json(values: Any) -> tuple[ToolCall, ...]:
-    """Tool calls from their `as_dict` forms, checked."""
+    """Tool calls from their plain forms (`evoarena.codec.to_plain`), checked."""
     if not isinstance(values, list | tuple):
         raise TypeError("tool_calls: expected a list")
     out = []

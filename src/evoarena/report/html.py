@@ -141,13 +141,13 @@ def write_report(
     run_dir: Path, results: RunResults, views: Mapping[str, ReportView] | None = None,
     extras: ReportExtras | None = None,
 ) -> tuple[Path, Path]:
-    """Write results.json (RunResults.to_json) and report.html (with the sections of `views`, and `extras` from
+    """Write results.json (RunResults.to_text) and report.html (with the sections of `views`, and `extras` from
     the store) into run_dir; return both paths."""
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     json_path = run_dir / RESULTS_FILE
     html_path = run_dir / REPORT_FILE
-    text = results.to_json()
+    text = results.to_text()
     page = render_html(results, views, extras)  # render before writing anything, so a failure leaves no half report
     _write_atomic(json_path, text)
     _write_atomic(html_path, page)

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
+from evoarena.codec import to_plain
 from evoarena.store.probes import ProbeRow
 
 DEFAULT_THRESHOLD = 0.5
@@ -43,9 +44,8 @@ class ProbeSummary:
                 "a null here is uninformative")
 
     def row(self, threshold: float) -> dict[str, Any]:
-        return {**asdict(self), "conditions": list(self.conditions), "reasons": list(self.reasons),
-                "well_formed_share": round(self.well_formed_share, 4), "usable_share": round(self.usable_share, 4),
-                "warning": self.warning(threshold)}
+        return {**to_plain(self), "well_formed_share": round(self.well_formed_share, 4),
+                "usable_share": round(self.usable_share, 4), "warning": self.warning(threshold)}
 
 
 def summarise(rows: Iterable[ProbeRow]) -> list[ProbeSummary]:

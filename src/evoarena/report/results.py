@@ -5,8 +5,9 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict
 from typing import Any
+
+from evoarena.codec import to_plain
 
 from .records import EVIDENCE_LEVELS, SPLITS, CallRecord, CellBudget, RunMeta, ScoreRecord
 from .results_record import RunResults
@@ -197,7 +198,7 @@ def build_results(
     _check_scores(scores)
     results = {
         "schema_version": SCHEMA_VERSION,
-        "meta": asdict(meta),
+        "meta": to_plain(meta),
         "evidence": meta.evidence,
         "stats": {
             "ci_level": CI_LEVEL,

@@ -189,13 +189,9 @@ class RunResults(Section):
     probes: Probes | None = Field(default=None, exclude_if=_absent)
     views: dict[str, Any] | None = Field(default=None, exclude_if=_absent)  # each view's data, by view name
 
-    def to_json(self) -> str:
+    def to_text(self) -> str:
         """results.json's text: sorted keys, indent 2, no NaN, UTF-8 as is, a final newline."""
         return json.dumps(self.model_dump(), sort_keys=True, indent=2, allow_nan=False, ensure_ascii=False) + "\n"
-
-    def as_dict(self) -> dict[str, Any]:
-        """results.json's content as plain values (what `json.loads` of the file gives)."""
-        return self.model_dump()
 
     @classmethod
     def read(cls, path: Path) -> RunResults:

@@ -21,6 +21,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from evoarena.codec import to_plain
 from evoarena.models import Message
 from evoarena.runtime.compaction_gate import MEMO_TOKENS, Decision, Economics, GateInput, decide
 from evoarena.runtime.text import CHARS_PER_TOKEN, utf8_len
@@ -37,7 +38,7 @@ def message_tokens(m: Message) -> int:
     """Estimated tokens of one message (UTF-8 bytes / 4, the released extension's estimate), tool calls included."""
     size = utf8_len(m.content)
     if m.tool_calls:
-        size += utf8_len(json.dumps([c.as_dict() for c in m.tool_calls], ensure_ascii=False))
+        size += utf8_len(json.dumps(to_plain(m.tool_calls), ensure_ascii=False))
     return math.ceil(size / CHARS_PER_TOKEN)
 
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, Literal
 
+from evoarena.codec import to_plain
 from evoarena.store.db import RunStore
 from evoarena.store.texts import TextMessage, TextResponse
 
@@ -52,9 +53,6 @@ class CallRow:
             prompt_format=r.get("prompt_format"),
         )  # fmt: skip
 
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
 
 @dataclass(frozen=True)
 class Conversation:
@@ -70,13 +68,11 @@ class Conversation:
         """Whether this call's texts were kept (stores written before texts were kept have none)."""
         return self.call.request_blob is not None
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            **self.call.to_json(),
-            "kept": self.kept,
-            "messages": None if self.messages is None else [m.to_json() for m in self.messages],
-            "response": None if self.response is None else self.response.to_json(),
-        }
+    def trace_record(self) -> dict[str, Any]:
+        """What `evoarena trace --json` shows of it: the ledger row's fields, whether its texts were kept, and the
+        texts."""
+        return {**to_plain(self.call), "kept": self.kept, "messages": to_plain(self.messages),
+                "response": to_plain(self.response)}
 
 
 def find_calls(

@@ -20,10 +20,22 @@ import sqlite3
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from evoarena.codec import to_plain
 
 RequestMessage = Sequence[Any]
 """A message as a request is recorded: `(role, content)`, or `(role, content, {"tool_calls", "tool_call_id"})`."""
+
+
+def _none(value: object) -> bool:
+    return value is None
+
+
+def _empty(value: object) -> bool:
+    return not value
 
 
 @dataclass(frozen=True)
@@ -32,16 +44,8 @@ class TextMessage:
 
     role: str
     content: str
-    tool_calls: list[dict[str, str]] | None = None
-    tool_call_id: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"role": self.role, "content": self.content}
-        if self.tool_calls is not None:
-            d["tool_calls"] = self.tool_calls
-        if self.tool_call_id is not None:
-            d["tool_call_id"] = self.tool_call_id
-        return d
+    tool_calls: Annotated[list[dict[str, str]] | None, Field(exclude_if=_none)] = None
+    tool_call_id: Annotated[str | None, Field(exclude_if=_none)] = None
 
 
 @dataclass(frozen=True)
@@ -52,13 +56,7 @@ class TextResponse:
     text: str
     finish_reason: str | None = None
     logprobs: list[dict[str, Any]] | None = None
-    tool_calls: list[dict[str, str]] | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"text": self.text, "finish_reason": self.finish_reason, "logprobs": self.logprobs}
-        if self.tool_calls:
-            d["tool_calls"] = self.tool_calls
-        return d
+    tool_calls: Annotated[list[dict[str, str]] | None, Field(exclude_if=_empty)] = None
 
 
 def text_digest(text: str) -> str:
@@ -106,7 +104,7 @@ def get_request(conn: sqlite3.Connection, digest: str) -> list[TextMessage]:
 
 def put_response(conn: sqlite3.Connection, response: TextResponse) -> str:
     """Store a response as one text; identical responses (a cached call's) share it."""
-    return put_text(conn, _dumps(response.to_json()))
+    return put_text(conn, _dumps(to_plain(response)))
 
 
 def get_response(conn: sqlite3.Connection, digest: str) -> TextResponse:

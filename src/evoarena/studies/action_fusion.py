@@ -22,6 +22,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
+from evoarena.codec import to_plain
 from evoarena.runtime import ActionFusion, Edit, Fused, ThenRun, Workspace, Write
 from evoarena.runtime.action_fusion import SKIPPED, Runner
 from evoarena.runtime.text import sha256_text
@@ -177,10 +178,9 @@ class Replay:
         return (self.violations_order + self.violations_verbatim + self.violations_skip + self.violations_snapshot
                 + self.violations_plan + int(self.workspaces_differ))
 
-    def as_dict(self) -> dict[str, object]:
-        d: dict[str, object] = dict(self.__dict__)
-        d["saved"], d["violations"] = self.saved, self.violations
-        return d
+    def row(self) -> dict[str, object]:
+        """Its plain form with what it derives, as `evoarena study --json` prints it."""
+        return {**to_plain(self), "saved": self.saved, "violations": self.violations}
 
 
 def _order_ok(f: Fused) -> bool:

@@ -24,6 +24,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from evoarena.codec import to_plain
 from evoarena.models import Message
 from evoarena.runtime import MEMO_TOKENS, OnlineCompaction, compact
 from evoarena.runtime.compaction import message_tokens
@@ -81,7 +82,7 @@ class GateCall:
     compact: bool
     reason: str
     breakeven: float | None
-    horizon: float | None
+    horizon: int | float | None  # an int when the session's own bound is the smaller (the gate's min keeps its type)
     actual_remaining: int
     agrees: bool | None
 
@@ -112,11 +113,9 @@ class ArmResult:
         bound on what the calls the gate does not price cost; their output is not counted)."""
         return self.priced + self.summary_input_tokens
 
-    def as_dict(self) -> dict[str, object]:
-        d: dict[str, object] = dict(self.__dict__)
-        d["priced_with_summary"] = self.priced_with_summary
-        d["calls"] = [dict(c.__dict__) for c in self.calls]
-        return d
+    def row(self) -> dict[str, object]:
+        """Its plain form with what it derives, as `evoarena study --json` prints it."""
+        return {**to_plain(self), "priced_with_summary": self.priced_with_summary}
 
 
 def replay(s: Session, ratio: float, arm: str) -> ArmResult:

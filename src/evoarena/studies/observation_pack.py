@@ -23,6 +23,7 @@ import random
 import statistics
 from dataclasses import dataclass
 
+from evoarena.codec import to_plain
 from evoarena.runtime import FULL_SENDS, ObservationPack
 from evoarena.runtime.text import estimate_tokens, utf8_len
 
@@ -161,10 +162,9 @@ class Replay:
     def sent_fraction(self) -> float:
         return self.sent_bytes / self.raw_bytes if self.raw_bytes else 1.0
 
-    def as_dict(self) -> dict[str, object]:
-        d: dict[str, object] = dict(self.__dict__)
-        d["sent_fraction"] = round(self.sent_fraction, 4)
-        return d
+    def row(self) -> dict[str, object]:
+        """Its plain form with what it derives, as `evoarena study --json` prints it."""
+        return {**to_plain(self), "sent_fraction": round(self.sent_fraction, 4)}
 
 
 def session(seed: int = 0, requests: int = 100, repeat_share: float = 0.3) -> list[tuple[str, str]]:

@@ -24,6 +24,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from evoarena.codec import to_plain
 from evoarena.runtime import RECEIPT_SCHEMA, EvidenceReducer, Reducer, ReducerRequest
 from evoarena.runtime.reducer import FAILURE_SIGNAL, MIN_BYTES
 from evoarena.runtime.text import sha256_text, utf8_len
@@ -214,10 +215,9 @@ class Replay:
     def saved_bytes(self) -> int:
         return self.accepted_raw_bytes - self.receipt_bytes
 
-    def as_dict(self) -> dict[str, object]:
-        d: dict[str, object] = dict(self.__dict__)
-        d["saved_bytes"] = self.saved_bytes
-        return d
+    def row(self) -> dict[str, object]:
+        """Its plain form with what it derives, as `evoarena study --json` prints it."""
+        return {**to_plain(self), "saved_bytes": self.saved_bytes}
 
 
 def replay(seed: int = 0, logs: int = 24, *, make: Callable[[Reducer], EvidenceReducer] = EvidenceReducer

@@ -17,6 +17,7 @@ from evoarena.benchmarks.clr.chains import Slot
 from evoarena.benchmarks.clr.domains import shipped_domains_text
 from evoarena.benchmarks.clr.grading import membership_sentence, practice_answer, reference_totals, test_answer
 from evoarena.benchmarks.clr.program import run_program
+from evoarena.codec import from_plain
 from evoarena.sandbox import SandboxLimits
 from evoarena.scripted.clr.student import exclusion_program
 
@@ -30,7 +31,7 @@ def setup() -> dict[str, Any]:
     lib = shipped_library()
     domains = {d.id: d for d in parse_domains(shipped_domains_text(), lib)}
     chain = build_release(0)["chains"][0]
-    slots = [Slot.from_json(s) for s in chain["slots"]]
+    slots = [from_plain(Slot, s) for s in chain["slots"]]
     domain = domains[chain["domain"]]
     return {"lib": lib, "domain": domain, "slots": slots, "cells": CellFactory(lib, domain, slots, f"{chain['id']}:0")}
 

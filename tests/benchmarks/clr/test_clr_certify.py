@@ -20,6 +20,7 @@ from evoarena.benchmarks.clr.chains import Slot
 from evoarena.benchmarks.clr.domains import shipped_domains_text
 from evoarena.benchmarks.clr.library import Library, Roster
 from evoarena.benchmarks.clr.release import dump_release
+from evoarena.codec import from_plain
 from evoarena.models import GenParams, Message, RoleModel, ScriptedBackend
 from evoarena.protocol import catalog
 from evoarena.spec import ModelSpec
@@ -118,7 +119,7 @@ def release(lib: Library) -> dict[str, Any]:
 
 @pytest.fixture()
 def slot(release: dict[str, Any], lib: Library) -> Slot:
-    s = Slot.from_json(release["chains"][0]["slots"][0])
+    s = from_plain(Slot, release["chains"][0]["slots"][0])
     TRUTH[(s.label, s.example)] = lib.rosters[s.class_id]
     return s
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from dataclasses import asdict
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ from evoarena.benchmarks.clr.probe_examples import PROBE_EXAMPLES
 from evoarena.benchmarks.clr.program import run_program
 from evoarena.benchmarks.clr.release import build_release
 from evoarena.benchmarks.clr.tasks import task_text
+from evoarena.codec import from_plain, to_plain
 from evoarena.models.base import GenParams
 
 NOTES: dict[str, Callable[[], str]] = {
@@ -93,7 +93,7 @@ class ClrBenchmark(Benchmark):
         self.layers = p.layers
         self.rewarded = p.rewarded
         self.class_names_in_task = p.class_names_in_task  # the solver-side reference
-        self._chains = {c["id"]: (self.domains[c["domain"]], [Slot.from_json(x) for x in c["slots"]]) for c in chains}
+        self._chains = {c["id"]: (self.domains[c["domain"]], [from_plain(Slot, x) for x in c["slots"]]) for c in chains}
         self._factories = {
             cid: CellFactory(self.lib, d, s, f"{cid}:{self.release['seed']}") for cid, (d, s) in self._chains.items()
         }
@@ -185,7 +185,7 @@ class ClrBenchmark(Benchmark):
         return {
             "layer": k,
             "cells": [{"kind": c.kind, "rule": c.rule, "correct": c.correct} for c in layer.cells],
-            "values": [asdict(v) for v in values],
+            "values": to_plain(values),
             "states": states,
         }
 

@@ -15,7 +15,7 @@ import hashlib
 import random
 import re
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import resources
 from typing import Any
@@ -26,6 +26,7 @@ from evoarena.benchmarks.clr.chains import Slot, draw_slot
 from evoarena.benchmarks.clr.grading import membership_sentence
 from evoarena.benchmarks.clr.library import Library, Roster
 from evoarena.benchmarks.prompts import prompt_template
+from evoarena.codec import from_plain, to_plain
 from evoarena.models import GenParams, Message, RoleModel
 
 PROBES = ("known", "hidden", "learnable", "solvable")
@@ -118,8 +119,9 @@ class SlotCertificate:
     def failed_probe(self) -> str | None:
         return next((p.probe for p in self.probes if not p.passed), None)
 
-    def to_json(self) -> dict[str, Any]:
-        return {**asdict(self), "passed": self.passed, "failed_probe": self.failed_probe}
+    def report(self) -> dict[str, Any]:
+        """Its plain form with the verdict: whether it passed and the first probe it failed."""
+        return {**to_plain(self), "passed": self.passed, "failed_probe": self.failed_probe}
 
 
 _GROUPING = re.compile(r"GROUPING:[ \t]*(\S.*)", re.IGNORECASE)
@@ -293,7 +295,7 @@ def certify_release(
     used = {s["class_id"] for ch in out["chains"] for s in ch["slots"]}
     per_slot: list[dict[str, Any]] = []
     for chain in out["chains"]:
-        slots = [Slot.from_json(s) for s in chain["slots"]]
+        slots = [from_plain(Slot, s) for s in chain["slots"]]
         for i, slot in enumerate(slots):
             certs = [certify_slot(slot, lib.rosters[slot.class_id], model, config)]
             tried = {slot.class_id}
@@ -308,7 +310,7 @@ def certify_release(
                 if certs[-1].passed:
                     slots[i] = new
                     rows = list(chain["slots"])  # a tuple when the release was built in-process
-                    rows[i] = asdict(new)
+                    rows[i] = to_plain(new)
                     chain["slots"] = type(chain["slots"])(rows)
             ok = certs[-1].passed
             per_slot.append(
@@ -318,7 +320,7 @@ def certify_release(
                     "class_id": slots[i].class_id,
                     "passed": ok,
                     "replaced": [c.class_id for c in certs[:-1]] if ok else [],
-                    "candidates": [c.to_json() for c in certs],
+                    "candidates": [c.report() for c in certs],
                 }
             )
     failed = [f"{r['chain']}/layer {r['layer']}" for r in per_slot if not r["passed"]]

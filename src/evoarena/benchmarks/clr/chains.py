@@ -9,8 +9,7 @@ from __future__ import annotations
 import random
 import re
 import string
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass
 
 from evoarena.benchmarks.clr.domains import Domain, TrapField
 from evoarena.benchmarks.clr.library import Library, LibraryError, Roster
@@ -63,12 +62,6 @@ class Slot:
     competitors: tuple[str, ...]  # other rosters that contain the example
     descriptions: dict[str, str]
 
-    @classmethod
-    def from_json(cls, d: dict[str, Any]) -> Slot:
-        """A slot as stored in a release JSON (lists back to tuples)."""
-        tuples = ("members", "test_nonmembers", "aliases", "competitors")
-        return cls(**{**d, **{k: tuple(d[k]) for k in tuples}})
-
     def pool(self) -> list[str]:
         return [*self.members, self.practice_nonmember, *self.test_nonmembers]
 
@@ -78,9 +71,6 @@ class Chain:
     id: str
     domain: str
     slots: tuple[Slot, ...]
-
-    def to_json(self) -> dict[str, object]:
-        return asdict(self)
 
 
 def _tokens(text: str) -> set[str]:

@@ -9,6 +9,7 @@ from typing import Any
 from evoarena.benchmarks.clr.chains import LAYERS, draw_chain
 from evoarena.benchmarks.clr.domains import Domain, parse_domains, shipped_domains_text
 from evoarena.benchmarks.clr.library import Library, shipped_library
+from evoarena.codec import to_plain
 
 RELEASE_FORMAT = 1
 
@@ -33,7 +34,7 @@ def build_release(
     lib = library or shipped_library()
     doms = domains or parse_domains(shipped_domains_text(), lib)
     used: set[str] = set()
-    chains = [draw_chain(lib, d, i, seed, used).to_json() for d in doms for i in range(chains_per_domain)]
+    chains = [to_plain(draw_chain(lib, d, i, seed, used)) for d in doms for i in range(chains_per_domain)]
     return {
         "format": RELEASE_FORMAT,
         "seed": seed,

@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import Field
 
-from evoarena.api import Benchmark, Feedback, Parsed, Task, as_dict, benchmark
+from evoarena.api import Benchmark, Feedback, Parsed, Task, benchmark
 from evoarena.api.grading import GradingModel
 from evoarena.benchmarks.files.graders import Grader, make_grader
 from evoarena.benchmarks.files.judge import ROLE, Judge
@@ -22,6 +22,7 @@ from evoarena.benchmarks.files.tasks import (
     template_fields,
     to_tasks,
 )
+from evoarena.codec import to_plain
 from evoarena.models.base import GenParams
 
 DEFAULT_SYSTEM = "Answer the task. End your reply with a final line of the form `Answer: <your answer>`.\n"
@@ -163,4 +164,4 @@ class FilesBenchmark(Benchmark):
 
 def _grader(p: FilesBenchmark.Params) -> Grader:
     """The grader the params name, with the params as its options (refused when one given does not apply)."""
-    return make_grader(p.grader, as_dict(p), given=sorted(p.model_fields_set), parse=p.parse, extra=(Judge,))
+    return make_grader(p.grader, to_plain(p), given=sorted(p.model_fields_set), parse=p.parse, extra=(Judge,))

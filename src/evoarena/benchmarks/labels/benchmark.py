@@ -10,9 +10,10 @@ from typing import Any
 
 from pydantic import Field
 
-from evoarena.api import Benchmark, Feedback, Parsed, Split, Task, TaskView, as_dict, benchmark
+from evoarena.api import Benchmark, Feedback, Parsed, Split, Task, TaskView, benchmark
 from evoarena.benchmarks.generated import seed_param, size_param
 from evoarena.benchmarks.labels.generator import MAX_LABELS, MIN_LABELS, Rule, generate, make_rule
+from evoarena.codec import to_plain
 from evoarena.models.base import GenParams
 
 SPLITS: tuple[Split, ...] = ("train", "val", "test")
@@ -115,4 +116,4 @@ class LabelsBenchmark(Benchmark):
         reports a method might read)."""
         digest = hashlib.sha256(self.rule.text().encode("utf-8")).hexdigest()[:12]
         return {**super().info(), "labels": list(self.rule.labels), "rule_digest": digest,
-                "params": dict(sorted(as_dict(self.params).items()))}
+                "params": dict(sorted(to_plain(self.params).items()))}

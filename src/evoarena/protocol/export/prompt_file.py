@@ -35,15 +35,17 @@ class PromptTemplate:
         """The messages the solver is sent for a task whose prompt is `task_text`."""
         return [Message(m.role, m.content.replace(self.slot, task_text)) for m in self.messages]
 
-    def to_json(self) -> dict[str, Any]:
+    def file_form(self) -> dict[str, Any]:
+        """What prompt.json holds: the format tag, the slot, the messages' roles and contents, the parameters in their
+        ledger form, the model's spec and the source."""
         return {
             "format": FORMAT, "slot": self.slot,
             "messages": [{"role": m.role, "content": m.content} for m in self.messages],
-            "params": self.params.as_dict(), "model": self.model, "source": self.source,
+            "params": self.params.ledger_form(), "model": self.model, "source": self.source,
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> PromptTemplate:
+    def from_file_form(cls, data: dict[str, Any]) -> PromptTemplate:
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise PromptFileError(f"not an evoarena prompt file (expected format {FORMAT!r})")
         try:
@@ -61,13 +63,13 @@ class PromptTemplate:
         """A plain-text rendering: each message under a `=== role ===` line, then the parameters."""
         parts = [f"# solver prompt: put the task's text where {self.slot} stands\n"]
         parts += [f"=== {m.role} ===\n{m.content}\n" for m in self.messages]
-        parts.append(f"=== params ===\n{json.dumps(self.params.as_dict(), sort_keys=True)}\n")
+        parts.append(f"=== params ===\n{json.dumps(self.params.ledger_form(), sort_keys=True)}\n")
         return "\n".join(parts)
 
 
 def prompt_files(template: PromptTemplate) -> dict[str, str]:
     """The files an export of `template` writes: prompt.json (loadable) and prompt.txt (to read)."""
-    return {JSON_NAME: json.dumps(template.to_json(), indent=2, ensure_ascii=False, sort_keys=True) + "\n",
+    return {JSON_NAME: json.dumps(template.file_form(), indent=2, ensure_ascii=False, sort_keys=True) + "\n",
             TEXT_NAME: template.to_text()}
 
 
@@ -82,4 +84,4 @@ def load_prompt(path: Path | str) -> PromptTemplate:
         raise PromptFileError(f"{path}: {err.strerror or err}") from None
     except json.JSONDecodeError as err:
         raise PromptFileError(f"{path}: not JSON ({err})") from None
-    return PromptTemplate.from_json(data)
+    return PromptTemplate.from_file_form(data)

@@ -48,7 +48,7 @@ class PlannedProbe:
     @property
     def key(self) -> str:
         blob = json.dumps([self.method, self.probe.role, self.model, self.probe.name, self.probe.prompt,
-                           self.params.as_dict()], sort_keys=True)
+                           self.params.ledger_form()], sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:32]
 
 

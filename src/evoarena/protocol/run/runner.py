@@ -127,7 +127,7 @@ def run_experiment(
     write_event(store, RunFinished(cells=len(plans)))
     from evoarena.protocol.run.reporting import rebuild_report
 
-    return rebuild_report(store).as_dict()
+    return rebuild_report(store).model_dump()
 
 
 def _check_cache_apart(spec: ExperimentSpec, cache_path: Path, run_dir: Path) -> None:
