@@ -34,7 +34,15 @@ from evoarena.methods.evoskill.method import parse_proposal, parse_skill
 from evoarena.methods.reasoning_bank.method import parse_items, parse_judge
 from evoarena.methods.reflexion.method import clean_reflection
 from evoarena.methods.replies import parse_instruction
-from evoarena.methods.tf_grpo.method import CRITIQUE_OPS, UPDATE_OPS, apply_ops, check_op, extract_ops, render_library
+from evoarena.methods.tf_grpo.method import (
+    CRITIQUE_OPS,
+    UPDATE_OPS,
+    Op,
+    apply_ops,
+    check_op,
+    extract_ops,
+    render_library,
+)
 from evoarena.scripted.clr.membership import member_line
 from evoarena.scripted.clr.roles import CALLED_AS, ROLE_POLICIES, with_members
 
@@ -120,8 +128,8 @@ def test_tf_grpo_summary_critique_and_update(variant: str) -> None:
     ops = extract_ops(ask(critique))
     assert ops is not None and len(ops) == 1
     op, why = check_op(ops[0], CRITIQUE_OPS, 0, 32)
-    assert op is not None and op["option"] == "add", why
-    assert_lists_members(op["experience"], c.members)
+    assert op is not None and op.option == "add", why
+    assert_lists_members(op.experience or "", c.members)
     update = render_prompt(TF_GRPO, "update", experiences="(empty)", proposed=json.dumps(ops[0]),
                            main=variant == "main", max_words=32)
     raw = extract_ops(ask(update))
@@ -135,8 +143,8 @@ def test_tf_grpo_summary_critique_and_update(variant: str) -> None:
     critique = render_prompt(TF_GRPO, "critique", question=c.task, experiences=render_library(library),
                              summaries=summaries, max_words=32)
     ops = extract_ops(ask(critique))
-    assert ops is not None and check_op(ops[0], CRITIQUE_OPS, 1, 32)[0] == {
-        "option": "modify", "ids": ["G0"], "experience": library[0]}
+    assert ops is not None and check_op(ops[0], CRITIQUE_OPS, 1, 32)[0] == Op(option="modify", ids=["G0"],
+                                                                                experience=library[0])
 
 
 def test_tf_grpo_experience_respects_the_word_limit() -> None:
