@@ -10,7 +10,7 @@ from evoarena.api.environment import Env, InteractiveBenchmark, Step, Turn, epis
 from evoarena.api.episode_agent import AgentAction, EpisodeAgent, EpisodeContext, EpisodeEnd, EpisodeView
 from evoarena.api.grading import GRADING_PHASE, GradingModel
 from evoarena.api.method_base import Method, harness_toml
-from evoarena.api.params import DefaultsParams, ParamError, Params, as_dict, check_params, closest, field_defaults
+from evoarena.api.params import DefaultsParams, ParamError, Params, check_params, closest, field_defaults
 from evoarena.api.probe import GENERIC_EXAMPLES, Probe, ProbeExample, Verdict
 from evoarena.api.registry import (
     KINDS,
@@ -81,7 +81,6 @@ __all__ = [
     "benchmark",
     "episode_answer",
     "check_params",
-    "as_dict",
     "field_defaults",
     "Params",
     "DefaultsParams",

@@ -13,8 +13,6 @@ from pydantic import BaseModel, ConfigDict, StrictBool, StrictFloat, StrictInt, 
 from pydantic.fields import FieldInfo
 from pydantic_core import to_jsonable_python
 
-from evoarena.codec import to_plain
-
 
 class ParamError(ValueError):
     """A parameter that is unknown or of the wrong type; the message is one line naming it."""
@@ -124,12 +122,6 @@ def params_table(model: type[BaseModel]) -> str:
 def _members(annotation: Any) -> tuple[Any, ...]:
     return get_args(annotation) if get_origin(annotation) in (Union, UnionType) else (annotation,)
 
-
-def as_dict(params: BaseModel) -> dict[str, Any]:
-    """The params as JSON values, every field in declaration order: the defaults with the given values over them
-    (`evoarena.codec.to_plain`; kept under this name for the method boundary, which imports it)."""
-    plain: dict[str, Any] = to_plain(params)
-    return plain
 
 
 def _one_line(where: str, model: type[BaseModel], err: ValidationError, also: Iterable[str]) -> str:

@@ -14,7 +14,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from evoarena.api import EpisodeAgent, Method, TaskView, as_dict
+from evoarena.api import EpisodeAgent, Method, TaskView
+from evoarena.codec import to_plain
 from evoarena.harness import HarnessPathError, HarnessWorkspace, Manifest
 from evoarena.models import GenParams, Message, ModelCallError, RunHalted
 from evoarena.protocol.boundary import codec
@@ -87,7 +88,7 @@ class IsolatedMethod(Method):
         self._cpu_s = cpu_s
         self.level = self._child.level
         ref = f"{method_cls.__module__}:{method_cls.__qualname__}"
-        self._exchange(Hello(method=ref, params=as_dict(self.params), harness=str(harness.resolve()),
+        self._exchange(Hello(method=ref, params=to_plain(self.params), harness=str(harness.resolve()),
                              sys_path=tuple(path)), None)
 
     # -- the Method interface, forwarded ------------------------------------------------------------
