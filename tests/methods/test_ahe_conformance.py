@@ -62,7 +62,7 @@ def test_the_seeds_single_component_ablations_are_arms(recipe: str) -> None:
     one component (Table 3's single-component rows)."""
     arms = {m.label or m.name: m for m in load_spec(RECIPES / f"{recipe}.yaml").methods if m.name == "ahe"}
     assert set(arms) == {"ahe", "ahe-memory-only", "ahe-prompt-only"}
-    full = {k: v for k, v in arms["ahe"].params.items()}
+    full = dict(arms["ahe"].params)
     for label, only in (("ahe-memory-only", "memory/long_term.md"), ("ahe-prompt-only", "system.md")):
         params = dict(arms[label].params)
         assert resolve_components(params.pop("components")) == (only,)

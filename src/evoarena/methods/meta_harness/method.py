@@ -114,7 +114,7 @@ class MetaHarness(Method):
         best = self._best(ctx)
         proposals = self._propose(ctx, best, step)
         ctx.harness.write(ROOT + "pending.json", json.dumps([p for _, p in proposals], indent=1, sort_keys=True))
-        front = [r.candidate for r in ctx.harness.load_state(ROOT + FRONTIER, Frontier).root]
+        front = self._frontier_ids(ctx)
         todo = []
         n = 1 + max(int(e.candidate[1:]) for e in entries)  # an id of its own per proposal, refused ones too
         for i, (raw, proposal) in enumerate(proposals):
@@ -142,8 +142,7 @@ class MetaHarness(Method):
         inline = inline_history(history, self.params.inline_chars)
         scores = self._scores(ctx, best)
         limit = self.params.max_tool_calls
-        bases = ([r.candidate for r in ctx.harness.load_state(ROOT + FRONTIER, Frontier).root]
-                 if self.params.parent == "base_system" else [])
+        bases = self._frontier_ids(ctx) if self.params.parent == "base_system" else []
         if self._functions(ctx):
             prompts = [render_prompt(__package__, "propose_functions", best_id=best,
                                      best_accuracy=scores.accuracy, best_chars=scores.context_chars,
@@ -285,6 +284,9 @@ class MetaHarness(Method):
         rows = [FrontierRow(candidate=s.id, accuracy=scored[s.id].accuracy, context_chars=scored[s.id].context_chars)
                 for s in front]
         ctx.harness.write(ROOT + FRONTIER, history_text(Frontier(rows)))
+
+    def _frontier_ids(self, ctx: PracticeContext) -> list[str]:
+        return [r.candidate for r in ctx.harness.load_state(ROOT + FRONTIER, Frontier).root]
 
     def _best(self, ctx: PracticeContext) -> str:
         """The frontier's most accurate candidate (ties: fewer characters, then the earliest)."""
