@@ -83,6 +83,10 @@ class Ahe(Method):
                                                  "whose changes are rolled back (add `INEFFECTIVE` for the stricter "
                                                  "reading).")
         evolve_max_tokens: int = Field(2048, ge=1, description="The evolve agent's reply cap.")
+        infra_failures: Literal["fail", "exception"] = Field("fail", description="A rollout with no output (a "
+                                                            "provider error or time-out): `fail` as the paper "
+                                                            "counts it, or `exception`, kept apart as the released "
+                                                            "code does.")
 
         @field_validator("components")
         @classmethod
@@ -153,8 +157,7 @@ class Ahe(Method):
         return ctx.train[:cap] if cap else ctx.train
 
     def _evaluate(self, ctx: PracticeContext, tree: Mapping[str, str]) -> tuple[dict[str, str], list[dict[str, str]]]:
-        """Task outcomes as AHE computes them (pass iff every rollout passed; exception iff every rollout had no
-        output) and the first failed rollout of each failed task (task, output, feedback)."""
+        """Task outcomes (`outcomes`) and the first failed rollout of each failed task (task, output, feedback)."""
         tasks = self._tasks(ctx)
         k = self.params.rollouts
         attempts = ctx.rollouts([Rollout(t, tree, i) for t in tasks for i in range(k)])
@@ -167,8 +170,14 @@ class Ahe(Method):
             if (reward is None or reward < 1.0) and t.id not in failures:
                 failures[t.id] = {"id": t.id, "task": _clip(t.prompt), "output": _clip(attempt.text),
                                   "feedback": _clip(message)}
-        outcomes: dict[str, str] = dict(task_outcomes(rewards, k))
+        outcomes = self.outcomes(rewards)
         return outcomes, [failures[t] for t in outcomes if outcomes[t] != "pass" and t in failures]
+
+    def outcomes(self, rewards: Mapping[str, Sequence[float | None]]) -> dict[str, str]:
+        """Per task: pass iff every rollout passed; a rollout without output (None) is a fail with `infra_failures:
+        fail` (the paper: infra failures and time-outs count as fail), else an exception as in the released code."""
+        fail = self.params.infra_failures == "fail"
+        return dict(task_outcomes(rewards, self.params.rollouts, exception_as_fail=fail))
 
     @staticmethod
     def _grade(ctx: PracticeContext, task: TaskView, attempt: Attempt) -> tuple[float | None, str]:

@@ -8,7 +8,8 @@ proposals (the first exploits the best, the rest explore), each a tool-using con
 plain-text tool protocol (`tool_protocol`) — advanced turn by turn for all proposals at once; every proposal is
 written to pending before evaluation, passes an interface check and a one-task smoke test, then is evaluated on the
 search tasks (train) in one rollout batch, missing results counting 0. The live harness is the most accurate
-candidate on the Pareto frontier of accuracy vs context characters. Differences from the released code:
+candidate on the Pareto frontier of accuracy vs context characters; a proposal edits the frontier candidate it
+names (`parent`). Differences from the released code:
 docs/methods/meta_harness.md.
 """
 
@@ -84,6 +85,10 @@ class MetaHarness(Method):
                                                                    "tools: `functions` where its model offers "
                                                                    "function calling (`auto`), else `text`.")
         programs: bool = Field(False, description="Candidates may be Python harness programs (`harness.py`).")
+        parent: Literal["base_system", "best"] = Field("base_system", description="The candidate a proposal edits: "
+                                                       "`base_system`, the frontier candidate the proposal names "
+                                                       "(the best if it names none on the frontier), or `best`, "
+                                                       "always the frontier's most accurate.")
 
     params: Params
 
@@ -109,7 +114,7 @@ class MetaHarness(Method):
         best = self._best(ctx)
         proposals = self._propose(ctx, best, step)
         ctx.harness.write(ROOT + "pending.json", json.dumps([p for _, p in proposals], indent=1, sort_keys=True))
-        base = {**self._files(ctx, best)}
+        front = self._frontier_ids(ctx)
         todo = []
         n = 1 + max(int(e.candidate[1:]) for e in entries)  # an id of its own per proposal, refused ones too
         for i, (raw, proposal) in enumerate(proposals):
@@ -120,7 +125,8 @@ class MetaHarness(Method):
                 self._append(ctx, _entry(proposal, iteration=step, candidate=cid,
                                          outcome=f"interface check failed: {why}"))
                 continue
-            todo.append((cid, proposal, {**base, **files}, best))
+            parent = parent_of(proposal, front, best, self.params.parent)
+            todo.append((cid, proposal, {**self._files(ctx, parent), **files}, parent))
         self._evaluate(ctx, todo, iteration=step)
         ctx.harness.delete(ROOT + "pending.json")
         return self._adopt(ctx, f"{len(todo)} candidate(s) evaluated")
@@ -136,12 +142,13 @@ class MetaHarness(Method):
         inline = inline_history(history, self.params.inline_chars)
         scores = self._scores(ctx, best)
         limit = self.params.max_tool_calls
+        bases = self._frontier_ids(ctx) if self.params.parent == "base_system" else []
         if self._functions(ctx):
             prompts = [render_prompt(__package__, "propose_functions", best_id=best,
                                      best_accuracy=scores.accuracy, best_chars=scores.context_chars,
                                      best_files=self._files(ctx, best), mode=self.params.access,
                                      max_tool_calls=limit, role=role, inline=inline,
-                                     programs=self.params.programs) for role in roles]
+                                     programs=self.params.programs, bases=bases) for role in roles]
             return propose_with_functions(ctx, prompts, history, sample_indices=[iteration * k + i for i in range(k)],
                                           max_tool_calls=limit, max_tokens=self.params.proposer_max_tokens,
                                           temperature=self.params.proposer_temperature)
@@ -155,7 +162,7 @@ class MetaHarness(Method):
                                      best_chars=scores.context_chars, best_files=self._files(ctx, best),
                                      mode=self.params.access, max_tool_calls=limit, role=roles[i],
                                      inline=inline, transcript=transcripts[i],
-                                     programs=self.params.programs) for i in live]
+                                     programs=self.params.programs, bases=bases) for i in live]
             replies = ctx.ask_many("proposer", prompts, reject_cut_off="proposal",
                                    max_tokens=self.params.proposer_max_tokens,
                                    temperature=self.params.proposer_temperature,
@@ -278,6 +285,9 @@ class MetaHarness(Method):
                 for s in front]
         ctx.harness.write(ROOT + FRONTIER, history_text(Frontier(rows)))
 
+    def _frontier_ids(self, ctx: PracticeContext) -> list[str]:
+        return [r.candidate for r in ctx.harness.load_state(ROOT + FRONTIER, Frontier).root]
+
     def _best(self, ctx: PracticeContext) -> str:
         """The frontier's most accurate candidate (ties: fewer characters, then the earliest)."""
         rows = ctx.harness.load_state(ROOT + FRONTIER, Frontier).root
@@ -293,6 +303,14 @@ class MetaHarness(Method):
         s = self._scores(ctx, best)
         return Manifest(intent=f"Meta-Harness: {intent}; live = {best}",
                         evidence=f"search accuracy {s.accuracy:.3f}, {s.context_chars} context characters")
+
+
+def parent_of(proposal: Mapping[str, Any], frontier: Sequence[str], best: str, rule: str) -> str:
+    """The candidate `proposal` edits: with `base_system`, the frontier member it names in `base_system` (the
+    released proposer picks its base system from the frontier file), else — no name, or one off the frontier —
+    `best`; with `best`, always `best`."""
+    named = str(proposal.get("base_system", "")).strip()
+    return named if rule == "base_system" and named in frontier else best
 
 
 def inline_history(history: Mapping[str, str], limit: int) -> str:
