@@ -263,6 +263,7 @@ def test_the_recipe_runs_its_arms_and_reports_their_curves(tmp_path: Path) -> No
     for arm in arms:
         assert view[arm]["source"] == "episodes" and view[arm]["auc"] > 0.5 and view[arm]["late_mean"] == 1.0
         assert view[arm]["failure_rate"] == 0.0  # the scripted evolver's replies are all kept
+    assert "extractor failures" in (tmp_path / "run" / "report.html").read_text("utf-8")
     episodes = {c["condition"]: c for c in data["views"]["episodes"]["cells"]}  # the view of every arm's episodes
     assert episodes["static"]["scores"] == view["static"]["scores"]
     assert all(e["calls"] == {"solver": e["steps"]} and e["kinds"] == {"env": e["steps"]}
