@@ -12,12 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from evotest_runs import BAD_START, EVOLVER_PROMPTS, episodes, final_state, rejected, run, trajectories
 from own_process import own_process
 
-from evoarena.api import policy
-from evoarena.benchmarks.maze.scripted import maze_explorer
-from evoarena.harness import load_tree
-from evoarena.harness.state import HarnessStateError, parse_records, record_line, state_text
+from evoarena.harness.state import HarnessStateError, parse_records, record_line
 from evoarena.methods.evotest import memory as mem
 from evoarena.methods.evotest.reply import ReplyError, parse_reply
 from evoarena.methods.evotest.state import (
@@ -34,90 +32,8 @@ from evoarena.methods.evotest.state import (
     temperature,
 )
 from evoarena.methods.evotest.step_program import SMOKE_FAILED, build_messages, game_history, similar
-from evoarena.models import GenParams, Message
-from evoarena.protocol.run.runner import run_experiment
-from evoarena.scripted.evotest_maze import HISTORY_END, HISTORY_START, evolve
+from evoarena.scripted.evotest_maze import HISTORY_END, HISTORY_START
 from evoarena.search import Scored, ucb_scores
-from evoarena.store import RunStore
-
-BAD_START = "Explore the maze. Prefer: north, west, south, east"  # the explorer fails this maze until evolved
-EVOLVER_PROMPTS: list[str] = []
-
-
-def _evolver(text: str) -> bool:
-    return HISTORY_START in text
-
-
-@policy("test-evotest-recording")
-def recording(messages: Sequence[Message], params: GenParams) -> str:
-    """The scripted evolver (evotest-maze), keeping every prompt it is shown."""
-    if _evolver(messages[-1].content):
-        EVOLVER_PROMPTS.append(messages[-1].content)
-        return evolve(messages[-1].content)
-    return maze_explorer(messages, params)
-
-
-@policy("test-evotest-malformed")
-def malformed(messages: Sequence[Message], params: GenParams) -> str:
-    if _evolver(messages[-1].content):
-        return "ok\n<code>def extract_state(:\n    return 1</code>"  # a short prompt and code that does not compile
-    return maze_explorer(messages, params)
-
-
-@policy("test-evotest-raising")
-def raising(messages: Sequence[Message], params: GenParams) -> str:
-    """A new guiding prompt and an extractor that compiles but raises on its first call."""
-    if _evolver(messages[-1].content):
-        return ("Explore the maze carefully. Prefer: south, east\n"
-                "<code>\ndef extract_state(game_history):\n    return game_history.split()[99]\n</code>")
-    return maze_explorer(messages, params)
-
-
-@policy("test-evotest-everything")
-def everything(messages: Sequence[Message], params: GenParams) -> str:
-    """Every part of a configuration, whatever the scope asks for."""
-    if _evolver(messages[-1].content):
-        return ("Head for the exit. Prefer: south, east, north, west\n<memory>\nDead end in the north-east.\n"
-                "</memory>\n<temperature>0.2</temperature>\n<code>\ndef extract_state(game_history):\n"
-                "    return 'moves: ' + str(game_history.count('ACTION TAKEN'))\n</code>")
-    return maze_explorer(messages, params)
-
-
-def run(tmp_path: Path, make_spec: Any, *, episodes: int = 6, seed: int = 1, model: str = "evotest-maze",
-        protocol: dict[str, Any] | None = None, methods: list[dict[str, Any]] | None = None,
-        **params: Any) -> RunStore:
-    spec = make_spec(
-        name="evotest",
-        benchmark={"name": "maze", "params": {"seed": seed, "n_train": 1, "n_val": 0, "n_test": 1, "size": 6,
-                                              "max_steps": 30}},
-        methods=methods or [{"name": "evotest", "params": {"initial_guide": BAD_START, **params}}],
-        models={"s": {"backend": "scripted", "model": model}}, roles={"solver": "s", "evolver": "s"},
-        protocol={"epochs": episodes, "select": "last", **(protocol or {})})
-    run_experiment(spec, tmp_path / "run", probe=False)
-    return RunStore(tmp_path / "run")
-
-
-def final_state(store: RunStore, cell: str | None = None) -> tuple[dict[str, Any], dict[str, str]]:
-    row = next(c for c in store.cells() if cell is None or c["cell"] == cell)
-    tree = load_tree(store, row["current_version"])
-    state = read_state(tree)
-    assert state is not None and state_text(state) == tree[STATE]  # the file is the one JSON form of its model
-    return state.model_dump(), tree
-
-
-def episodes(store: RunStore) -> list[dict[str, Any]]:
-    return [json.loads(r["payload"]) for r in store.query(
-        "SELECT payload FROM events WHERE kind='evotest_episode' ORDER BY id")]
-
-
-def rejected(store: RunStore) -> list[dict[str, Any]]:
-    return [json.loads(r["payload"]) for r in store.query(
-        "SELECT payload FROM events WHERE kind='rejected_output' ORDER BY id")]
-
-
-def trajectories(store: RunStore) -> list[str]:
-    rows = store.query("SELECT output_blob FROM attempts WHERE phase='practice' ORDER BY id")
-    return [store.blobs.get_text(r["output_blob"]) if r["output_blob"] else "" for r in rows]
 
 
 # -- the search ------------------------------------------------------------------------------------------------------
@@ -328,7 +244,7 @@ def test_the_step_program_builds_the_released_prompt() -> None:
         build_messages({"task": "T", "context": "", "files": broken, "episode": {**episode, "history": []}})
 
 
-def test_the_recipe_runs_its_three_arms_and_reports_their_curves(tmp_path: Path) -> None:
+def test_the_recipe_runs_its_arms_and_reports_their_curves(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
     from evoarena.cli import app
@@ -340,11 +256,14 @@ def test_the_recipe_runs_its_three_arms_and_reports_their_curves(tmp_path: Path)
     data = json.loads((tmp_path / "run" / "results.json").read_text())
     assert data["evidence"] == "mechanism"
     view = {c["condition"]: c for c in data["views"]["evotest"]["cells"]}
-    assert set(view) == {"static", "evotest-released", "evotest-paper"}
+    arms = ("evotest-released", "evotest-paper", "evotest-prompt-only", "evotest-no-ucb")
+    assert set(view) == {"static", *arms}
     assert all(len(c["scores"]) == 10 for c in view.values())  # 10 episodes of the one maze (epochs)
     assert view["static"]["auc"] == 0.0 and view["static"]["source"] == "practice attempts"
-    for arm in ("evotest-released", "evotest-paper"):
+    for arm in arms:
         assert view[arm]["source"] == "episodes" and view[arm]["auc"] > 0.5 and view[arm]["late_mean"] == 1.0
+        assert view[arm]["failure_rate"] == 0.0  # the scripted evolver's replies are all kept
+    assert "extractor failures" in (tmp_path / "run" / "report.html").read_text("utf-8")
     episodes = {c["condition"]: c for c in data["views"]["episodes"]["cells"]}  # the view of every arm's episodes
     assert episodes["static"]["scores"] == view["static"]["scores"]
     assert all(e["calls"] == {"solver": e["steps"]} and e["kinds"] == {"env": e["steps"]}

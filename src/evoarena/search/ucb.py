@@ -5,7 +5,9 @@ What N is: the seed (000 §8) says only "UCB chooses the next episode's configur
 configurations"; the released code (yf-he/EvoTest @f92474c, `calculate_ucb`) takes N = the number of nodes in the
 tree, where one node is made per episode, so nodes = configurations evaluated. Here N defaults to the archive size
 (the released rule) and may be given explicitly (`total`, e.g. a count of evaluations) when the two differ.
-The score is the member's mean; the released code uses the raw episode score, so c is relative to its scale."""
+The score is the member's mean; the released code uses the raw episode score (0–350 on Zork 1), so c is relative to
+its scale: on raw scores the bonus (≤ ~1.2) barely moves the argmax, on [0, 1] it exceeds the score range. The
+`evotest` method passes raw game scores by default (`score_scale`)."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ import json
 from collections.abc import Mapping, Sequence
 from functools import partial
 from importlib import resources
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -35,7 +35,7 @@ from evoarena.methods.evotest.state import (
     Episode,
     Node,
     State,
-    archive,
+    choose_parent,
     config_of,
     end_episode,
     new_state,
@@ -49,7 +49,6 @@ from evoarena.methods.evotest.state import (
 )
 from evoarena.methods.prompting import render_prompt
 from evoarena.models import GenParams, Message
-from evoarena.search import EvoTestUCB, ucb_scores
 
 PART_OF = {GUIDE: "prompt", EXTRACTOR: "extract_state", KNOBS: "temperature", LESSONS: "memory"}
 
@@ -68,7 +67,12 @@ class EvoTest(Method):
 
     class Params(Method.Params):
         mutate: Scope = Field("released", description="What the evolver changes: `released` the guiding prompt and "
-                              "`extract_state`; `paper` also the lessons memory and the temperature.")
+                              "`extract_state`; `paper` also the lessons memory and the temperature; `prompt` the "
+                              "guiding prompt only (the seed's prompt-only arm).")
+        score_scale: Literal["raw", "unit"] = Field("raw", description="The score UCB's bonus is added to: `raw` the "
+                                                    "game's own score (released), `unit` the score over the maximum.")
+        selection: Literal["ucb", "greedy"] = Field("ucb", description="The parent to evolve: `ucb` by UCB; `greedy` "
+                                                    "the best-scoring node (the paper's −UCB ablation).")
         c: float = Field(1.0, ge=0, description="UCB exploration constant (0 while frozen).")
         alpha: float = Field(0.8, gt=0, le=1, description="UCB's α.")
         memory: bool = Field(True, description="Rule-based cross-episode memory (the released `enable_cross_mem`).")
@@ -88,6 +92,11 @@ class EvoTest(Method):
     @property
     def paper(self) -> bool:
         return self.params.mutate == "paper"
+
+    @property
+    def code(self) -> bool:
+        """Whether the evolver writes a state extractor (every scope but `prompt`)."""
+        return self.params.mutate != "prompt"
 
     @classmethod
     def state_view(cls, tree: Mapping[str, str]) -> dict[str, Any]:
@@ -112,11 +121,12 @@ class EvoTest(Method):
         wrong output and feedback, sent as the evolver's prompt (its system text in front); the reply is read by the
         method's own parser."""
         guide = self.params.initial_guide.strip()
-        system = render_prompt(__package__, "evolve_system", paper=self.paper).strip()
+        system = render_prompt(__package__, "evolve_system", paper=self.paper, code=self.code).strip()
         return tuple(
             Probe(f"evolve/{ex.id}", "evolver",
-                  system + "\n\n" + render_prompt(__package__, "evolve", paper=self.paper, guide=guide, lessons="",
-                                                  temperature=0.0, history=probe_history(ex), failures=""),
+                  system + "\n\n" + render_prompt(__package__, "evolve", paper=self.paper, code=self.code,
+                                                  guide=guide, lessons="", temperature=0.0,
+                                                  history=probe_history(ex), failures=""),
                   partial(check_evolution, self.params.mutate, guide),
                   max_tokens=self.params.evolve_max_tokens)
             for ex in examples)
@@ -126,23 +136,27 @@ class EvoTest(Method):
                                                              self.params.win_freeze_threshold)
         nodes = nodes_by_id(state)
         node = nodes[state.next]
-        attempt = self._play(ctx, task, nodes, node)
+        rejected: list[str] = []  # the parts of evolver / extractor output rejected in this step
+        attempt = self._play(ctx, task, nodes, node, rejected)
         if attempt is None:  # a provider error (the unit is redone or recorded), or no attempt left for a replay
             ctx.harness.save_state(STATE, state)
             return None
         fb = ctx.feedback(task, attempt)
         episode = len(state.episodes) + 1
         score, won = float(fb.score), bool(fb.passed)
+        raw = _raw_score(attempt, score)
         node.scores.append(score)
+        node.raw_scores.append(raw)
         node.episodes.append(episode)
         ctx.harness.write(trajectory_path(node.id), (attempt.text.strip() or f"(no step was played: "
                                                         f"{attempt.parse_error})") + f"\n\nOutcome: {fb.message}\n")
         added = self._remember(ctx, attempt, episode) if self.params.memory else None
         end_episode(state, node.id, score, won, freeze_on_win=self.params.freeze_on_win)
-        choice = self._start_episode(ctx, state, nodes)
+        choice = self._start_episode(ctx, state, nodes, rejected)
         self._write_live(ctx, nodes[str(state.best)])
-        state.episodes.append(Episode(episode=episode, node=node.id, score=score, won=won, steps=_steps(attempt),
-                                      next=state.next, **choice.model_dump()))
+        state.episodes.append(Episode(episode=episode, node=node.id, score=score, raw_score=raw, won=won,
+                                      steps=_steps(attempt), next=state.next, rejected=rejected,
+                                      **choice.model_dump()))
         ctx.harness.save_state(STATE, state)
         view = summary(state)
         remembered = {} if added is None else {"positives": added[0], "negative": added[1]}
@@ -154,7 +168,8 @@ class EvoTest(Method):
                         evidence=f"{fb.message}; AUC so far {view['auc']:.3f} over {episode} episode(s)")
 
     # -- playing a configuration -------------------------------------------------------------------------------
-    def _play(self, ctx: PracticeContext, task: TaskView, nodes: dict[str, Node], node: Node) -> Attempt | None:
+    def _play(self, ctx: PracticeContext, task: TaskView, nodes: dict[str, Node], node: Node,
+              rejected: list[str]) -> Attempt | None:
         """The node's episode. Its extractor's smoke run is the episode's first step: when that fails (a harness
         failure before any step), the extractor is not kept — the node falls back to its parent's (or the initial
         one) — and the node plays again, when the step allows another attempt."""
@@ -168,6 +183,7 @@ class EvoTest(Method):
             if not _smoke_failed(attempt) or fallback is None:
                 return attempt
             ctx.reject("extract_state", node.config[EXTRACTOR], attempt.parse_error or "")
+            rejected.append("extract_state")
             node.config[EXTRACTOR] = fallback
             node.adopted = [a for a in node.adopted if a != "extract_state"]
             node.refused.append(f"extract_state: {attempt.parse_error}")
@@ -220,9 +236,10 @@ class EvoTest(Method):
             ctx.harness.append_record(mem.FAILURES, bad)
         return len(found), None if bad is None else bad.reason
 
-    def _start_episode(self, ctx: PracticeContext, state: State, nodes: dict[str, Node]) -> Choice:
+    def _start_episode(self, ctx: PracticeContext, state: State, nodes: dict[str, Node], rejected: list[str]) -> Choice:
         """The released `start_episode`: exploit the best node (a copy of it plays) when frozen by a win, past the
-        win threshold or after a large drop, unless it just unfroze; else evolve the argmax-UCB node."""
+        win threshold or after a large drop, unless it just unfroze; else evolve the argmax-UCB node (the
+        best-scoring one under `selection: greedy`)."""
         p = self.params
         exploit, greedy = next_move(state, freeze_on_win=p.freeze_on_win,
                                     force_best_after_drop=p.force_best_after_drop,
@@ -231,11 +248,10 @@ class EvoTest(Method):
             best = str(state.best)
             self._child(state, nodes, nodes[best], None, "exploit")
             return Choice(action="exploit", source=best)
-        c = 0.0 if greedy else p.c  # the released UCB is the bare score once frozen
-        members = archive(state)
-        ucb = dict(zip([m.id for m in members], ucb_scores(members, c, p.alpha), strict=True))
-        parent = nodes[EvoTestUCB(c, p.alpha).select(members, ctx.rng).id]
-        evolved = self._evolve(ctx, parent)
+        c = 0.0 if greedy or p.selection == "greedy" else p.c  # the released UCB is the bare score once frozen
+        chosen, ucb = choose_parent(state, c=c, alpha=p.alpha, raw=p.score_scale == "raw")
+        parent = nodes[chosen]
+        evolved = self._evolve(ctx, parent, rejected)
         child = self._child(state, nodes, parent, evolved, "evolved" if evolved else "copy")
         return Choice(action="evolve", source=parent.id, ucb=ucb, greedy=greedy, adopted=child.adopted)
 
@@ -261,29 +277,36 @@ class EvoTest(Method):
         negatives = ctx.harness.load_records(mem.FAILURES, mem.Negative)
         failures = mem.failure_block(negatives, self.params.failure_loops) if self.params.memory else ""
         config = parent.config
-        user = render_prompt(__package__, "evolve", paper=self.paper, guide=config.get(GUIDE, "").strip(),
-                             lessons=config.get(LESSONS, "").strip(), temperature=temperature(config),
+        user = render_prompt(__package__, "evolve", paper=self.paper, code=self.code,
+                             guide=config.get(GUIDE, "").strip(), lessons=config.get(LESSONS, "").strip(),
+                             temperature=temperature(config),
                              history=tree.get(trajectory_path(parent.id), "(no episode recorded)").strip(),
                              failures=failures)
-        return [Message("system", render_prompt(__package__, "evolve_system", paper=self.paper).strip()),
+        return [Message("system", render_prompt(__package__, "evolve_system", paper=self.paper,
+                                                code=self.code).strip()),
                 Message("user", user)]
 
-    def _evolve(self, ctx: PracticeContext, parent: Node) -> tuple[dict[str, str], list[str]] | None:
+    def _evolve(self, ctx: PracticeContext, parent: Node,
+                rejected: list[str]) -> tuple[dict[str, str], list[str]] | None:
         """The child's configuration and the parts it changed, or None when nothing is kept (a provider error, a
-        cut-off or malformed reply, or one that repeats the parent: each recorded as rejected)."""
+        cut-off or malformed reply, or one that repeats the parent: each recorded as rejected, its part named in
+        `rejected`)."""
         reply = ctx.chat_many("evolver", [self.evolve_prompt(ctx, parent)],
                               max_tokens=self.params.evolve_max_tokens,
                               temperature=self.params.evolve_temperature, reject_cut_off="evolver reply",
                               sample_indices=[len(parent.children)])[0]  # evolving a node again: a fresh sample
         if reply is None:
+            rejected.append("evolver reply")
             return None
         try:
             evolved = parse_reply(reply.text, self.params.mutate)
         except ReplyError as err:
             ctx.reject("evolver reply", reply.text, str(err))
+            rejected.extend([part for part, _ in err.refused] + ["evolver reply"])
             return None
         for part, why in evolved.refused:
             ctx.reject(part, reply.text, why)
+            rejected.append(part)
         config = dict(parent.config)
         if evolved.prompt is not None:
             config[GUIDE] = evolved.prompt + "\n"
@@ -296,6 +319,7 @@ class EvoTest(Method):
         changed = [PART_OF[p] for p in CONFIG if config.get(p) != parent.config.get(p)]
         if not changed:
             ctx.reject("evolver reply", reply.text, "the reply keeps the parent's configuration as it is")
+            rejected.append("evolver reply")
             return None
         return config, changed
 
@@ -316,6 +340,15 @@ class EvoTest(Method):
 def _smoke_failed(attempt: Attempt) -> bool:
     """The step program failed before the first step was played (the extractor's smoke run)."""
     return bool(attempt.parse_error and attempt.parse_error.startswith("harness program") and not attempt.text)
+
+
+def _raw_score(attempt: Attempt, score: float) -> float:
+    """The episode's final score on the game's own scale (the answer's `score`), else the normalised `score`."""
+    try:
+        raw = json.loads(attempt.answer or "{}").get("score")
+    except (ValueError, TypeError, AttributeError):
+        return score
+    return float(raw) if isinstance(raw, int | float) else score
 
 
 def _steps(attempt: Attempt) -> int:

@@ -1,7 +1,8 @@
 """The evolver's reply, read into the parts of a child configuration it may change, each checked before it is kept.
 
 The released format (yf-he/EvoTest @f92474c, `_parse_evolution_response`): the new guiding prompt as plain text, then
-the state extractor in a `<code>...</code>` block. The `paper` scope adds a `<memory>...</memory>` block (success /
+the state extractor in a `<code>...</code>` block. The `prompt` scope (the paper's prompt-only arm) keeps the guiding
+prompt alone and ignores any code. The `paper` scope adds a `<memory>...</memory>` block (success /
 failure lessons shown to the actor) and a `<temperature>...</temperature>` block (the actor's sampling temperature).
 
 Each part is kept or refused on its own, as released: a guiding prompt of 10 characters or fewer is not kept; an
@@ -24,7 +25,7 @@ ENTRY = "extract_state"
 MAX_CODE_CHARS = 20_000
 MAX_LESSONS_CHARS = 4_000
 TEMPERATURE_RANGE = (0.0, 2.0)
-Scope = Literal["released", "paper"]
+Scope = Literal["released", "paper", "prompt"]
 """What an evolver reply may change (`mutate`)."""
 SCOPES: tuple[str, ...] = get_args(Scope)
 _FENCE = re.compile(r"^```[a-zA-Z]*\n?|\n?```$")
@@ -33,7 +34,12 @@ _PLACEHOLDER = re.compile(r"^\[[^\[\]\n]*\]$")  # "[Your generated prompt here]"
 
 
 class ReplyError(ValueError):
-    """An evolver reply with nothing a child configuration can keep; the message says why in one line."""
+    """An evolver reply with nothing a child configuration can keep; the message says why in one line, `refused`
+    names the parts the reply gave that were refused."""
+
+    def __init__(self, message: str, refused: tuple[tuple[str, str], ...] = ()) -> None:
+        super().__init__(message)
+        self.refused = refused
 
 
 @dataclass(frozen=True)
@@ -89,7 +95,7 @@ def extractor_interface(source: str) -> str:
 
 def parse_reply(raw: str, scope: str) -> Evolved:
     """The parts of `raw` a child may keep under `scope` (`released`: prompt and extractor; `paper`: also lessons and
-    temperature); ReplyError when there is none."""
+    temperature; `prompt`: the guiding prompt only); ReplyError when there is none."""
     if scope not in SCOPES:
         raise ValueError(f"unknown scope {scope!r} (one of {', '.join(SCOPES)})")
     refused: list[tuple[str, str]] = []
@@ -100,7 +106,7 @@ def parse_reply(raw: str, scope: str) -> Evolved:
     elif _PLACEHOLDER.match(prompt or ""):
         refused.append(("guiding prompt", f"the guiding prompt is the format's placeholder {prompt!r}"))
         prompt = None
-    code = _block(raw, "code")
+    code = _block(raw, "code") if scope != "prompt" else None
     extractor: str | None = None
     if code is not None:
         code = _FENCE.sub("", code.strip()).strip() + "\n"
@@ -114,7 +120,7 @@ def parse_reply(raw: str, scope: str) -> Evolved:
         lessons, temperature = _paper_parts(raw, refused)
     if prompt is None and extractor is None and lessons is None and temperature is None:
         reasons = "; ".join(why for _, why in refused) or "nothing to keep"
-        raise ReplyError(f"the reply holds nothing a configuration can keep: {reasons}")
+        raise ReplyError(f"the reply holds nothing a configuration can keep: {reasons}", tuple(refused))
     return Evolved(prompt, extractor, lessons, temperature, tuple(refused))
 
 

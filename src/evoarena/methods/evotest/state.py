@@ -19,7 +19,7 @@ from pydantic import BaseModel
 
 from evoarena.envs.metrics import auc, late_mean
 from evoarena.harness.state import Absent, parse_state
-from evoarena.search import Scored
+from evoarena.search import Scored, ucb_scores
 
 STATE_DIR = "memory/evotest/"
 STATE = STATE_DIR + "state.json"
@@ -44,6 +44,7 @@ class Node(BaseModel):
     origin: str  # root | evolved | copy | exploit
     config: dict[str, str]
     scores: list[float] = []
+    raw_scores: list[float] = []  # the same episodes' scores on the game's own scale (the released UCB's input)
     episodes: list[int] = []
     children: list[str] = []
     versions: list[str] = []
@@ -63,12 +64,15 @@ class Choice(BaseModel):
 
 
 class Episode(Choice):
-    """One played episode: the node that played it, its score, whether it won, its steps, the node to play next,
-    and the choice that made that node."""
+    """One played episode: the node that played it, its score (normalised, and on the game's scale), whether it won,
+    its steps, the node to play next, the choice that made that node, and the evolver or extractor output rejected
+    in the step (the parts named, e.g. `evolver reply`, `extract_state`)."""
 
     episode: int
     node: str
     score: float
+    raw_score: Absent[float] = None
+    rejected: list[str] = []
     won: bool
     steps: int
     next: str
@@ -116,9 +120,20 @@ def node_score(node: Node) -> float:
     return sum(scores) / len(scores) if scores else 0.0
 
 
-def archive(state: State) -> list[Scored]:
-    """The scored nodes, in creation order, as the search policies read them."""
-    return [Scored(n.id, tuple(n.scores), n.parent) for n in state.nodes if n.scores]
+def archive(state: State, *, raw: bool = False) -> list[Scored]:
+    """The scored nodes, in creation order, as the search policies read them; `raw`: with their scores on the game's
+    own scale (the released UCB adds its bonus to the raw game score), where every episode has one."""
+    def scores(n: Node) -> tuple[float, ...]:
+        return tuple(n.raw_scores if raw and len(n.raw_scores) == len(n.scores) else n.scores)
+    return [Scored(n.id, scores(n), n.parent) for n in state.nodes if n.scores]
+
+
+def choose_parent(state: State, *, c: float, alpha: float, raw: bool) -> tuple[str, dict[str, float]]:
+    """The node to evolve — the highest score + c·α^depth·sqrt(ln max(2, N) / (1 + children)), the earliest among
+    ties (c = 0: greedy on the score) — and every node's UCB; `raw`: the scores on the game's scale, as released."""
+    members = archive(state, raw=raw)
+    ucb = dict(zip([m.id for m in members], ucb_scores(members, c, alpha), strict=True))
+    return max(members, key=lambda m: ucb[m.id]).id, ucb
 
 
 def end_episode(state: State, node_id: str, score: float, won: bool, *, freeze_on_win: bool) -> None:
