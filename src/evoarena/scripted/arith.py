@@ -16,7 +16,8 @@ from collections.abc import Sequence
 from evoarena.api import policy
 from evoarena.benchmarks.arith.generator import family_of
 from evoarena.models.base import GenParams, Message
-from evoarena.scripted import hgm_roles
+from evoarena.scripted.hgm_roles import answer as hgm_answer
+from evoarena.scripted.hgm_roles import is_hgm_prompt
 
 RULES = {
     "add": "When more items are received, add them to the starting amount.",
@@ -72,8 +73,8 @@ def family_rule(task: str, feedback: str) -> str | None:
 
 @policy("arith-student")
 def arith_student(messages: Sequence[Message], params: GenParams) -> str:
-    if hgm_roles.is_hgm_prompt(messages):
-        return hgm_roles.answer(messages, family_rule)
+    if is_hgm_prompt(messages):
+        return hgm_answer(messages, family_rule)
     text = "\n\n".join(m.content for m in messages)
     if text.rstrip().endswith("Reflection:"):
         q = re.search(r"^Question: (.+)$", text, flags=re.M)
