@@ -10,10 +10,11 @@ from evoarena.scripted import (
     evotest_maze,
     jitrl_maze,
     jitrl_textworld,
+    labels_learner,
     tool_proposer,
 )
 from evoarena.scripted.clr import student as clr_student
 from evoarena.scripted.sheets import student as sheets_student
 
 __all__ = ["arith", "bpe_household", "clr_student", "continual_maze", "echo", "evotest_maze", "jitrl_maze",
-           "jitrl_textworld", "sheets_student", "tool_proposer"]
+           "jitrl_textworld", "labels_learner", "sheets_student", "tool_proposer"]

@@ -4,7 +4,8 @@ As solver it always gets worded addition right; for the other families it answer
 prompt already holds a lesson for that family (a reflection naming the rule, or a worked example of
 the same family), and otherwise makes the classic mistake of adding every number it sees (for a bare sum, it restates
 the expression, as the small base model does zero-shot).
-As reflector (a prompt ending in "Reflection:") it states the rule for the failed question's family.
+As reflector (a prompt ending in "Reflection:") it states the rule for the failed question's family; as HGM's
+proposer it diagnoses a failed question by its family's rule and adds that rule to the harness (`hgm_roles`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from collections.abc import Sequence
 from evoarena.api import policy
 from evoarena.benchmarks.arith.generator import family_of
 from evoarena.models.base import GenParams, Message
+from evoarena.scripted.hgm_roles import answer as hgm_answer
+from evoarena.scripted.hgm_roles import is_hgm_prompt
 
 RULES = {
     "add": "When more items are received, add them to the starting amount.",
@@ -63,8 +66,15 @@ def has_lesson(context: str, family: str) -> bool:
     return any(family_of(q) == family for q in demos)
 
 
+def family_rule(task: str, feedback: str) -> str | None:
+    """The rule of a failed question's family (the lesson HGM's scripted diagnosis names)."""
+    return RULES.get(family_of(task.strip()))
+
+
 @policy("arith-student")
 def arith_student(messages: Sequence[Message], params: GenParams) -> str:
+    if is_hgm_prompt(messages):
+        return hgm_answer(messages, family_rule)
     text = "\n\n".join(m.content for m in messages)
     if text.rstrip().endswith("Reflection:"):
         q = re.search(r"^Question: (.+)$", text, flags=re.M)

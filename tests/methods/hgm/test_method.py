@@ -87,7 +87,7 @@ def test_the_tree_grows_by_hgms_rule_from_evaluated_nodes(tmp_path: Path, make_s
     assert sum(len(n["results"]) for n in nodes.values()) == state["n_evals"]
     rollouts = store.query("SELECT COUNT(*) AS n FROM attempts WHERE phase='rollout'")[0]["n"]
     assert rollouts == state["n_evals"]
-    live = max(nodes.values(), key=lambda n: posterior_mean(list(n["results"].values())))
+    live = max((n for n in nodes.values() if n["results"]), key=lambda n: posterior_mean(list(n["results"].values())))
     assert got["tree"]["system.md"] == live["system"]
     assert any(rule in live["system"] for rule in RULES.values())  # a diagnosed rule made it into the live harness
 

@@ -7,7 +7,8 @@ State: `memory/hgm/tree.json` (every node: id, parent, its system prompt, {task 
 practice step plans `actions_per_step` actions the way HGM's workers draw them (pending expansions count, pending
 evaluations do not), then runs the step's expansions (diagnose, then improve: two proposer calls each) and
 evaluations (one rollout per (node, task), all in one `ctx.rollouts` batch, so the run's scheduler runs them at once).
-The harness's `system.md` is the node with the best posterior mean (1 + s) / (2 + n) of its own results. Where the
+The harness's `system.md` is the node with the best posterior mean (1 + s) / (2 + n) of its own results among those
+evaluated at least `min_own_evals` times (never an unevaluated node; the root while none qualifies). Where the
 protocol counts submitted attempts (the curriculum), the step first submits one attempt with the live harness and
 counts it as that node's evaluation. Differences from the released code: docs/methods/hgm.md.
 """
@@ -90,6 +91,8 @@ class Hgm(Method):
         parent_policy: ParentPolicy = Field("clade", description="`clade` (HGM), `node` (Thompson sampling over own "
                                             "results), `greedy` (best own mean), `dgm` or `ucb` (DGM's and EvoTest's, "
                                             "in HGM's loop).")
+        min_own_evals: int = Field(1, ge=1, description="Own evaluations a node needs to be the live harness (the "
+                                   "best posterior mean among them; the root while none has them).")
 
     params: Params
 
@@ -132,10 +135,14 @@ class Hgm(Method):
         base = {k: v for k, v in ctx.harness.tree().items() if not k.startswith("memory/hgm/")}
         return {**base, "system.md": node.system}
 
-    @staticmethod
-    def _live(nodes: Mapping[str, Node]) -> str:
-        """The node with the best posterior mean of its own results (the earliest among ties)."""
-        return max(nodes.values(), key=lambda n: posterior_mean(list(n.results.values()))).id
+    def _live(self, nodes: Mapping[str, Node]) -> str:
+        """The node with the best posterior mean of its own results among those with at least `min_own_evals` of
+        them (the earliest among ties; the root while none has): the release logs each node's mean and count and
+        picks no agent itself, and an unevaluated node's prior mean 0.5 is no evidence."""
+        known = [n for n in nodes.values() if len(n.results) >= self.params.min_own_evals]
+        if not known:
+            return "n0"
+        return max(known, key=lambda n: posterior_mean(list(n.results.values()))).id
 
     def _archive(self, nodes: Mapping[str, Node]) -> list[Scored]:
         return [Scored(n.id, tuple(n.results.values()), n.parent) for n in nodes.values()]
