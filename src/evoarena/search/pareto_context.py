@@ -1,6 +1,7 @@
-"""Meta-Harness's selection (Lee et al., 2026): the Pareto frontier of score against context size (the classification
-runs measure accuracy against context characters), a parent drawn uniformly from it. `Scored` carries no size, so
-sizes come in a separate {id: size} mapping."""
+"""Meta-Harness's frontier (Lee et al., 2026): the Pareto frontier of score against context size (the classification
+runs measure accuracy against context characters). The method builds on the member its proposer names from it (as
+released; docs/methods/meta_harness.md); `ContextParetoSampler` draws one uniformly, a policy for other searches that
+neither source states. `Scored` carries no size, so sizes come in a separate {id: size} mapping."""
 
 from __future__ import annotations
 
