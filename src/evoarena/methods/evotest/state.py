@@ -114,12 +114,6 @@ def nodes_by_id(state: State) -> dict[str, Node]:
     return {n.id: n for n in state.nodes}
 
 
-def node_score(node: Node) -> float:
-    """A node's score: the mean of its episodes' scores (one per node as released; 0 before it has played)."""
-    scores = node.scores
-    return sum(scores) / len(scores) if scores else 0.0
-
-
 def archive(state: State, *, raw: bool = False) -> list[Scored]:
     """The scored nodes, in creation order, as the search policies read them; `raw`: with their scores on the game's
     own scale (the released UCB adds its bonus to the raw game score), where every episode has one."""
