@@ -16,7 +16,7 @@ $(BIN)/python:
 # envs: TextWorld (docs/envs.md); its dependency jericho is compiled from source on the first install (cc + make),
 # and so is fast-downward-textworld, the planner for ALFWorld game files (cmake + g++, ~1.5 min once)
 install: $(BIN)/python
-	$(BIN)/pip install -q -e '.[dev,tasks,ray,envs]'
+	$(BIN)/pip install -q -e '.[dev,tasks,ray,envs,peers]'
 
 # The embedded models (docs/models.md). llama-cpp-python compiles llama.cpp from source (about 9 minutes on 2 cores,
 # once per venv).

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
+from importlib import metadata
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from evoarena.api.params import ParamError, check_params, field_defaults, params_from_defaults
@@ -39,6 +40,9 @@ class Method(ABC):
     defaults: ClassVar[dict[str, Any]] = {}
     """The defaults of `Params`, in declaration order (a class that declares only these gets a `Params` built
     from them)."""
+    library: ClassVar[str | None] = None
+    """The PyPI distribution whose optimiser this method runs (`gepa`, `dspy`, `textgrad`), or None for evoarena's
+    own: a spec naming it fails in one line when it is not installed, and its version is recorded with the run."""
     skill_kind: ClassVar[str] = "skill"
     """What `skill_tree`'s state is called in an exported skill's description ("playbook", "cheatsheet"…)."""
     params: Any
@@ -64,6 +68,16 @@ class Method(ABC):
                              f"{note!r}")
         rest = {k: v for k, v in params.items() if k != "update_note"}
         return check_params(f"methods.{cls.name}.params", cls.Params, rest, also=("update_note",))
+
+    @classmethod
+    def library_version(cls) -> str | None:
+        """`library`'s installed version (None: no library, or not installed)."""
+        if cls.library is None:
+            return None
+        try:
+            return metadata.version(cls.library)
+        except metadata.PackageNotFoundError:
+            return None
 
     @classmethod
     def state_view(cls, tree: Mapping[str, str]) -> dict[str, Any]:

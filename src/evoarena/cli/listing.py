@@ -16,6 +16,14 @@ def _params(params: dict[str, Any]) -> str:
     return ", ".join(f"{k}={v!r}" for k, v in sorted(params.items()))
 
 
+def _origin(row: dict[str, Any]) -> str:
+    """Where an entry comes from; a library method adds the library and its version (or that it is missing)."""
+    lib = row.get("library")
+    if not lib:
+        return str(row["origin"])
+    return f"{row['origin']} ({lib['name']} {lib['version'] or 'not installed'})"
+
+
 def list_command(
     kind: Annotated[str, typer.Argument(help="methods, benchmarks, policies or views.")],
     as_json: JsonOpt = False,
@@ -33,6 +41,8 @@ def list_command(
     if kind == "methods":  # the roles a spec maps for it (an unmapped one is played by the solver's model)
         for row, e in zip(rows, entries("method"), strict=True):
             row["roles"] = list(getattr(e.obj, "roles", ()))
+            lib = getattr(e.obj, "library", None)  # a library's optimiser: its name and installed version
+            row["library"] = None if lib is None else {"name": lib, "version": e.obj.library_version()}
     if kind in ("methods", "benchmarks"):  # each param: name, type, default, allowed values or range, description
         for row, e in zip(rows, entries(PLURALS[kind]), strict=True):  # type: ignore[arg-type]
             row["fields"] = e.fields
@@ -45,6 +55,7 @@ def list_command(
     for col in columns:
         table.add_column(col, overflow="fold")
     for r in rows:
-        shown = {**r, "roles": ", ".join(r.get("roles", ())), "params": _params(r["params"])}
+        shown = {**r, "roles": ", ".join(r.get("roles", ())), "params": _params(r["params"]),
+                 "origin": _origin(r)}
         table.add_row(*(shown[c] for c in columns))
     out.print(table)

@@ -48,6 +48,9 @@ def validate_spec(spec: ExperimentSpec, search: Iterable[Path] = ()) -> Resolved
             cls = catalog.method_class(m.name, search)
         except UnknownName as err:
             raise SpecError(f"methods.{i}.name: {err}") from None
+        if cls.library is not None and cls.library_version() is None:
+            raise SpecError(f"methods.{i}.name: {m.name} runs the {cls.library!r} library, which is not installed "
+                            "(make install, or pip install 'evoarena[peers]')")
         try:
             cls.check_params(m.params)
         except ParamError as err:

@@ -94,6 +94,8 @@ def run_meta(snap: RunSnapshot) -> RunMeta:
                              "benchmark": snap.started.benchmark if snap.started else None}
     if spec.protocol.isolation != "in-process":
         extra["method_isolation"] = method_isolation(snap)
+    if snap.started is not None and snap.started.libraries:
+        extra["libraries"] = snap.started.libraries
     return RunMeta(
         run_id=run.id, spec_name=run.name, spec_hash=run.spec_hash, code_version=run.code_version,
         evidence=run.evidence, benchmark=spec.benchmark.name, test_split_hash=run.test_hash or "",

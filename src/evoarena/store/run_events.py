@@ -22,13 +22,19 @@ class RunEvent(BaseModel):
     KIND: ClassVar[str]
 
 
+def _absent(value: object) -> bool:
+    return value is None
+
+
 class RunStarted(RunEvent):
-    """The run started or resumed: the spec's hash and the benchmark's facts (`Benchmark.info`)."""
+    """The run started or resumed: the spec's hash, the benchmark's facts (`Benchmark.info`) and, when a condition
+    runs a library's optimiser, that library and version by condition (`{"gepa-lib": "gepa 0.1.4"}`)."""
 
     KIND = "run_started"
     resumed: bool = False
     spec_hash: str = ""
     benchmark: dict[str, Any] | None = None
+    libraries: dict[str, str] | None = Field(default=None, exclude_if=_absent)
 
 
 class RunFinished(RunEvent):
