@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from evoarena.api import Curriculum, PracticeSelectTest, Schedule, Task
+from evoarena.api import Benchmark, Curriculum, PracticeSelectTest, Schedule, Task
+from evoarena.api.params import Params
 from evoarena.protocol.run.schedules import CurriculumSchedule, PracticeSelectTestSchedule, schedule_for
 from evoarena.protocol.run.schedules.base import CellInputs, Charge, Lane, Outcome, Phase, Tick, Unit, UnitKind
 from evoarena.protocol.run.schedules.results import (
@@ -43,7 +44,11 @@ def task(tid: str, split: Any = "train", **meta: Any) -> Task:
 
 def inputs(train: list[Task], val: list[Task], **protocol: Any) -> CellInputs:
     return CellInputs("c", 0, PracticeSplits(tuple(train), tuple(val)), ProtocolSpec(**protocol),
-                      {"max_attempts": 2}, test_size=5)
+                      StageParams(max_attempts=2), test_size=5)
+
+
+class StageParams(Params):
+    max_attempts: int = 3
 
 
 def units(items: list[Unit | Phase | Tick]) -> list[Unit]:
@@ -153,3 +158,12 @@ def test_a_spent_budget_skips_to_the_stage_test() -> None:
     seen, end = drive(curriculum().lanes("init")[1], lambda u: None)
     assert [u.kind for u in units(seen)] == [UnitKind.PRACTICE, UnitKind.STAGE_TEST] * 2
     assert end == Outcome("init", None)
+
+
+def test_a_curriculum_benchmark_must_declare_its_attempts_per_stage() -> None:
+    """The curriculum reads `max_attempts` from the benchmark's validated Params, never from raw spec params."""
+    with pytest.raises(TypeError, match="needs max_attempts"):
+        class NoAttempts(Benchmark):  # noqa: F841
+            schedule = Curriculum
+
+    assert CurriculumSchedule(inputs([task("a", episode="e", stage=0)], [])).attempts == 2

@@ -41,6 +41,9 @@ class Benchmark(ABC):
         if "Params" not in vars(cls) and "defaults" in vars(cls):
             setattr(cls, "Params", params_from_defaults(cls.__name__, cls.defaults))  # noqa: B010
         cls.defaults = field_defaults(cls.Params)
+        missing = [f for f in cls.schedule.needs if f not in cls.Params.model_fields]
+        if missing:
+            raise TypeError(f"{cls.__name__}: schedule {cls.schedule.name} needs {', '.join(missing)} in its Params")
 
     def __init__(self, **params: Any) -> None:
         self.params = self.check_params(params)

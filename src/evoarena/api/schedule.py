@@ -14,6 +14,8 @@ class Schedule:
 
     name: ClassVar[str]
     """What reports call it (results.json's `benchmark.protocol`)."""
+    needs: ClassVar[tuple[str, ...]] = ()
+    """The fields a benchmark's `Params` must declare to run on this schedule."""
 
 
 class PracticeSelectTest(Schedule):
@@ -24,9 +26,11 @@ class PracticeSelectTest(Schedule):
 
 class Curriculum(Schedule):
     """Ordered episodes of stages: practice attempts on a stage until it passes, then the stage's test, with the
-    harness carried to the episode's next stage."""
+    harness carried to the episode's next stage. A benchmark on it declares `max_attempts` (practice attempts per
+    stage) in its `Params`."""
 
     name = "curriculum"
+    needs: ClassVar[tuple[str, ...]] = ("max_attempts",)
 
 
 SCHEDULES: tuple[type[Schedule], ...] = (PracticeSelectTest, Curriculum)

@@ -62,7 +62,7 @@ class CellRunner:
         self.units = UnitRunner(plan.cell, plan.seed, update_note=plan.method.params.get("update_note"), spec=spec,
                                 store=store, benchmark=benchmark, practice=practice, evaluator=evaluator,
                                 models=models, method=method, progress=progress, scheduler=scheduler)
-        inputs = CellInputs(plan.cell, plan.seed, practice, spec.protocol, spec.benchmark.params, evaluator.size)
+        inputs = CellInputs(plan.cell, plan.seed, practice, spec.protocol, benchmark.params, evaluator.size)
         self.schedule = schedule_for(type(benchmark).schedule)(inputs)
 
     def run(self) -> str:

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import enum
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Generator, Mapping, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, TypeVar
+from typing import ClassVar, TypeVar
 
 from evoarena.api import Task, TaskView
+from evoarena.api.params import Params as BaseParams
 from evoarena.api.schedule import Schedule
 from evoarena.protocol.run.schedules.results import UnitResult
 from evoarena.protocol.splits import PracticeSplits
@@ -104,7 +105,7 @@ class CellInputs:
     seed: int
     practice: PracticeSplits
     protocol: ProtocolSpec
-    benchmark_params: Mapping[str, Any]
+    benchmark_params: BaseParams  # the benchmark's validated Params (a schedule reads the fields it names)
     test_size: int  # tasks in the locked test split
 
 

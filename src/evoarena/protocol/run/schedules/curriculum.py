@@ -12,6 +12,7 @@ scheduler they run side by side; their results are the ones of the sequential ru
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol, cast
 
 from evoarena.api import Task
 from evoarena.api.schedule import Curriculum
@@ -29,7 +30,11 @@ from evoarena.protocol.run.schedules.base import (
 )
 from evoarena.protocol.run.schedules.results import StepResult
 
-MAX_ATTEMPTS = 3
+
+class StagedParams(Protocol):
+    """What the curriculum reads of its benchmark's Params (`Curriculum.needs`, checked when the class is defined)."""
+
+    max_attempts: int
 
 
 def stages(train: Sequence[Task]) -> list[list[Task]]:
@@ -48,7 +53,7 @@ class CurriculumSchedule(CellSchedule):
     def __init__(self, inputs: CellInputs) -> None:
         super().__init__(inputs)
         self.episodes = stages(inputs.practice.train)
-        self.attempts = int(inputs.benchmark_params.get("max_attempts", MAX_ATTEMPTS))
+        self.attempts = cast(StagedParams, inputs.benchmark_params).max_attempts  # checked at class definition
 
     def total(self) -> int:
         """A stage is two tasks: its practice (however many attempts) and its test."""
