@@ -63,7 +63,8 @@ def test_retrieval_keys_on_past_queries_and_shows_all_items_of_the_top_record(tm
                        grader_passed=True).line()
 
     # the far record's memory text matches the new query; its query does not
-    bank = row("a", "sort the list of numbers", ["ALPHA", "BETA"]) + row("b", "unrelated words", ["sort the list of numbers please"])
+    bank = (row("a", "sort the list of numbers", ["ALPHA", "BETA"])
+            + row("b", "unrelated words", ["sort the list of numbers please"]))
     task = type("T", (), {"prompt": "sort the list of numbers please", "id": "t"})()
     text = ReasoningBank(retriever="lexical").context({"memory/reasoning_bank.jsonl": bank}, task)  # type: ignore[arg-type]
     assert "PAST EXPERIENCE" in text and "use them if relevant" in text

@@ -33,8 +33,8 @@ def test_a_reflection_is_collapsed_to_one_line_and_injected_as_a_dash_bullet_und
     tree = {"memory/reflections.md": f"- {text}\n- second lesson\n"}
     assert read_reflections(tree) == [text, "second lesson"]
     shown = render_prompt("evoarena.methods.reflexion", "context", reflections=read_reflections(tree))
-    assert [line for line in shown.splitlines() if line] == ["Lessons from earlier attempts (use them if relevant):", f"- {text}",
-                                  "- second lesson"]
+    assert [line for line in shown.splitlines() if line] == [
+        "Lessons from earlier attempts (use them if relevant):", f"- {text}", "- second lesson"]
 
 
 def test_memory_is_bounded_like_the_paper_omega() -> None:
