@@ -31,7 +31,7 @@ def test_versions_have_the_three_released_statuses_and_patch_bump_from_1_0_0() -
 
 
 def test_a_failed_change_restores_the_original_text() -> None:
-    """seeds-digest-batch2.md §11 l.112 (the seed's stage 1): "allow modification of 1; deliberately fail once and
+    """seeds-digest-batch2.md §11 l.110 (the seed's stage 1): "allow modification of 1; deliberately fail once and
     confirm the original state is restored"."""
     reg = Registry()
     reg.register("prompt", "prompt", "system.md", "ORIGINAL", require_grad=True, step=0)

@@ -21,7 +21,7 @@ def test_the_method_defaults_are_the_released_cadence() -> None:
 
 
 def test_revert_above_15_points_flag_at_50_percent_memory_from_the_last_20_steps() -> None:
-    """harness-systems-as-released.md l.72-74: "auto-revert skills whose stuck-rate rose > 15 points", "flag skills
+    """harness-systems-as-released.md l.72-75: "auto-revert skills whose stuck-rate rose > 15 points", "flag skills
     ≥ 50% stuck", "memory add/update (≤ 3–5 changes) from the last 20 steps"."""
     p = ContinualHarness.Params()
     assert (p.revert_threshold, p.flag_threshold, p.memory_window) == (15, 50, 20)
@@ -32,7 +32,7 @@ def test_revert_above_15_points_flag_at_50_percent_memory_from_the_last_20_steps
 
 
 def test_one_pass_runs_prompt_then_skills_then_memory() -> None:
-    """harness-systems-as-released.md l.72-74: the order in one pass is revert, orchestrator prompt, sub-agents,
+    """harness-systems-as-released.md l.72-75: the order in one pass is revert, orchestrator prompt, sub-agents,
     skills, memory (sub-agents have no counterpart here: docs/methods/continual_harness.md § Deliberate
     differences)."""
     assert PASSES == ("prompt", "skills", "memory")
