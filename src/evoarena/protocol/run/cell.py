@@ -9,24 +9,18 @@ of their own in a cell without budget limits and run side by side under a concur
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from evoarena.api import Benchmark, Method
 from evoarena.harness import HarnessWorkspace
-from evoarena.models import RoleModel
 from evoarena.protocol.budget import BudgetMeter
-from evoarena.protocol.progress import Progress, Tracker
-from evoarena.protocol.run.evaluate import Evaluator
+from evoarena.protocol.progress import Tracker
 from evoarena.protocol.run.schedules import CellInputs, Lane, Outcome, schedule_for
 from evoarena.protocol.run.schedules.base import Phase, Unit
 from evoarena.protocol.run.schedules.results import StepResult, UnitResult, read
 from evoarena.protocol.run.units import ProviderUnavailable, UnitRunner
-from evoarena.protocol.scheduler import SERIAL, Scheduler
-from evoarena.protocol.splits import PracticeSplits
 from evoarena.spec import ExperimentSpec, MethodSpec
-from evoarena.store import RunStore
 
 __all__ = ["CellPlan", "CellRunner", "ProviderUnavailable"]
 
@@ -44,26 +38,13 @@ class CellRunner:
     """Runs (or resumes) one cell: its initial harness, then its schedule's lanes; returns the version it selected
     for test (the last version where its schedule selects none)."""
 
-    def __init__(
-        self,
-        plan: CellPlan,
-        *,
-        spec: ExperimentSpec,
-        store: RunStore,
-        benchmark: Benchmark,
-        practice: PracticeSplits,
-        evaluator: Evaluator,
-        models: Mapping[str, RoleModel],
-        method: Method,
-        progress: Progress | None = None,
-        scheduler: Scheduler = SERIAL,
-    ) -> None:
-        self.plan, self.spec, self.store = plan, spec, store
-        self.units = UnitRunner(plan.cell, plan.seed, update_note=plan.method.params.get("update_note"), spec=spec,
-                                store=store, benchmark=benchmark, practice=practice, evaluator=evaluator,
-                                models=models, method=method, progress=progress, scheduler=scheduler)
-        inputs = CellInputs(plan.cell, plan.seed, practice, spec.protocol, benchmark.params, evaluator.size)
-        self.schedule = schedule_for(type(benchmark).schedule)(inputs)
+    def __init__(self, plan: CellPlan, units: UnitRunner) -> None:
+        """`units`: the runner of this cell's units (its models, method, store and splits), built by the caller."""
+        self.plan, self.units = plan, units
+        self.spec, self.store = units.spec, units.store
+        inputs = CellInputs(plan.cell, plan.seed, units.practice_splits, units.spec.protocol, units.benchmark.params,
+                            units.evaluator.size)
+        self.schedule = schedule_for(type(units.benchmark).schedule)(inputs)
 
     def run(self) -> str:
         plan, units = self.plan, self.units

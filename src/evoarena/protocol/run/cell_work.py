@@ -18,6 +18,7 @@ from evoarena.protocol.progress import Progress
 from evoarena.protocol.roles import role_map, role_params
 from evoarena.protocol.run.cell import CellPlan, CellRunner
 from evoarena.protocol.run.evaluate import Evaluator
+from evoarena.protocol.run.units import UnitRunner
 from evoarena.protocol.scheduler import Scheduler
 from evoarena.protocol.splits import LockedTestSplit, PracticeSplits, split_tasks
 from evoarena.protocol.validate import Resolved, validate_run
@@ -84,9 +85,10 @@ def cell_runner(parts: RunParts, *, store: RunStore, evaluator: Evaluator, cache
             method = _method(spec, method_cls, plan, store.run_dir, cache)
             if isinstance(method, IsolatedMethod):
                 write_event(store, isolation_record(spec.protocol.method_confinement, method.level), cell=plan.cell)
-            return CellRunner(plan, spec=spec, store=store, benchmark=parts.benchmark, practice=parts.practice,
-                              evaluator=evaluator, models=models, method=method, progress=progress,
-                              scheduler=scheduler).run()
+            units = UnitRunner(plan.cell, plan.seed, update_note=plan.method.params.get("update_note"), spec=spec,
+                               store=store, benchmark=parts.benchmark, practice=parts.practice, evaluator=evaluator,
+                               models=models, method=method, progress=progress, scheduler=scheduler)
+            return CellRunner(plan, units).run()
         except BaseException as err:
             halt.set(f"{plan.cell}: {type(err).__name__}")
             raise
