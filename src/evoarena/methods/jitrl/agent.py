@@ -6,6 +6,7 @@ trace and a stated fallback is used (a uniform prior, the admissible actions), n
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import random
 import re
@@ -16,9 +17,15 @@ from typing import Any, Literal
 import evoarena.methods.jitrl.replies as replies
 from evoarena.api import AgentAction, EpisodeAgent, EpisodeContext, EpisodeEnd, EpisodeView, TaskView
 from evoarena.methods.jitrl.core import JitRL, JitRLConfig
-from evoarena.methods.jitrl.memory import EpisodeLine, StepRecord, episode_rows, with_episode
-from evoarena.methods.jitrl.policy import Prior, prior_from_confidence, prior_from_logprobs, prior_from_probs
-from evoarena.methods.jitrl.step_memory import StepKey, StepMemory
+from evoarena.methods.jitrl.memory import EpisodeLine, RewardPerturbation, StepRecord, episode_rows, with_episode
+from evoarena.methods.jitrl.policy import (
+    Prior,
+    group_returns,
+    prior_from_confidence,
+    prior_from_logprobs,
+    prior_from_probs,
+)
+from evoarena.methods.jitrl.step_memory import Neighbour, StepKey, StepMemory
 from evoarena.methods.prompting import render_prompt
 from evoarena.models import GenParams, Message
 
@@ -42,6 +49,8 @@ class Settings:
     rewards: Literal["paper", "released"]
     seed: int
     read_memory: bool = True  # False: decide as if memory were empty (the same actor and draws, no learning)
+    memory_use: Literal["scores", "prompt"] = "scores"  # prompt: the neighbours shown to the actor, π′ = π₀
+    perturb: RewardPerturbation = RewardPerturbation()  # the seed's A.5 on the rewards learnt from
 
 
 def spaced(text: str) -> str:
@@ -65,6 +74,21 @@ def decision_seed(run_seed: int | None, seed: int, task: str, episodes: int, sam
     return int.from_bytes(hashlib.sha256(blob).digest()[:8], "big")
 
 
+def perturbation(settings: Settings, run_seed: int | None) -> RewardPerturbation:
+    """The reward perturbation with its noise stream seeded by the run's seed and the method's."""
+    return dataclasses.replace(settings.perturb, seed=f"{run_seed}:{settings.seed}")
+
+
+def memory_block(neighbours: Sequence[Neighbour]) -> str:
+    """The same-memory prompt baseline's text: each action the neighbours took, with their mean return and count
+    (the numbers the score update would use), best first; empty without neighbours."""
+    groups = group_returns([(n.row.action, n.row.ret) for n in neighbours])
+    if not groups:
+        return ""
+    rows = sorted(((sum(r) / len(r), len(r), a) for a, r in groups.items()), key=lambda x: -x[0])
+    return render_prompt(__package__, "memory", rows=[{"action": a, "mean": m, "n": n} for m, n, a in rows])
+
+
 def _with_instruction(messages: Sequence[Message], instruction: str) -> list[Message]:
     """The harness's step prompt with `instruction` after the step's text (the last user message)."""
     out = list(messages)
@@ -80,6 +104,7 @@ class JitRLAgent(EpisodeAgent):
     def __init__(self, settings: Settings, memory: StepMemory, task: TaskView) -> None:
         self.s, self.memory, self.task = settings, memory, task
         self.jitrl: JitRL | None = None
+        self.source: JitRL | None = None
         self.seed = 0
         self.start = ""
         self.keys: list[StepKey] = []
@@ -87,6 +112,7 @@ class JitRLAgent(EpisodeAgent):
         self.progress: list[str] = []
         self.last_score = 0.0
         self.fallbacks = {"prior": 0, "proposal": 0}
+        self.shown = ""  # the memory block of this step (memory_use: prompt)
 
     # -- one step --------------------------------------------------------------------------------------------------
     def act(self, view: EpisodeView, ctx: EpisodeContext) -> AgentAction:
@@ -95,12 +121,18 @@ class JitRLAgent(EpisodeAgent):
             run_seed = ctx.model("solver").default_params.seed
             self.seed = decision_seed(run_seed, self.s.seed, self.task.id, self.memory.episodes, ctx.sample_index)
             consulted = self.memory if self.s.read_memory else StepMemory(self.memory.gamma)
-            self.jitrl = JitRL(self.s.config, self.seed, consulted)
+            prompted = self.s.memory_use == "prompt"
+            self.jitrl = JitRL(self.s.config, self.seed, StepMemory(self.memory.gamma) if prompted else consulted)
+            self.source = JitRL(self.s.config, self.seed, consulted)  # the prompt baseline's retrieval
         if view.score > self.last_score and self.actions:
             self.progress.append(self.actions[-1])
         self.last_score = view.score
         key = step_key(view.observation, self.actions, self.progress, self.s.history_window)
         info: dict[str, Any] = {}
+        if self.s.memory_use == "prompt" and self.source is not None:
+            shown = self.source.neighbours(key, view.step)
+            self.shown = memory_block(shown)
+            info["prompt_neighbours"] = len(shown)
         options, calls = self._candidates(view, ctx, info)
         prior, fallback, more = self._prior(view, ctx, options, info)
         decision = self.jitrl.decide(key, prior, view.step, fallback)
@@ -125,7 +157,7 @@ class JitRLAgent(EpisodeAgent):
             info["candidate_source"] = "admissible"
             return admissible, 0
         instruction = render_prompt(__package__, "propose", k=self.s.options, admissible=admissible is not None)
-        messages = _with_instruction(ctx.step_messages(view), instruction)
+        messages = _with_instruction(ctx.step_messages(view), self.shown + instruction)
         reply = ctx.model("solver").complete(messages, GenParams(temperature=self.s.temperature,
                                                                  max_tokens=self.s.propose_max_tokens),
                                              sample_index=ctx.sample_index + self.memory.episodes).text
@@ -152,7 +184,8 @@ class JitRLAgent(EpisodeAgent):
             info["prior_source"] = "single option"
             return prior_from_probs({options[0]: 1.0}), None, 0
         template = "rank" if self.s.prior == "logprobs" else "confidence"
-        messages = _with_instruction(ctx.step_messages(view), render_prompt(__package__, template, options=options))
+        messages = _with_instruction(ctx.step_messages(view),
+                                     self.shown + render_prompt(__package__, template, options=options))
         solver = ctx.model("solver")
         text = ""
         try:
@@ -188,7 +221,8 @@ class JitRLAgent(EpisodeAgent):
         steps = [StepRecord(k.state, k.history, a, d) for k, a, d in zip(self.keys, self.actions, deltas,
                                                                           strict=False)]
         rows = episode_rows(steps, None, won=outcome.won, rewards=self.s.rewards, gamma=self.s.config.gamma,
-                            episode=self.memory.episodes)
+                            episode=self.memory.episodes,
+                            perturb=perturbation(self.s, ctx.model("solver").default_params.seed))
         summary = EpisodeLine(episode=self.memory.episodes, steps=len(steps), final_score=outcome.final_score,
                               max_score=outcome.max_score, won=outcome.won, stopped=outcome.stopped,
                               stored=sum(r.return_ is not None for r in rows), start=self.start,

@@ -29,7 +29,8 @@ class JitRLConfig:
     `exploration_rate`, 0.65 — the paper's λ value, put to another use). `alpha` is the bonus numerator α (α/|N|).
     `beta` (paper) scales Â in the logit add; `episode_weight` (released) turns the Jericho multiplier on.
     `memory_action_prior` (paper): prior weight of actions only the neighbours took (None: closed option set).
-    `greedy` (paper): take the most probable action instead of sampling."""
+    `greedy` (paper): take the most probable action instead of sampling. `wrong_retrieval` (the seed's check A.5):
+    every retrieval returns as many rows as it would, drawn from rows of *other* states (below the threshold)."""
 
     variant: Variant
     gamma: float = 0.5
@@ -40,6 +41,7 @@ class JitRLConfig:
     episode_weight: bool = True
     memory_action_prior: float | None = None
     greedy: bool = False
+    wrong_retrieval: bool = False
 
     def __post_init__(self) -> None:
         if self.variant not in ("paper", "released"):
@@ -101,12 +103,19 @@ class JitRL:
         self.config = config
         self.memory = memory if memory is not None else StepMemory(config.gamma)
         self.rng = random.Random(seed)
+        self.wrong_rng = random.Random(f"{seed}:wrong-retrieval")  # its own stream: the decision draws stay aligned
+
+    def neighbours(self, key: StepKey, step: int) -> list[Neighbour]:
+        """N(s) for `key` at `step`: the retrieval's hits, or with `wrong_retrieval` as many rows of other states."""
+        if self.config.wrong_retrieval:
+            return self.memory.retrieve_wrong(key, self.config.retrieval, step, self.wrong_rng)
+        return self.memory.retrieve(key, self.config.retrieval, step)
 
     def decide(self, key: StepKey, prior: Prior, step: int, fallback: str | None = None) -> Decision:
         """Choose among `prior`'s options at `step` steps into the episode. `fallback` (released only) is the
         model's own pick, kept when memory has no neighbour."""
         cfg = self.config
-        neighbours = self.memory.retrieve(key, cfg.retrieval, step)
+        neighbours = self.neighbours(key, step)
         pairs = [(n.row.action, n.row.ret) for n in neighbours]
         if cfg.variant == "paper":
             policy = paper_policy(prior, pairs, beta=cfg.beta, lam=cfg.lam, alpha=cfg.alpha, rng=self.rng,

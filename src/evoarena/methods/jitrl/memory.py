@@ -6,6 +6,7 @@ here from its per-step env rewards (score deltas) and step scores with the `pape
 
 from __future__ import annotations
 
+import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -24,6 +25,26 @@ from evoarena.methods.jitrl.step_memory import (
 ROWS = "memory/jitrl.jsonl"
 EPISODES = "memory/jitrl_episodes.jsonl"
 Rewards = Literal["paper", "released"]
+Perturbation = Literal["none", "wrong_retrieval", "reward_noise", "reward_inversion"]
+
+
+@dataclass(frozen=True)
+class RewardPerturbation:
+    """The seed's check A.5 on the rewards the memory learns from: `reward_noise` adds N(0, `scale`²) to every
+    step's reward (env reward and step score), `reward_inversion` negates them; any other kind leaves them. The
+    noise is drawn from a stream seeded by `seed` and the episode, so a replay draws the same."""
+
+    kind: Perturbation = "none"
+    scale: float = 1.0
+    seed: str = ""
+
+    def apply(self, values: Sequence[float], episode: int, part: str) -> list[float]:
+        if self.kind == "reward_inversion":
+            return [-float(v) for v in values]
+        if self.kind == "reward_noise":
+            rng = random.Random(f"jitrl-reward-noise:{self.seed}:{episode}:{part}")
+            return [float(v) + rng.gauss(0.0, self.scale) for v in values]
+        return [float(v) for v in values]
 
 
 class Row(BaseModel):
@@ -72,14 +93,16 @@ class StepRecord:
 
 
 def episode_rows(steps: Sequence[StepRecord], step_scores: Sequence[float] | None, *, won: bool, rewards: Rewards,
-                 gamma: float, episode: int) -> list[Row]:
+                 gamma: float, episode: int, perturb: RewardPerturbation | None = None) -> list[Row]:
     """One row per played step of a finished episode. `paper`: r_t is the step score when given (the paper's
     evaluator), else the env reward, and G_t = Σ γ^u r_{t+u}. `released` (Jericho `add_episode` and retrieval
     @143d221): signal = step score if ≠ 0 else env reward, a failed episode's last env reward set to −10, the return
     with the released zero-substitution, and a won episode's last step not stored (its reward counts nowhere): its
-    row keeps `return` None and is never retrieved."""
-    deltas = [s.delta for s in steps]
-    scores = [float(x) for x in step_scores] if step_scores is not None else [0.0] * len(steps)
+    row keeps `return` None and is never retrieved. `perturb` changes the env rewards and step scores first (the
+    rows keep the true ones in `delta` and `step_score`; `reward` is the one learnt from)."""
+    perturb = perturb or RewardPerturbation()
+    deltas = perturb.apply([s.delta for s in steps], episode, "env")
+    scores = perturb.apply(step_scores, episode, "scores") if step_scores is not None else [0.0] * len(steps)
     if len(scores) != len(steps):
         raise ValueError("jitrl: one step score per step")
     used: list[float | None]
@@ -92,8 +115,8 @@ def episode_rows(steps: Sequence[StepRecord], step_scores: Sequence[float] | Non
         used = [*released_step_signals(scores[:kept], deltas[:kept], success=won), None][:len(steps)]
         returns = [*released_returns(scores[:kept], deltas[:kept], gamma, success=won), None][:len(steps)]
     return [Row(episode=episode, step=t, state=s.state, history=s.history, action=s.action, delta=s.delta,
-                step_score=scores[t] if step_scores is not None else None, reward=used[t], return_=returns[t])
-            for t, s in enumerate(steps)]
+                step_score=float(step_scores[t]) if step_scores is not None else None, reward=used[t],
+                return_=returns[t]) for t, s in enumerate(steps)]
 
 
 def records(rows: Sequence[Row]) -> list[StepRecord]:

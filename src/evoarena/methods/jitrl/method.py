@@ -16,12 +16,14 @@ import evoarena.methods.jitrl.replies as replies
 from evoarena.api import Attempt, EpisodeAgent, Method, PracticeContext, TaskView, method
 from evoarena.envs.metrics import auc, late_mean
 from evoarena.harness import HarnessWorkspace, Manifest
-from evoarena.methods.jitrl.agent import JitRLAgent, Settings
+from evoarena.methods.jitrl.agent import JitRLAgent, Settings, perturbation
 from evoarena.methods.jitrl.core import JitRLConfig
 from evoarena.methods.jitrl.memory import (
     EPISODES,
     ROWS,
     EpisodeLine,
+    Perturbation,
+    RewardPerturbation,
     Row,
     episode_rows,
     last_episode,
@@ -37,7 +39,7 @@ from evoarena.models import GenParams
 
 Override = bool | int | float
 """A value overriding a field of `JitRLConfig` or `RetrievalConfig` (kept as given: an int stays an int)."""
-CONFIG_KEYS = {f.name for f in dataclasses.fields(JitRLConfig)} - {"variant", "retrieval"}
+CONFIG_KEYS = {f.name for f in dataclasses.fields(JitRLConfig)} - {"variant", "retrieval", "wrong_retrieval"}
 RETRIEVAL_KEYS = {f.name for f in dataclasses.fields(RetrievalConfig)} - {"mode"}
 
 
@@ -80,6 +82,15 @@ class JitRLMethod(Method):
         read_memory: bool = Field(True, description="False: every decision is made as if the memory were empty, "
                                   "while it is still written (a control: the same actor and draws without the "
                                   "learning).")
+        memory_use: Literal["scores", "prompt"] = Field("scores", description="`scores`: the memory's advantages "
+                                                        "reweight the prior (JitRL); `prompt`: the same neighbours "
+                                                        "are shown in the actor's prompts and π′ = π₀ (the seed's "
+                                                        "same-memory prompt baseline; the paper's prompt-update).")
+        perturb: Perturbation = Field("none", description="The seed's check A.5: `wrong_retrieval` (neighbours "
+                                      "drawn from other states), `reward_noise` (N(0, σ²) added to every reward "
+                                      "learnt from, σ = `reward_noise`), `reward_inversion` (those rewards negated).")
+        reward_noise: float = Field(1.0, gt=0, description="σ of `perturb: reward_noise`, in the rewards' own units "
+                                                           "(score deltas, or the evaluator's −10..10).")
 
         @model_validator(mode="after")
         def _consistent(self) -> JitRLMethod.Params:
@@ -102,7 +113,7 @@ class JitRLMethod(Method):
         overrides."""
         p = self.params
         make = JitRLConfig.paper_jericho if p.variant == "paper" else JitRLConfig.released_jericho
-        base = make(**p.config)
+        base = make(**p.config, wrong_retrieval=p.perturb == "wrong_retrieval")
         retrieval = dataclasses.replace(base.retrieval, **p.retrieval)  # type: ignore[arg-type]
         return dataclasses.replace(base, retrieval=retrieval)
 
@@ -111,7 +122,7 @@ class JitRLMethod(Method):
         p = self.params
         return Settings(self.config, p.prior, p.candidates, p.options, p.temperature,
                         p.propose_max_tokens, p.history_window, p.rewards, p.seed,
-                        p.read_memory)
+                        p.read_memory, p.memory_use, RewardPerturbation(p.perturb, p.reward_noise))
 
     @classmethod
     def state_view(cls, tree: Mapping[str, str]) -> dict[str, Any]:
@@ -179,7 +190,8 @@ class JitRLMethod(Method):
             ctx.reject("evaluator reply", reply.text, str(err))
             return self._marked(files, rows, line, "rejected")
         scored = episode_rows(records(rows), scores, won=line.won, rewards=self.params.rewards,
-                              gamma=self.config.gamma, episode=line.episode)
+                              gamma=self.config.gamma, episode=line.episode,
+                              perturb=perturbation(self.settings, ctx.model("solver").default_params.seed))
         return replace_last_episode(files, scored, line.model_copy(update={
             "step_scores": "evaluator", "stored": sum(r.return_ is not None for r in scored)}))
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from statistics import fmean, pstdev
 from typing import Literal, Protocol
 
@@ -310,6 +310,7 @@ def paper_policy(prior: Prior, neighbours: Sequence[tuple[str, float]], *, beta:
     total = sum(weights)
     pi0 = [w / total for w in weights]
     est = paper_estimate(actions, neighbours, lam=lam, alpha=alpha, rng=rng, normalise=normalise)
+    est = replace(est, joined=tuple(actions[len(prior.actions):]))
     pi = logit_update(log_probs(pi0), est.advantages, beta)
     index = argmax(pi) if greedy else sample(pi, rng)
     return PolicyStep("paper", tuple(actions), tuple(pi0), est, tuple(pi), beta, index)

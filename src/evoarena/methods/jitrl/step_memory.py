@@ -12,6 +12,7 @@ retrieves nothing."""
 
 from __future__ import annotations
 
+import random
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -233,3 +234,12 @@ class StepMemory:
         high = [n for n in hits if n.similarity > config.keep_above]
         rest = [n for n in hits if n.similarity <= config.keep_above]
         return high + rest[:max(0, config.k - len(high))]
+
+    def retrieve_wrong(self, query: StepKey, config: RetrievalConfig, step: int,
+                       rng: random.Random) -> list[Neighbour]:
+        """The seed's wrong retrieval (check A.5): as many rows as `retrieve` returns, drawn at random from the rows
+        below the step's threshold — memories of other states — so what is retrieved is wrong, not whether."""
+        wanted = len(self.retrieve(query, config, step))
+        floor = config.threshold_at(step)
+        wrong = [n for n in self.score(query, config) if n.similarity < floor]
+        return rng.sample(wrong, min(wanted, len(wrong)))
