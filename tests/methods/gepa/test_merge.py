@@ -137,7 +137,7 @@ def test_merge_end_to_end(tmp_path: Path, make_spec: Any, monkeypatch: pytest.Mo
     """A pool where c1 kept the seed's text and c2 changed it, a merge due (engine.py line 769): the first step
     merges c1 + c2 over ancestor c0 into c2's text, scores it on the 5 val ids (2 where c1 wins, 3 where c2 wins),
     accepts it on a tie with the better parent (3 >= max(2, 3)), adds it with both parents, counts it, and runs no
-    reflective mutation in that step."""
+    reflective mutation in that step; the report view lists the merge."""
     initialize = Gepa.initialize
 
     def seeded(self: Gepa, ws: Any, system_prompt: str, solver_params: GenParams) -> None:
@@ -168,3 +168,8 @@ def test_merge_end_to_end(tmp_path: Path, make_spec: Any, monkeypatch: pytest.Mo
     assert (merged.parent, merged.merge_parent, merged.components["system.md"].endswith("RULE-B")) == (
         "c1", "c2", True)
     assert (pool.merge.due, pool.merge.tested, pool.merge.tried) == (0, 1, [(1, 2, 0)])
+    view = json.loads((tmp_path / "run" / "results.json").read_text())["views"]["gepa"]["cells"][0]
+    assert view["merges"][0] == {"parents": ["c1", "c2"], "ancestor": "c0", "before": [2.0, 3.0], "after": 3.0,
+                                 "accepted": True}
+    assert view["merges_accepted"] == 1
+    assert 'id="gepa-merges"' in (tmp_path / "run" / "report.html").read_text()
