@@ -294,23 +294,28 @@ class _Quiet:
         pass
 
 
-def test_one_run_of_each_loop_accepts_the_same_proposals(tmp_path: Path, make_spec: Any) -> None:
+@pytest.mark.parametrize("use_merge", [False, True])
+def test_one_run_of_each_loop_accepts_the_same_proposals(tmp_path: Path, make_spec: Any, use_merge: bool) -> None:
     """api.py `optimize` (engine.py lines 700-850, reflective_mutation.py `propose`) with a tiny adapter and the
     deterministic reflection model above, vs evoarena's gepa on the scripted model with the same proposals: the
     same number of accepted proposals and the same final instruction, and every prompt evoarena sent is the
     package's prompt for the instruction and examples it carries (up to the blank-line normalisation). The two
     loops draw minibatches differently (the release walks epoch-shuffled train ids, evoarena leads with the step's
-    task), so the order of acceptances is not compared, only where both end."""
+    task), so the order of acceptances is not compared, only where both end. With merge on (engine.py lines
+    767-843) both loops schedule merges after each acceptance and find no pair (every candidate descends from the
+    one before), so both end alike."""
     bench = ArithBenchmark(**BENCH)
     tasks = bench.generate()
     train, val = [t for t in tasks if t.split == "train"], [t for t in tasks if t.split == "val"]
     seed_text = bench.system_prompt().strip()
     released = gepa.optimize(seed_candidate={"system.md": seed_text}, trainset=train, valset=val,
                              adapter=ArithAdapter(bench), reflection_lm=propose, max_metric_calls=300, seed=0,
+                             use_merge=use_merge,
                              logger=_Quiet(), display_progress_bar=False)
 
     SENT.clear()
-    spec = make_spec(benchmark={"name": "arith", "params": BENCH}, methods=[{"name": "gepa"}],
+    spec = make_spec(benchmark={"name": "arith", "params": BENCH},
+                     methods=[{"name": "gepa", "params": {"use_merge": use_merge}}],
                      models={"s": {"backend": "scripted", "model": "test-gepa-conformance"}},
                      roles={"solver": "s", "proposer": "s"})
     run_experiment(spec, tmp_path / "run")
@@ -320,6 +325,8 @@ def test_one_run_of_each_loop_accepts_the_same_proposals(tmp_path: Path, make_sp
     final = load_tree(store, store.cells()[0]["current_version"])["system.md"]
 
     assert accepted == len(released.candidates) - 1 == 3
+    merges = store.query("SELECT payload FROM events WHERE kind='gepa_merge'")
+    assert len(merges) == (3 if use_merge else 0) and all('"merged": false' in r["payload"] for r in merges)
     assert final.strip() == released.best_candidate["system.md"]  # type: ignore[index]
     assert SENT
     for text in SENT:
