@@ -29,6 +29,14 @@ def test_weights_count_co_best_instances_after_removing_dominated() -> None:
     assert pareto_weights(()) == {}
 
 
+def test_equal_means_are_removed_in_order_of_first_appearance_on_a_front() -> None:
+    """gepa 0.1.4 gepa_utils.py lines 38-49: programs are listed as they first appear on the fronts, instance by
+    instance, then sorted by score (stable), so among equal means the one seen first is removed first — here c1
+    (on front 0) before c0 (first on front 1)."""
+    arch = archive_of({"c0": [0, 1, 1], "c1": [1, 1, 0], "c2": [1, 0, 1]})
+    assert pareto_weights(arch) == {"c0": 2, "c2": 2}
+
+
 def test_a_dominated_candidate_is_never_sampled() -> None:
     arch = archive_of({"a": [1, 1, 0], "b": [0, 1, 1], "d": [0, 1, 0]})  # d sits only on front 1, with a and b
     rng = random.Random(3)

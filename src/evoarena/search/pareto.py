@@ -22,18 +22,21 @@ def fronts(archive: Sequence[Scored]) -> list[set[str]]:
 
 def pareto_weights(archive: Sequence[Scored]) -> dict[str, int]:
     """{id: number of fronts it is on} for the candidates that survive domination: a candidate is removed when
-    every front it sits on also holds another survivor, lowest mean first, one removal at a time. With no
+    every front it sits on also holds another survivor, lowest mean first (equal means: in order of first
+    appearance on a front, instance by instance, as the release lists them), one removal at a time. With no
     instances every candidate gets weight 1."""
     ids = [c.id for c in archive]
     if not archive or not archive[0].scores:
         return {i: 1 for i in ids}
     by_id = {c.id: c for c in archive}
     on = fronts(archive)
+    seen = list(dict.fromkeys(i for f in on for i in ids if i in f))
+    first = {i: seen.index(i) if i in seen else len(seen) for i in ids}
     alive = set(ids)
     changed = True
     while changed:
         changed = False
-        for y in sorted(alive, key=lambda i: (by_id[i].mean, ids.index(i))):
+        for y in sorted(alive, key=lambda i: (by_id[i].mean, first[i])):
             others = alive - {y}
             mine = [f for f in on if y in f]
             if mine and all(f & others for f in mine):

@@ -141,6 +141,7 @@ def test_fences_must_be_known() -> None:
         build_method("gepa", {"fences": "loose"})
 
 
-def test_merge_is_refused() -> None:
-    with pytest.raises(ValueError, match="use_merge"):
-        build_method("gepa", {"use_merge": True})
+def test_merge_is_off_by_default_as_gepa_optimize() -> None:
+    """gepa 0.1.4 `api.py` line 68: `optimize(use_merge=False, max_merge_invocations=5, merge_val_overlap_floor=5)`."""
+    params = build_method("gepa", {}).params
+    assert (params.use_merge, params.max_merge_invocations, params.merge_val_overlap_floor) == (False, 5, 5)

@@ -1,9 +1,10 @@
 """`gepa`: reflective prompt evolution with a per-instance Pareto candidate pool.
 
-Modules: `method` (the pool, the reflective proposal, the Pareto selection); templates in `prompts/`. See
-docs/methods/gepa.md.
+Modules: `method` (the pool, the reflective proposal, the Pareto selection), `merge` (the released merge),
+`report_view` (its report section); templates in `prompts/`. See docs/methods/gepa.md.
 """
 
+from evoarena.methods.gepa import report_view  # noqa: F401  (registers the "gepa" report view)
 from evoarena.methods.gepa.method import Gepa
 
 __all__ = ["Gepa"]

@@ -28,11 +28,12 @@ from evoarena.api import (
 )
 from evoarena.api.probe import judged, non_answer, refused
 from evoarena.harness import Manifest
-from evoarena.harness.state import parse_state
+from evoarena.harness.state import Absent, parse_state
+from evoarena.methods.gepa.merge import MergeState, accepts, attempt, schedule_after_accept, subsample
 from evoarena.methods.prompting import render_prompt
 from evoarena.methods.replies import parse_instruction
 from evoarena.methods.scoring import rollouts_by_id, valset
-from evoarena.search import ParetoSampler, Scored, StrictImprovement, best_index, mean
+from evoarena.search import ParetoSampler, Scored, StrictImprovement, best_index, mean, pareto_weights
 
 POOL = "memory/gepa/pool.json"
 COMPONENTS = ("system.md",)
@@ -45,19 +46,22 @@ ACCEPT = StrictImprovement("sum")
 
 class Candidate(BaseModel):
     """One accepted candidate: its component texts, its score per val task id met so far, and which component its
-    next mutation edits (round robin)."""
+    next mutation edits (round robin). A merged candidate has a second parent, `merge_parent`."""
 
     id: str
     parent: str | None
     components: dict[str, str]
     scores: dict[str, float]
     next_component: int = 0
+    merge_parent: Absent[str] = None
 
 
 class Pool(BaseModel):
-    """GEPA's state: every accepted candidate, in order of acceptance (`c0` is the seed)."""
+    """GEPA's state: every accepted candidate, in order of acceptance (`c0` is the seed), and the merge proposer's
+    counters once merge is on."""
 
     candidates: list[Candidate]
+    merge: Absent[MergeState] = None
 
 
 def read_pool(tree: Mapping[str, str]) -> Pool | None:
@@ -98,7 +102,12 @@ class Gepa(Method):
     class Params(Method.Params):
         minibatch_size: int = Field(3, ge=1, description="Tasks per reflective mutation, the step's task first "
                                                          "(GEPA's `reflection_minibatch_size`).")
-        use_merge: Literal[False] = Field(False, description="GEPA's merge of two candidates (not implemented).")
+        use_merge: bool = Field(False, description="GEPA's merge of two Pareto candidates with a common ancestor, "
+                                "tried after a step that added a candidate (`gepa.optimize`'s default: off).")
+        max_merge_invocations: int = Field(5, ge=0, description="Merges that may be accepted in a run "
+                                           "(`max_merge_invocations`).")
+        merge_val_overlap_floor: int = Field(5, ge=1, description="Val instances two parents must share before a "
+                                             "merge (`merge_val_overlap_floor`; a smaller valset never merges).")
         fences: Fences = Field("released", description="`released`: an unfenced reply is the instruction, as GEPA's "
                                "`output_extractor`; `strict`: a reply without a fenced pair is refused.")
 
@@ -169,15 +178,78 @@ class Gepa(Method):
         archive = aligned(candidates, ids)
         if seeded_now:
             ctx.log("gepa_seed", {"val_mean": archive[0].mean})
+        if self.params.use_merge:
+            state = pool.merge = pool.merge or MergeState()
+            due = state.due > 0 and state.last_found_new
+            state.last_found_new = False
+            if due:
+                tried, manifest = self._merge(ctx, pool, ids)
+                if tried:  # a merge evaluated, accepted or not, is the whole iteration (engine.py)
+                    ctx.harness.save_state(POOL, pool)
+                    return manifest
         by_id = {c.id: c for c in candidates}
         parent = by_id[SELECT.select(archive, ctx.rng).id]
         outcome = self._iterate(ctx, task, pool, parent, known)
+        if outcome is not None and pool.merge is not None:
+            schedule_after_accept(pool.merge, self.params.max_merge_invocations)
         ctx.harness.save_state(POOL, pool)
         if outcome is not None:
             return outcome
         if seeded_now:
             return Manifest(intent="seed the GEPA pool with the initial harness", evidence="val scores of the seed")
         return None
+
+    def _merge(self, ctx: PracticeContext, pool: Pool, ids: Sequence[str]) -> tuple[bool, Manifest | None]:
+        """One merge attempt (`MergeProposer.propose` and the engine's acceptance): (whether a merged candidate was
+        evaluated, the manifest if it joined the pool)."""
+        state = pool.merge
+        assert state is not None
+        cands = pool.candidates
+        index = {c.id: k for k, c in enumerate(cands)}
+        archive = aligned(cands, ids)
+        weights = pareto_weights(archive)
+        front = sorted(index[c] for c, w in weights.items() if w > 0)
+        agg = [a.mean for a in archive]
+        parents = [[index[p] for p in (c.parent, c.merge_parent) if p is not None] for c in cands]
+        found = attempt(
+            ctx.rng, [c.components for c in cands], parents, front, agg, state,
+            lambda i, j: len(cands[i].scores.keys() & cands[j].scores.keys()) >= self.params.merge_val_overlap_floor)
+        if found is None:
+            ctx.log("gepa_merge", {"merged": False, "reason": "no merge candidates"})
+            return False, None
+        components, (i, j, anc) = found
+        p1, p2 = cands[i], cands[j]
+        sub = subsample(ctx.rng, {k: p1.scores[k] for k in ids}, {k: p2.scores[k] for k in ids})
+        tasks = {t.id: t for t in valset(ctx)}
+        got, _ = self._evaluate(ctx, components, [tasks[k] for k in dict.fromkeys(sub)])
+        by_task = dict(zip(dict.fromkeys(sub), got, strict=True))
+        after = [by_task[k] for k in sub]
+        before = [sum(p1.scores[k] for k in sub), sum(p2.scores[k] for k in sub)]
+        accepted = accepts(after, before)
+        ctx.log("gepa_merge", {"merged": True, "parents": [p1.id, p2.id], "ancestor": cands[anc].id,
+                               "subsample": sub, "before": before, "after": after, "accepted": accepted})
+        if not accepted:  # a refused merge leaves the counters as they were (engine.py)
+            return True, None
+        state.due -= 1
+        state.tested += 1
+        vals = valset(ctx)
+        val_scores, _ = self._evaluate(ctx, components, vals)
+        child = Candidate(id=f"c{len(cands)}", parent=p1.id, merge_parent=p2.id, components=components,
+                          scores={t.id: s for t, s in zip(vals, val_scores, strict=True)})
+        cands.append(child)
+        best = self._adopt_best(ctx, pool, [t.id for t in vals])
+        return True, Manifest(
+            intent=f"GEPA: merge {p1.id} + {p2.id} (ancestor {cands[anc].id}) into {child.id}; "
+                   f"harness = best {best.id}",
+            evidence=f"subsample sums {before[0]:g}, {before[1]:g} -> {sum(after):g}; val mean {mean(val_scores):.3f}",
+        )
+
+    def _adopt_best(self, ctx: PracticeContext, pool: Pool, ids: Sequence[str]) -> Candidate:
+        """The pool's best candidate by mean val score becomes the harness."""
+        best = pool.candidates[best_index(aligned(pool.candidates, ids))]
+        for name, body in best.components.items():
+            ctx.harness.write(name, body)
+        return best
 
     def _iterate(
         self, ctx: PracticeContext, task: TaskView, pool: Pool, parent: Candidate,
@@ -220,9 +292,7 @@ class Gepa(Method):
         child = Candidate(id=f"c{len(candidates)}", parent=parent.id, components=child_components,
                           scores={t.id: s for t, s in zip(vals, val_scores, strict=True)})
         candidates.append(child)
-        best = candidates[best_index(aligned(candidates, [t.id for t in vals]))]
-        for name, body in best.components.items():
-            ctx.harness.write(name, body)
+        best = self._adopt_best(ctx, pool, [t.id for t in vals])
         return Manifest(
             intent=f"GEPA: accept {child.id} (parent {parent.id}, {component}); harness = best {best.id}",
             evidence=f"minibatch sum {sum(before):g} -> {sum(after):g}; val mean {mean(val_scores):.3f}",

@@ -1,0 +1,46 @@
+"""GEPA's report view (results.json `views.gepa`, its report.html section), registered as `gepa`: per cell, the
+reflective iterations and how many were accepted, and every merge — its two parents, their common ancestor, the
+parents' subsample sums and the merged candidate's, accepted or not — with the merges that found no pair. Present
+when a run has merge events (a run with `use_merge` off has nothing to show beyond the lineage)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evoarena.api import view
+from evoarena.api.views import ReportContext, TemplateView
+from evoarena.store.queries import events
+
+
+@view("gepa")
+class GepaView(TemplateView):
+    """GEPA: accepted reflective proposals and the merges of each cell."""
+
+    method = "gepa"
+    template = ("evoarena.methods.gepa", "report_view.html.j2")
+
+    def build(self, ctx: ReportContext) -> dict[str, Any] | None:
+        cells: dict[str, dict[str, Any]] = {}
+        merged = False
+        for e in events(ctx.store, ["gepa_iteration", "gepa_merge"]):
+            if e.cell is None:
+                continue
+            c = cells.setdefault(e.cell, {"cell": e.cell, "iterations": 0, "accepted": 0, "merges": [],
+                                          "no_pair": 0})
+            p = e.payload
+            if e.kind == "gepa_iteration":
+                c["iterations"] += 1
+                c["accepted"] += bool(p.get("accepted"))
+            elif p.get("merged"):
+                merged = True
+                c["merges"].append({"parents": p["parents"], "ancestor": p["ancestor"], "before": p["before"],
+                                    "after": sum(p["after"]), "accepted": bool(p["accepted"])})
+            else:
+                merged = True
+                c["no_pair"] += 1
+        if not merged:
+            return None
+        rows = [cells[k] for k in sorted(cells)]
+        for c in rows:
+            c["merges_accepted"] = sum(m["accepted"] for m in c["merges"])
+        return {"cells": rows}
