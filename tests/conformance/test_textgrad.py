@@ -91,7 +91,8 @@ def test_one_step_matches_the_library_run_alone(tmp_path: Path, make_spec: Any) 
     ground_truth_answer=y))`, `tg.sum(losses).backward()`, `optimizer.step()`) with the example's
     `string_based_equality_fn` loss (textgrad/tasks/__init__.py, GSM8K_DSPy / object_counting): every gradient
     request the cell's proposer role was sent is one the library sends, the optimizer request is the library's up to
-    the order of its gradient set, and the optimised prompt is the same."""
+    the order of its gradient set, and the optimised prompt is the same. Up to ~7 s when it is the session's first
+    import of textgrad (litellm) and of `textgrad.tasks.big_bench_hard` (pandas), for the library's own loss."""
     store, unit, _ = _first_step(tmp_path, make_spec)
     cell = store.cells()[0]["cell"]
     calls = [c for c in queries.calls(store, cell=cell, phase="practice") if c.unit == unit and c.request_blob]
