@@ -85,6 +85,8 @@ def test_scripted_run_optimises_the_prompt_through_the_cells_roles(tmp_path: Pat
     assert state is not None and state.epoch >= 1 and len(state.validation_acc) == len(state.prompt) >= 2
     calls = queries.calls(store, cell=store.cells()[0]["cell"])
     assert {c.role for c in calls if c.phase != "probe"} == {"solver", "proposer"}
+    graded = {r["call_id"] for r in store.query("SELECT call_id FROM attempts WHERE phase IN ('practice', 'rollout')")}
+    assert {c.id for c in calls if c.role == "solver" and c.phase == "practice"} == graded  # every answer graded
     from textgrad.autograd.llm_backward_prompts import BACKWARD_SYSTEM_PROMPT
     from textgrad.optimizer.optimizer_prompts import OPTIMIZER_SYSTEM_PROMPT
 
