@@ -7,17 +7,19 @@ import json
 import os
 import random
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from evoarena.api import TaskView
+from evoarena.api import TaskView, policy
 from evoarena.harness import load_tree
 from evoarena.methods.lib_textgrad import method as tgd
 from evoarena.methods.lib_textgrad.method import STATE, TextGradTGD, TgdState, keeps, next_batch, read_state
+from evoarena.models import GenParams, Message
 from evoarena.protocol.run.runner import run_experiment
-from evoarena.scripted.arith import RULES
+from evoarena.scripted.arith import RULES, arith_student
 from evoarena.store import RunStore, queries
 
 SEED = "Solve each word problem. Reply with the final answer as a single number."
@@ -124,6 +126,26 @@ def test_budget_running_out_mid_optimisation_keeps_the_best_prompt(tmp_path: Pat
     assert state is not None and tree["system.md"].strip() == state.prompt[-1].strip()
     assert len(state.prompt) >= 2 and tree["system.md"].strip() != SEED  # an update was made before the budget ran out
     assert store.query("SELECT count(*) AS n FROM attempts WHERE phase='test'")[0]["n"] == 6
+
+
+@policy("test-textgrad-untagged")
+def untagged(messages: Sequence[Message], params: GenParams) -> str:
+    """arith-student, except that its optimizer update names the new prompt without textgrad's tags."""
+    reply = arith_student(messages, params)
+    return reply.replace("<IMPROVED_VARIABLE>", "New prompt: ").replace("</IMPROVED_VARIABLE>", "")
+
+
+def test_an_update_without_the_tags_is_a_rejected_instruction(tmp_path: Path, make_spec: Any) -> None:
+    """TextualGradientDescent.step: `new_text.split(self.new_variable_tags[0])[1]` raises IndexError without the
+    opening tag; here that reply is a `rejected_output` and the prompt stays."""
+    spec = make_spec(methods=[{"name": "textgrad.TGD", "params": {"max_epochs": 1}}],
+                     models={"s": {"backend": "scripted", "model": "test-textgrad-untagged"}},
+                     roles={"solver": "s", "proposer": "s"})
+    run_experiment(spec, tmp_path / "run")
+    store = RunStore(tmp_path / "run")
+    rejected = [e.payload for e in queries.events(store, ["rejected_output"])]
+    assert rejected and all("New prompt: " in str(r) for r in rejected)
+    assert final_tree(store)["system.md"].strip() == SEED
 
 
 MARK = "Zorblaxquo"

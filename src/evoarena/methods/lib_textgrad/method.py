@@ -150,11 +150,12 @@ class TextGradTGD(Method):
         if not examples:
             return ()
         textgrad()
+        from textgrad.autograd.llm_backward_prompts import CONVERSATION_TEMPLATE
         from textgrad.optimizer.optimizer_prompts import GRADIENT_TEMPLATE, construct_tgd_prompt
 
         contexts = "\n".join(GRADIENT_TEMPLATE.format(
-            context=f"<LM_SYSTEM_PROMPT> {PROBE_PROMPT} </LM_SYSTEM_PROMPT>\n\n<LM_INPUT> {ex.task} </LM_INPUT>\n\n"
-                    f"<LM_OUTPUT> {ex.output.strip()} </LM_OUTPUT>\n\n",
+            context=CONVERSATION_TEMPLATE.format(system_prompt=PROBE_PROMPT, prompt=ex.task,
+                                                 response_value=ex.output.strip()),
             response_desc="response from the language model", variable_desc=self.params.role_description,
             feedback=ex.feedback) for ex in examples)
         prompt = construct_tgd_prompt(
@@ -220,19 +221,21 @@ class TextGradTGD(Method):
             value: int | str = int(fb.passed) if self.params.loss == "correct" else fb.message
             eval_fn = StringBasedFunction(partial(_constant, value), function_purpose=FN_PURPOSE)
             losses.append(eval_fn(inputs=dict(prediction=response, ground_truth_answer=y)))
+        total_loss = tg.sum(losses)
         try:
-            total_loss = tg.sum(losses)
             total_loss.backward(backward)
             system_prompt.gradients = in_batch_order(system_prompt, [query_of(a, t) for t, a in
                                                                      zip(batch, attempts, strict=True)])
-            optimizer.step()
+            try:
+                optimizer.step()
+            except IndexError:  # TGD's parse found no opening tag
+                ctx.reject("instruction", replies[-1] if replies else "", "no <IMPROVED_VARIABLE> span")
+                return None
         except NoReply as err:
             ctx.log("textgrad_no_reply", {"reason": str(err)})
             return None
-        except IndexError:
-            ctx.reject("instruction", replies[-1] if replies else "", "no <IMPROVED_VARIABLE> span")
-            return None
-        state.gradient_memory = [g["value"] for g in optimizer.gradient_memory_dict[system_prompt]]
+        kept = optimizer.gradient_memory_dict[system_prompt][-self.params.gradient_memory:]
+        state.gradient_memory = [g["value"] for g in kept] if self.params.gradient_memory else []
         return str(system_prompt.value)
 
     def _validate(self, ctx: PracticeContext, current: str, proposed: str, state: TgdState) -> Manifest:
@@ -245,6 +248,8 @@ class TextGradTGD(Method):
             ctx.harness.write("system.md", proposed)
             return Manifest(intent=f"TextGrad {where}: new system prompt", evidence="no validation run")
         val = self._val_accuracy(ctx, proposed)
+        if not state.validation_acc:  # validation turned on in a resumed run: the kept prompt's accuracy first
+            state.validation_acc.append(self._val_accuracy(ctx, current))
         previous = state.validation_acc[-1]
         kept = keeps(val, previous)
         ctx.log("textgrad_step", {"epoch": state.epoch, "step": state.step, "val": val, "previous": previous,
