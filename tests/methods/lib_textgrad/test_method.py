@@ -98,6 +98,9 @@ def test_scripted_run_optimises_the_prompt_through_the_cells_roles(tmp_path: Pat
         new_variable_start_tag="<IMPROVED_VARIABLE>", new_variable_end_tag="</IMPROVED_VARIABLE>")}
     test = [r["score"] for r in store.query("SELECT score FROM attempts WHERE phase='test'")]
     assert sum(test) / len(test) == 1.0
+    (row,) = json.loads((tmp_path / "run" / "results.json").read_text())["views"]["textgrad"]["cells"]
+    assert row["kept"] == row["steps"] >= 1 and row["val"][0] < row["val"][-1] == 1.0
+    assert 'id="textgrad-steps"' in (tmp_path / "run" / "report.html").read_text()
 
 
 def test_a_reverted_step_keeps_the_last_prompt(tmp_path: Path, make_spec: Any, monkeypatch: pytest.MonkeyPatch
@@ -114,6 +117,8 @@ def test_a_reverted_step_keeps_the_last_prompt(tmp_path: Path, make_spec: Any, m
     assert state is not None and state.prompt == [SEED] * 3 and len(set(state.validation_acc)) == 1
     steps = [json.loads(r["payload"]) for r in store.query("SELECT payload FROM events WHERE kind='textgrad_step'")]
     assert [s["kept"] for s in steps] == [False, False]
+    (row,) = json.loads((tmp_path / "run" / "results.json").read_text())["views"]["textgrad"]["cells"]
+    assert (row["steps"], row["kept"], row["reverted"]) == (2, 0, 2) and len(set(row["val"])) == 1
 
 
 def test_budget_running_out_mid_optimisation_keeps_the_best_prompt(tmp_path: Path, make_spec: Any) -> None:
@@ -145,6 +150,8 @@ def test_an_update_without_the_tags_is_a_rejected_instruction(tmp_path: Path, ma
     store = RunStore(tmp_path / "run")
     rejected = [e.payload for e in queries.events(store, ["rejected_output"])]
     assert rejected and all("New prompt: " in str(r) for r in rejected)
+    (row,) = json.loads((tmp_path / "run" / "results.json").read_text())["views"]["textgrad"]["cells"]
+    assert row["rejected"] == row["steps"] == len(rejected) and row["kept"] == 0
     assert final_tree(store)["system.md"].strip() == SEED
 
 

@@ -174,6 +174,7 @@ class TextGradTGD(Method):
             state.prompt.append(current)
             if self.params.run_validation:
                 state.validation_acc.append(self._val_accuracy(ctx, current))
+                ctx.log("textgrad_seed", {"val": state.validation_acc[0]})
         p = self.params
         batch = next_batch(state, ctx.train, ctx.rng, p.batch_size, p.max_epochs, p.steps_per_epoch)
         if batch is None:
@@ -244,6 +245,7 @@ class TextGradTGD(Method):
         if proposed != current:
             ctx.candidate(self._tree(ctx, proposed), intent=f"TextGrad {where}: the optimizer's new system prompt")
         if not self.params.run_validation:
+            ctx.log("textgrad_step", {"epoch": state.epoch, "step": state.step, "val": None, "kept": True})
             state.prompt.append(proposed)
             ctx.harness.write("system.md", proposed)
             return Manifest(intent=f"TextGrad {where}: new system prompt", evidence="no validation run")
