@@ -79,7 +79,7 @@ def test_loader_shuffles_each_epoch_and_stops_after_max_epochs() -> None:
 def test_scripted_run_optimises_the_prompt_through_the_cells_roles(tmp_path: Path, make_spec: Any) -> None:
     """A scripted run: the optimizer's updates are accepted (the rules appear in system.md), every call is the
     solver's or the proposer's, the proposer's system prompts are textgrad's own, and test accuracy beats the seed.
-    ~3 s when it is the session's first textgrad import (textgrad imports litellm, ~2.5 s); the run itself ~0.3 s."""
+    3–7 s when it is the session's first textgrad import (textgrad imports litellm: 2.5–6 s by load); the run ~0.3 s."""
     store = run(tmp_path, make_spec)
     tree = final_tree(store)
     assert any(rule in tree["system.md"] for rule in (RULES["sub"], RULES["mul"]))
