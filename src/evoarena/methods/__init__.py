@@ -17,6 +17,7 @@ from evoarena.methods.gepa import Gepa
 from evoarena.methods.hgm import Hgm
 from evoarena.methods.history import History
 from evoarena.methods.jitrl import JitRLMethod
+from evoarena.methods.lib_textgrad import TextGradTGD
 from evoarena.methods.meta_harness import MetaHarness
 from evoarena.methods.prompting import generator_output, render_prompt
 from evoarena.methods.reasoning_bank import ReasoningBank
@@ -43,6 +44,7 @@ __all__ = [
     "ReasoningBank",
     "Reflexion",
     "SkillProx",
+    "TextGradTGD",
     "TfGrpo",
     "generator_output",
     "render_prompt",

@@ -5,7 +5,8 @@ prompt already holds a lesson for that family (a reflection naming the rule, or 
 the same family), and otherwise makes the classic mistake of adding every number it sees (for a bare sum, it restates
 the expression, as the small base model does zero-shot).
 As reflector (a prompt ending in "Reflection:") it states the rule for the failed question's family; as HGM's
-proposer it diagnoses a failed question by its family's rule and adds that rule to the harness (`hgm_roles`).
+proposer it diagnoses a failed question by its family's rule and adds that rule to the harness (`hgm_roles`); as
+TextGrad's backward and optimizer engines it names that rule and appends it to the system prompt (`textgrad_roles`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from evoarena.benchmarks.arith.generator import family_of
 from evoarena.models.base import GenParams, Message
 from evoarena.scripted.hgm_roles import answer as hgm_answer
 from evoarena.scripted.hgm_roles import is_hgm_prompt
+from evoarena.scripted.textgrad_roles import answer as textgrad_answer
+from evoarena.scripted.textgrad_roles import is_textgrad_prompt
 
 RULES = {
     "add": "When more items are received, add them to the starting amount.",
@@ -75,6 +78,8 @@ def family_rule(task: str, feedback: str) -> str | None:
 def arith_student(messages: Sequence[Message], params: GenParams) -> str:
     if is_hgm_prompt(messages):
         return hgm_answer(messages, family_rule)
+    if is_textgrad_prompt(messages):
+        return textgrad_answer(messages, family_rule)
     text = "\n\n".join(m.content for m in messages)
     if text.rstrip().endswith("Reflection:"):
         q = re.search(r"^Question: (.+)$", text, flags=re.M)
