@@ -20,7 +20,7 @@ FINDINGS = DOCS / "findings.md"
 METHOD_PAGES = DOCS / "methods"
 SECTION = re.compile(r"^## (\d+)\. (.+)\n", re.M)
 DECLARATION = re.compile(r"<!-- evidence(?:: (?P<none>none\b[^\n]*?) -->|\n(?P<body>.*?)\n-->)\n", re.S)
-BLOCK = re.compile(r"(<!-- evidence: method (\w+) -->\n)(.*?)(<!-- /evidence -->)", re.S)
+BLOCK = re.compile(r"(<!-- evidence: method ([\w.]+) -->\n)(.*?)(<!-- /evidence -->)", re.S)
 MODELS = {
     "1.5B": "Qwen2.5-Coder-1.5B-Instruct",
     "0.5B": "Qwen2.5-Coder-0.5B-Instruct",
