@@ -5,7 +5,9 @@ prompt already holds a lesson for that family (a reflection naming the rule, or 
 the same family), and otherwise makes the classic mistake of adding every number it sees (for a bare sum, it restates
 the expression, as the small base model does zero-shot).
 As reflector (a prompt ending in "Reflection:") it states the rule for the failed question's family; as HGM's
-proposer it diagnoses a failed question by its family's rule and adds that rule to the harness (`hgm_roles`).
+proposer it diagnoses a failed question by its family's rule and adds that rule to the harness (`hgm_roles`); as
+AHE's evolve agent, Autogenesis's and Meta-Harness's proposer it writes a failed family's rule into the harness
+(`ahe_roles`, `autogenesis_roles`, `meta_harness_roles`).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from collections.abc import Sequence
 from evoarena.api import policy
 from evoarena.benchmarks.arith.generator import family_of
 from evoarena.models.base import GenParams, Message
+from evoarena.scripted import ahe_roles, autogenesis_roles, meta_harness_roles
 from evoarena.scripted.hgm_roles import answer as hgm_answer
 from evoarena.scripted.hgm_roles import is_hgm_prompt
 
@@ -75,6 +78,13 @@ def family_rule(task: str, feedback: str) -> str | None:
 def arith_student(messages: Sequence[Message], params: GenParams) -> str:
     if is_hgm_prompt(messages):
         return hgm_answer(messages, family_rule)
+    if ahe_roles.is_ahe_prompt(messages):
+        return ahe_roles.answer(messages, family_rule)
+    if autogenesis_roles.is_autogenesis_prompt(messages):
+        return autogenesis_roles.answer(messages, family_rule)
+    if meta_harness_roles.is_meta_harness_prompt(messages):  # without traces it knows the rules of word problems
+        return meta_harness_roles.answer(messages, meta_harness_roles.of_failures(family_rule),
+                                         known=[RULES[f] for f in _KEYWORD])
     text = "\n\n".join(m.content for m in messages)
     if text.rstrip().endswith("Reflection:"):
         q = re.search(r"^Question: (.+)$", text, flags=re.M)
