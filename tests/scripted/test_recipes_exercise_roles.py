@@ -20,15 +20,6 @@ from evoarena.store import RunStore, queries
 RECIPES = Path(__file__).resolve().parents[2] / "recipes"
 # benchmark params cut where a recipe sets them (never raised)
 CUTS = {"n_test": 6, "n_val": 4, "chains": 2, "tasks": 22, "episodes": 2}
-# recipes whose scripted run still rejects every reply of an update role, with why
-KNOWN = {
-    "ahe-arith": "arith-student does not play AHE's evolver: no JSON manifest with a 'changes' list",
-    "ahe-repair": "the humaneval scripted model echoes AHE's evolve prompt: the manifest is cut off at max_tokens",
-    "autogenesis-arith": "arith-student does not play Autogenesis's proposer: its selection names no resource",
-    "meta-harness-arith": "arith-student does not play Meta-Harness's proposer: no FINAL JSON with `files`",
-    "meta-harness-labels": "labels-student does not play Meta-Harness's proposer: no FINAL JSON with `files`",
-    "textworld-learning": "the textworld explorer answers EvoTest's evolver with an action: no guiding prompt",
-}
 
 
 def narrowed(path: Path) -> ExperimentSpec:
@@ -59,8 +50,7 @@ def starved_roles(store: RunStore) -> list[str]:
 
 def _case(path: Path) -> object:
     spec = load_spec(path)
-    reason = KNOWN.get(path.stem)
-    marks = [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
+    marks: list[pytest.MarkDecorator] = []
     if "scripted" not in spec.models:
         marks = [pytest.mark.skip(reason="the recipe defines no scripted model")]
     elif all(set(method_class(m.name).roles) <= {"solver"} for m in spec.methods):

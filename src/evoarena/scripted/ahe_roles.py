@@ -62,7 +62,10 @@ def answer(messages: Sequence[Message], lesson: Lesson) -> str:
                   next((n for n in names if not n.endswith("*.md")), None))
     for n, (found, fixes) in enumerate(taught.items(), 1):
         if "skills/*.md" in names:
-            path, body = f"skills/{_slug(found)}.md", f"{found}\n"
+            slug = _slug(found)
+            path = next(f"skills/{slug}{i or ''}.md" for i in range(len(taught) + 1)
+                        if f"skills/{slug}{i or ''}.md" not in {*new, *files})
+            body = f"{found}\n"
         elif target is not None:
             path, body = target, _appended(new.get(target, files.get(target, "")), [found])
         else:

@@ -1,10 +1,11 @@
-"""`labels-learner`: the `labels-student` solver that also plays HGM's proposer (evidence: mechanism).
+"""`labels-learner`: the `labels-student` solver that also plays HGM's and Meta-Harness's proposer (evidence:
+mechanism).
 
 As HGM's diagnosis it turns a failed ticket whose feedback names the expected label into one rule line the student
 reads, `<expected label>: <the ticket's words>` (words of four letters or more, label names left out); the
-improvement appends that line to the harness (`hgm_roles`). As Meta-Harness's proposer it reads every ticket of the best candidate's
-traces and writes, per label, the words that only that label's tickets hold (`cue_lines`, `meta_harness_roles`). Feedback without an expected label gives no
-lesson."""
+improvement appends that line to the harness (`hgm_roles`). Feedback without an expected label gives no lesson. As
+Meta-Harness's proposer it reads every ticket of the best candidate's traces and writes, per label, the words that
+only that label's tickets hold (`cue_lines`, `meta_harness_roles`)."""
 
 from __future__ import annotations
 
@@ -46,10 +47,10 @@ def cue_lines(traces: Sequence[tuple[str, str]]) -> list[str]:
             found = {w for w in re.findall(r"[a-z]+", ticket.group(1).lower()) if len(w) >= MIN_CUE and w not in names}
             words.setdefault(label.group(1), set()).update(found)
     lines = []
-    for label, mine in sorted(words.items()):
-        theirs = set().union(*(w for other, w in words.items() if other != label))
+    for name, mine in sorted(words.items()):
+        theirs = set().union(*(w for other, w in words.items() if other != name))
         if mine - theirs:
-            lines.append(f"{label}: {', '.join(sorted(mine - theirs))}")
+            lines.append(f"{name}: {', '.join(sorted(mine - theirs))}")
     return lines
 
 

@@ -1,13 +1,13 @@
 """How a scripted policy plays Meta-Harness's proposer over the plain-text tool protocol (evidence: mechanism;
 meta_harness/prompts/propose.md). Where its access mode shows traces (`full`) and it has a tool call left, it first
 reads the current best candidate's traces (`TOOL: read candidates/<best>/traces.md`) and draws its lessons from them
-(a `Study`: e.g. the lesson of each failed task, `of_failures`). Where it cannot read traces, it falls back on what it knows of
-the domain without them (`known`: lessons a model brings, none for a hidden rule), one guess per candidate. Then it
+(a `Study`: e.g. the lesson of each failed task, `of_failures`). Where it cannot read traces, it guesses from what it
+knows of the domain (`known`: lessons a model brings, none for a hidden rule), one guess per candidate. Then it
 answers `FINAL:` with the lessons the best harness does not hold yet: the exploit candidate appends them to the
-system prompt, the explore candidate writes them as notes (`memory/lessons.md`), a different component; with nothing new it proposes a short
-note to read the task closely (a candidate that still passes the interface check, as a weak proposer's would). It
-names the best as the candidate it edits (`base_system`) where asked. The prompt is recognised by its first line
-(`PROPOSE`)."""
+system prompt, the explore candidate writes them as notes (`memory/lessons.md`), a different component; with
+nothing new it proposes a short note to read the task closely (a candidate that still passes the interface check,
+as a weak proposer's would). It names the best as the candidate it edits (`base_system`) where asked. The prompt is
+recognised by its first line (`PROPOSE`)."""
 
 from __future__ import annotations
 
