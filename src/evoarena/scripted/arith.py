@@ -18,9 +18,14 @@ from collections.abc import Sequence
 from evoarena.api import policy
 from evoarena.benchmarks.arith.generator import family_of
 from evoarena.models.base import GenParams, Message
-from evoarena.scripted import ahe_roles, autogenesis_roles, meta_harness_roles
+from evoarena.scripted.ahe_roles import answer as ahe_answer
+from evoarena.scripted.ahe_roles import is_ahe_prompt
+from evoarena.scripted.autogenesis_roles import answer as autogenesis_answer
+from evoarena.scripted.autogenesis_roles import is_autogenesis_prompt
 from evoarena.scripted.hgm_roles import answer as hgm_answer
 from evoarena.scripted.hgm_roles import is_hgm_prompt
+from evoarena.scripted.meta_harness_roles import answer as meta_harness_answer
+from evoarena.scripted.meta_harness_roles import is_meta_harness_prompt, of_failures
 
 RULES = {
     "add": "When more items are received, add them to the starting amount.",
@@ -78,13 +83,13 @@ def family_rule(task: str, feedback: str) -> str | None:
 def arith_student(messages: Sequence[Message], params: GenParams) -> str:
     if is_hgm_prompt(messages):
         return hgm_answer(messages, family_rule)
-    if ahe_roles.is_ahe_prompt(messages):
-        return ahe_roles.answer(messages, family_rule)
-    if autogenesis_roles.is_autogenesis_prompt(messages):
-        return autogenesis_roles.answer(messages, family_rule)
-    if meta_harness_roles.is_meta_harness_prompt(messages):  # without traces it knows the rules of word problems
-        return meta_harness_roles.answer(messages, meta_harness_roles.of_failures(family_rule),
-                                         known=[RULES[f] for f in _KEYWORD])
+    if is_ahe_prompt(messages):
+        return ahe_answer(messages, family_rule)
+    if is_autogenesis_prompt(messages):
+        return autogenesis_answer(messages, family_rule)
+    if is_meta_harness_prompt(messages):  # without traces it knows the rules of word problems
+        return meta_harness_answer(messages, of_failures(family_rule),
+                                   known=[RULES[f] for f in _KEYWORD])
     text = "\n\n".join(m.content for m in messages)
     if text.rstrip().endswith("Reflection:"):
         q = re.search(r"^Question: (.+)$", text, flags=re.M)

@@ -18,7 +18,8 @@ from evoarena.api import policy
 from evoarena.benchmarks.humaneval.mutate import KINDS, Mutation, mutations
 from evoarena.benchmarks.humaneval.problems import Problem, problems
 from evoarena.models.base import GenParams, Message
-from evoarena.scripted import ahe_roles
+from evoarena.scripted.ahe_roles import answer as ahe_answer
+from evoarena.scripted.ahe_roles import is_ahe_prompt
 
 CHECKS = {
     "compare": "Check every comparison's boundary: < against <=, > against >=, == against !=.",
@@ -61,8 +62,8 @@ def checklist(task: str, feedback: str) -> str | None:
 
 @policy("humaneval-repairer")
 def humaneval_repairer(messages: Sequence[Message], params: GenParams) -> str:
-    if ahe_roles.is_ahe_prompt(messages):
-        return ahe_roles.answer(messages, checklist)
+    if is_ahe_prompt(messages):
+        return ahe_answer(messages, checklist)
     last = messages[-1].content if messages else ""
     code = _CODE.search(last)
     if code is None:

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 
 from evoarena.api import policy
 from evoarena.models import GenParams, Message, PolicyReply
-from evoarena.scripted import evotest_textworld
+from evoarena.scripted.evotest_textworld import TRY_FIRST, evolve, first_tries, is_evolve_prompt
 from evoarena.scripted.jitrl_roles import answer
 
 
@@ -24,7 +24,7 @@ def ranking(text: str) -> list[str]:
 
 def guided(guide: str) -> Callable[[str], list[str]]:
     """`ranking` with the actions `guide` asks to try first (those listed and not yet taken) in front."""
-    first = evotest_textworld.first_tries(guide)
+    first = first_tries(guide)
 
     def rank(text: str) -> list[str]:
         ranked = ranking(text)
@@ -40,7 +40,7 @@ def scoring(steps: list[tuple[str, str, float]], final: str) -> list[int]:
 
 @policy("jitrl-textworld")
 def jitrl_textworld(messages: Sequence[Message], params: GenParams) -> str | PolicyReply:
-    if messages and evotest_textworld.is_evolve_prompt(messages[-1].content):
-        return evotest_textworld.evolve(messages[-1].content)
+    if messages and is_evolve_prompt(messages[-1].content):
+        return evolve(messages[-1].content)
     guide = "\n".join(m.content for m in messages[:-1])
-    return answer(messages, guided(guide) if evotest_textworld.TRY_FIRST in guide else ranking, scoring)
+    return answer(messages, guided(guide) if TRY_FIRST in guide else ranking, scoring)

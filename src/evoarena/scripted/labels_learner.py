@@ -15,9 +15,10 @@ from collections.abc import Sequence
 from evoarena.api import policy
 from evoarena.benchmarks.labels.scripted import labels_student
 from evoarena.models.base import GenParams, Message
-from evoarena.scripted import meta_harness_roles
 from evoarena.scripted.hgm_roles import answer as hgm_answer
 from evoarena.scripted.hgm_roles import is_hgm_prompt
+from evoarena.scripted.meta_harness_roles import answer as meta_harness_answer
+from evoarena.scripted.meta_harness_roles import is_meta_harness_prompt
 
 _EXPECTED = re.compile(r"The expected label is ([^.\s]+)\.")
 _LABEL = re.compile(r"(?:The expected label is|^Correct:) ([^.\s]+)\.")
@@ -58,6 +59,6 @@ def cue_lines(traces: Sequence[tuple[str, str]]) -> list[str]:
 def labels_learner(messages: Sequence[Message], params: GenParams) -> str:
     if is_hgm_prompt(messages):
         return hgm_answer(messages, cue_line)
-    if meta_harness_roles.is_meta_harness_prompt(messages):  # the rule is hidden: it knows no cue without traces
-        return meta_harness_roles.answer(messages, cue_lines)
+    if is_meta_harness_prompt(messages):  # the rule is hidden: it knows no cue without traces
+        return meta_harness_answer(messages, cue_lines)
     return labels_student(messages, params)
