@@ -61,6 +61,15 @@ def test_ahes_prompt_only_evolver_puts_both_rules_in_one_change_of_the_system_pr
     assert proposal.edits[0]["system.md"] == f"Solve it.\n- {RULES['sub']}\n- {RULES['mul']}\n"
 
 
+def test_ahes_evolver_manifest_survives_a_harness_that_holds_a_code_fence() -> None:
+    """A file holding ``` (humaneval's system prompt) must not end the ```json block early: the policy escapes
+    backticks in its JSON strings (recipes/ahe-repair.yaml's prompt-only arm)."""
+    base = {"system.md": "Reply in one ```python code block.\n"}
+    proposal = ahe_parse(_ask(_evolve_prompt(["prompt"], base)), components=["system.md"], current=base,
+                         snapshot=None, iteration=1)
+    assert proposal.edits[0]["system.md"].startswith("Reply in one ```python code block.\n- ")
+
+
 def test_ahes_evolver_leaves_a_harness_that_holds_the_rules_as_it_is() -> None:
     """evolve.md: `Reply {"changes": [], "files": {}} to leave the harness as it is.`"""
     base = {"system.md": f"Solve it.\n{RULES['sub']}\n{RULES['mul']}\n"}

@@ -80,4 +80,6 @@ def answer(messages: Sequence[Message], lesson: Lesson) -> str:
                             "predicted_fixes": fixes, "risk_tasks": [],
                             "why_this_component": "a rule the assistant reads with each task"})
         new[path] = body
-    return "```json\n" + json.dumps({"changes": changes, "files": new}, indent=1) + "\n```"
+    # a backtick only ever stands inside a JSON string: escaped, a file that holds a fence cannot end the block
+    body = json.dumps({"changes": changes, "files": new}, indent=1).replace("`", "\\u0060")
+    return f"```json\n{body}\n```"

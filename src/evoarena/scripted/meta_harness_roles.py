@@ -85,4 +85,4 @@ def answer(messages: Sequence[Message], study: Study, known: Sequence[str] = ())
         "expected_efficiency": "more characters: one line per rule", "files": {path: body + "\n"}}
     if "\"base_system\"" in text:
         proposal["base_system"] = best
-    return "FINAL:\n```json\n" + json.dumps(proposal, indent=1) + "\n```"
+    return "FINAL:\n```json\n" + json.dumps(proposal, indent=1).replace("`", "\\u0060") + "\n```"  # as ahe_roles
