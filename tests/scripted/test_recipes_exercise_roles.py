@@ -1,9 +1,10 @@
-"""Every recipe's `--model scripted` run exercises its methods' update roles (evidence: mechanism): in each cell, a
-method whose update roles (every role but the solver) were called must not have had every one of those replies
-rejected (`rejected_output` events against the roles' calls in the run store; a rejection names what was rejected,
-not the role, so a cell's update roles are counted together). Runs are narrowed to stay fast: the first seed, at
-most 2 epochs, few test tasks (as tests/protocol/test_results_pinned.py narrows), the first condition of each method.
-Recipes without a scripted model or without an update role are skipped."""
+"""Every recipe's `--model scripted` run exercises its methods' update roles (evidence: mechanism): in each cell, no
+update role (every role but the solver) that was called may have had every one of its replies rejected. A rejection
+(`rejected_output`) names the role of the reply it refuses; one that refuses only a part of a reply (`part`: an
+operation, a change, a tool call) leaves the rest of it adopted and is not counted; one that names no role (a run
+from before rejections named it, or a program's failure) is not counted either. Runs are narrowed to stay fast: the
+first seed, at most 2 epochs, few test tasks (as tests/protocol/test_results_pinned.py narrows), the first condition
+of each method. Recipes without a scripted model or without an update role are skipped."""
 
 from __future__ import annotations
 
@@ -19,17 +20,6 @@ from evoarena.store import RunStore, queries
 RECIPES = Path(__file__).resolve().parents[2] / "recipes"
 # benchmark params cut where a recipe sets them (never raised)
 CUTS = {"n_test": 6, "n_val": 4, "chains": 2, "tasks": 22, "episodes": 2}
-# recipes whose scripted run still rejects every reply of an update role, with why
-KNOWN = {
-    "ahe-arith": "arith-student does not play AHE's evolver: no JSON manifest with a 'changes' list",
-    "ahe-repair": "the humaneval scripted model echoes AHE's evolve prompt: the manifest is cut off at max_tokens",
-    "autogenesis-arith": "arith-student does not play Autogenesis's proposer: its selection names no resource",
-    "bpe-household": "BPE rejects per operation (past the 8 allowed), not per reply: its consolidator replies are "
-                     "kept in part, yet rejections outnumber calls",
-    "meta-harness-arith": "arith-student does not play Meta-Harness's proposer: no FINAL JSON with `files`",
-    "meta-harness-labels": "labels-student does not play Meta-Harness's proposer: no FINAL JSON with `files`",
-    "textworld-learning": "the textworld explorer answers EvoTest's evolver with an action: no guiding prompt",
-}
 
 
 def narrowed(path: Path) -> ExperimentSpec:
@@ -43,23 +33,24 @@ def narrowed(path: Path) -> ExperimentSpec:
 
 
 def starved_roles(store: RunStore) -> list[str]:
-    """Cells whose update roles were called and had every reply rejected, as `cell: roles (calls, rejected)`."""
-    rejected: dict[str | None, int] = {}
+    """Update roles of a cell that were called and had as many whole replies rejected, as `cell/role (calls,
+    rejected)`."""
+    rejected: dict[tuple[str | None, str], int] = {}
     for e in queries.events(store, ["rejected_output"]):
-        rejected[e.cell] = rejected.get(e.cell, 0) + 1
-    calls: dict[str | None, dict[str, int]] = {}
+        role = e.payload.get("role")
+        if role is not None and not e.payload.get("part"):
+            rejected[(e.cell, role)] = rejected.get((e.cell, role), 0) + 1
+    calls: dict[tuple[str | None, str], int] = {}
     for c in queries.calls(store, errors=False):
         if c.role != "solver" and c.phase != "probe":
-            calls.setdefault(c.cell, {}).setdefault(c.role, 0)
-            calls[c.cell][c.role] += 1
-    return [f"{cell}: {roles} ({sum(roles.values())} calls, {rejected.get(cell, 0)} rejected)"
-            for cell, roles in calls.items() if rejected.get(cell, 0) >= sum(roles.values())]
+            calls[(c.cell, c.role)] = calls.get((c.cell, c.role), 0) + 1
+    return [f"{cell}/{role} ({n} calls, {rejected.get((cell, role), 0)} rejected)"
+            for (cell, role), n in calls.items() if rejected.get((cell, role), 0) >= n]
 
 
 def _case(path: Path) -> object:
     spec = load_spec(path)
-    reason = KNOWN.get(path.stem)
-    marks = [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
+    marks: list[pytest.MarkDecorator] = []
     if "scripted" not in spec.models:
         marks = [pytest.mark.skip(reason="the recipe defines no scripted model")]
     elif all(set(method_class(m.name).roles) <= {"solver"} for m in spec.methods):

@@ -6,7 +6,9 @@ the same family), and otherwise makes the classic mistake of adding every number
 the expression, as the small base model does zero-shot).
 As reflector (a prompt ending in "Reflection:") it states the rule for the failed question's family; as HGM's
 proposer it diagnoses a failed question by its family's rule and adds that rule to the harness (`hgm_roles`); as
-TextGrad's backward and optimizer engines it names that rule and appends it to the system prompt (`textgrad_roles`).
+AHE's evolve agent, Autogenesis's and Meta-Harness's proposer it writes a failed family's rule into the harness
+(`ahe_roles`, `autogenesis_roles`, `meta_harness_roles`); as TextGrad's backward and optimizer engines it names
+that rule and appends it to the system prompt (`textgrad_roles`).
 """
 
 from __future__ import annotations
@@ -17,10 +19,16 @@ from collections.abc import Sequence
 from evoarena.api import policy
 from evoarena.benchmarks.arith.generator import family_of
 from evoarena.models.base import GenParams, Message
+from evoarena.scripted.ahe_roles import answer as ahe_answer
+from evoarena.scripted.ahe_roles import is_ahe_prompt
+from evoarena.scripted.autogenesis_roles import answer as autogenesis_answer
+from evoarena.scripted.autogenesis_roles import is_autogenesis_prompt
 from evoarena.scripted.hgm_roles import answer as hgm_answer
 from evoarena.scripted.hgm_roles import is_hgm_prompt
 from evoarena.scripted.textgrad_roles import answer as textgrad_answer
 from evoarena.scripted.textgrad_roles import is_textgrad_prompt
+from evoarena.scripted.meta_harness_roles import answer as meta_harness_answer
+from evoarena.scripted.meta_harness_roles import is_meta_harness_prompt, of_failures
 
 RULES = {
     "add": "When more items are received, add them to the starting amount.",
@@ -80,6 +88,13 @@ def arith_student(messages: Sequence[Message], params: GenParams) -> str:
         return hgm_answer(messages, family_rule)
     if is_textgrad_prompt(messages):
         return textgrad_answer(messages, family_rule)
+    if is_ahe_prompt(messages):
+        return ahe_answer(messages, family_rule)
+    if is_autogenesis_prompt(messages):
+        return autogenesis_answer(messages, family_rule)
+    if is_meta_harness_prompt(messages):  # without traces it knows the rules of word problems
+        return meta_harness_answer(messages, of_failures(family_rule),
+                                   known=[RULES[f] for f in _KEYWORD])
     text = "\n\n".join(m.content for m in messages)
     if text.rstrip().endswith("Reflection:"):
         q = re.search(r"^Question: (.+)$", text, flags=re.M)

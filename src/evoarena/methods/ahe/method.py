@@ -233,7 +233,7 @@ class Ahe(Method):
             ctx.reject("manifest", reply.text, str(err))
             return empty
         for _, why in proposal.refused:
-            ctx.reject("change", reply.text, why)
+            ctx.reject("change", reply.text, why, part=True)
         return proposal
 
     def evolve_prompt(self, round_: int, outcomes: Mapping[str, str], failures: Sequence[dict[str, str]],

@@ -256,7 +256,7 @@ class BPE(Method):
         done, refused = apply_ops(bank, ops, episode, source=mode, max_ops=p.max_ops,
                                   evidence=state.evidence)
         for op, why in refused:
-            ctx.reject("consolidator operation" if mode == "model" else "rule operation", op.line(), why)
+            ctx.reject("consolidator operation" if mode == "model" else "rule operation", op.line(), why, part=True)
         counts = {k: sum(d["op"] == k for d in done) for k in ("add", "update", "remove")}
         counts["evicted"] = sum(bool(d.get("evicted")) for d in done)
         counts["refused"] = len(refused)

@@ -187,9 +187,10 @@ def _record_rejections(ctx: PracticeContext, refinements: list[RefinementRecord]
     for r in refinements:
         for name, result in r.passes.items():
             if result.status == "rejected":
-                ctx.reject(f"refiner {name} reply", result.raw or "", result.reason or "")
+                ctx.reject(f"refiner {name} reply", result.raw or "", result.reason or "", role="refiner")
                 n += 1
             for refused in result.refused or []:
-                ctx.reject(f"refiner {name} entry", refused.entry, refused.reason)
+                ctx.reject(f"refiner {name} entry", refused.entry, refused.reason, part=True,
+                           role="refiner")
                 n += 1
     return n

@@ -305,7 +305,7 @@ class EvoTest(Method):
             rejected.extend([part for part, _ in err.refused] + ["evolver reply"])
             return None
         for part, why in evolved.refused:
-            ctx.reject(part, reply.text, why)
+            ctx.reject(part, reply.text, why, part=True)
             rejected.append(part)
         config = dict(parent.config)
         if evolved.prompt is not None:

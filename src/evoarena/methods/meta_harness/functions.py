@@ -76,7 +76,7 @@ def _take_tool_turn(ctx: PracticeContext, prop: _Proposal, reply: Reply | None, 
             prop.used += 1
             output, malformed = run_function(history, call)
             if malformed is not None:
-                ctx.reject("tool call", f"{call.name} {call.arguments}", malformed)
+                ctx.reject("tool call", f"{call.name} {call.arguments}", malformed, part=True)
         prop.messages.append(Message("tool", output, tool_call_id=call.id))
     if prop.used >= limit:
         prop.reading = False

@@ -206,9 +206,15 @@ class StepContext:
         """The reference answer of a train task (as DSPy's labeled demos use). Val and test are refused."""
         return self._port.call(Label(task_id=task.id))
 
-    def reject(self, what: str, raw: str, reason: str) -> None:
-        """Record malformed model output that the method refused to adopt."""
-        self._port.call(Event(kind="rejected_output", payload={"what": what, "reason": reason, "raw": raw[:4000]}))
+    def reject(self, what: str, raw: str, reason: str, *, part: bool = False, role: str | None = None) -> None:
+        """See `api.PracticeContext.reject`: the cell adds the role of the step's last model call unless `role`
+        names it."""
+        payload: dict[str, Any] = {"what": what, "reason": reason, "raw": raw[:4000]}
+        if part:
+            payload["part"] = True
+        if role is not None:
+            payload["role"] = role
+        self._port.call(Event(kind="rejected_output", payload=payload))
 
     def log(self, kind: str, payload: dict[str, Any]) -> None:
         """An event in the run's log, stored as the method's; a kind the runner writes is refused by the cell."""

@@ -96,10 +96,12 @@ class StepService(Server):
         self._submitted: dict[str, int] = {}
         self.attempt_rows: list[AttemptRow] = []
         self.rejections = 0
+        self._last_role: str | None = None  # the role of the method's last model call, named by its rejections
         self.candidates: list[Candidate] = []  # saved as versions with the step's unit
 
     @handles(Complete)
     def _complete(self, op: Complete) -> Completion:
+        self._last_role = op.role
         return self._role_model(op.role).complete(list(op.messages), op.params, sample_index=op.sample_index)
 
     def _role_model(self, role: str) -> RoleModel:
@@ -178,6 +180,7 @@ class StepService(Server):
     def _calls(self, role: str, chats: list[list[Message]], gen: GenParams,
                sample_indices: tuple[int, ...]) -> list[Completion | None]:
         model = self._role_model(role)
+        self._last_role = role
 
         def one(pair: tuple[list[Message], int]) -> Completion | None:
             try:
@@ -210,13 +213,16 @@ class StepService(Server):
 
     @handles(Event)
     def _event(self, op: Event) -> None:
-        """A method's event (`ctx.log`, `ctx.reject`), stored as the method's; a kind the runner writes is refused."""
+        """A method's event (`ctx.log`, `ctx.reject`), stored as the method's; a kind the runner writes is refused. A
+        rejection names the role of the method's last model call in this step unless it names one itself."""
         if op.kind in RUNNER_EVENTS:
             raise ValueError(f"ctx.log: event kind {op.kind!r} is written by the runner only; log under a name of "
                              "the method's own")
+        payload = dict(op.payload)
         if op.kind == "rejected_output":
             self.rejections += 1
-        self._on_event(op.kind, dict(op.payload))
+            payload.setdefault("role", self._last_role)
+        self._on_event(op.kind, payload)
 
 
 @dataclass(frozen=True)
