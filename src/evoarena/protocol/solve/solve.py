@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from evoarena.api import Attempt, Benchmark, InteractiveBenchmark, Method, TaskView
+from evoarena.api import Attempt, Benchmark, InteractiveBenchmark, Method, Parsed, TaskView
 from evoarena.models import ModelCallError, RoleModel
 from evoarena.protocol.solve.episode_solve import solve_episode
 from evoarena.protocol.solve.harness_program import HarnessProgramError
@@ -36,6 +36,10 @@ def solve(
         completion = solver.complete(messages, request.params, sample_index=sample_index)
     except ModelCallError as err:
         return Attempt(task.id, "", None, error=str(err), messages=messages)
-    parsed = benchmark.parse(completion.text)
+    reading = method.read_reply(tree, completion.text)
+    if reading.answer is None:  # the method's own reader refused the reply: a parse error with its reason
+        parsed = Parsed(None, f"reply: {reading.error}")
+    else:
+        parsed = benchmark.parse(reading.answer)
     return Attempt(task.id, completion.text, parsed.answer, parsed.error, messages=messages,
                    call_id=getattr(completion, "call_id", None))
