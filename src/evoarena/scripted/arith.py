@@ -4,6 +4,7 @@ As solver it always gets worded addition right; for the other families it answer
 prompt already holds a lesson for that family (a reflection naming the rule, or a worked example of
 the same family), and otherwise makes the classic mistake of adding every number it sees (for a bare sum, it restates
 the expression, as the small base model does zero-shot).
+Given a DSPy program's ChatAdapter prompt it answers in the adapter's fields, the demos being its lessons.
 As reflector (a prompt ending in "Reflection:") it states the rule for the failed question's family; as HGM's
 proposer it diagnoses a failed question by its family's rule and adds that rule to the harness (`hgm_roles`).
 """
@@ -16,6 +17,8 @@ from collections.abc import Sequence
 from evoarena.api import policy
 from evoarena.benchmarks.arith.generator import family_of
 from evoarena.models.base import GenParams, Message
+from evoarena.scripted.dspy_chat import answer as dspy_answer
+from evoarena.scripted.dspy_chat import is_dspy_prompt
 from evoarena.scripted.hgm_roles import answer as hgm_answer
 from evoarena.scripted.hgm_roles import is_hgm_prompt
 
@@ -71,10 +74,17 @@ def family_rule(task: str, feedback: str) -> str | None:
     return RULES.get(family_of(task.strip()))
 
 
+def _with_demos(question: str, demos: list[str]) -> int:
+    seen = "".join(f"Q: {q}\n" for q in demos)
+    return solve_correctly(question) if has_lesson(seen, family_of(question)) else naive_answer(question)
+
+
 @policy("arith-student")
 def arith_student(messages: Sequence[Message], params: GenParams) -> str:
     if is_hgm_prompt(messages):
         return hgm_answer(messages, family_rule)
+    if is_dspy_prompt(messages):  # a DSPy program's ChatAdapter prompt: its demos are the lessons
+        return dspy_answer(messages, _with_demos)
     text = "\n\n".join(m.content for m in messages)
     if text.rstrip().endswith("Reflection:"):
         q = re.search(r"^Question: (.+)$", text, flags=re.M)

@@ -1,0 +1,168 @@
+"""The bridge between DSPy 3.4 and a cell: DSPy imported lazily with its caches off, a `dspy.BaseLM` that calls a
+cell role's model, and a ChatAdapter whose calls of the optimised program on a train/val example are the cell's
+rollouts (graded attempts in the ledger and the budget) of the program's state written as a harness tree."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Mapping
+from functools import lru_cache
+from types import ModuleType, SimpleNamespace
+from typing import Any, Literal
+
+from evoarena.api import Attempt, Parsed, PracticeContext, TaskView
+from evoarena.models import GenParams, Message
+
+PROGRAM = "memory/dspy/program.json"
+"""DSPy's own dump of the program (`Module.dump_state()`): instructions and demos."""
+SIGNATURE = "question -> answer"
+Program = Literal["Predict", "ChainOfThought"]
+
+
+class Halt(BaseException):
+    """The cell refused a call (budget): raised past DSPy's `except Exception` so the optimiser stops where it is."""
+
+
+def load_dspy() -> ModuleType:
+    """DSPy, imported here only (never at evoarena's import), with no network lookup of LiteLLM's cost map and every
+    cache off, so each call reaches the cell's ledger and response cache and nothing is written under HOME."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    os.environ.setdefault("DSPY_CACHEDIR", os.devnull)  # never used: both caches are off below
+    import dspy
+
+    dspy.configure_cache(enable_disk_cache=False, enable_memory_cache=False)
+    return dspy
+
+
+def new_program(kind: Program) -> Any:
+    """The program DSPy optimises: `dspy.Predict` (or `dspy.ChainOfThought`) over `question -> answer`."""
+    dspy = load_dspy()
+    return getattr(dspy, kind)(SIGNATURE)
+
+
+def predictor(program: Any) -> Any:
+    (only,) = program.predictors()
+    return only
+
+
+@lru_cache(maxsize=64)
+def _loaded(kind: Program, state: str) -> Any:
+    program = new_program(kind)
+    program.load_state(json.loads(state))
+    return program
+
+
+def program_of(kind: Program, tree: Mapping[str, str]) -> Any:
+    """The program a harness holds (a fresh one when it holds none); shared, so read it and never change it."""
+    return _loaded(kind, tree.get(PROGRAM) or json.dumps(new_program(kind).dump_state()))
+
+
+def state_text(program: Any) -> str:
+    return json.dumps(program.dump_state(), indent=2, ensure_ascii=False, sort_keys=True, default=str) + "\n"
+
+
+def chat_messages(program: Any, question: str) -> list[Message]:
+    """What the program's ChatAdapter sends for `question` (its instructions, field structure and demos)."""
+    dspy = load_dspy()
+    pred = predictor(program)
+    sent = dspy.ChatAdapter(use_json_adapter_fallback=False).format(pred.signature, pred.demos, {"question": question})
+    return [Message(m["role"], m["content"]) for m in sent]
+
+
+def read_answer(program: Any, text: str) -> Parsed:
+    """The `answer` field as DSPy's ChatAdapter parses it from a reply, or why it cannot."""
+    dspy = load_dspy()
+    from dspy.utils.exceptions import AdapterParseError
+
+    try:
+        fields = dspy.ChatAdapter(use_json_adapter_fallback=False).parse(predictor(program).signature, text)
+    except AdapterParseError as err:
+        first = str(err).strip().splitlines()[0] if str(err).strip() else "unparsable"
+        return Parsed(None, f"DSPy ChatAdapter: {first}"[:200])
+    return Parsed(str(fields["answer"]))
+
+
+def _response(text: str, model: str) -> Any:
+    """An OpenAI-shaped chat completion, as `BaseLM._process_completion` reads one."""
+    message = SimpleNamespace(content=text, tool_calls=None, reasoning_content=None)
+    return SimpleNamespace(choices=[SimpleNamespace(message=message, logprobs=None)], usage={}, model=model)
+
+
+def cell_lm(ctx: PracticeContext, role: str) -> Any:
+    """A `dspy.BaseLM` whose every call is one call of the cell's `role` model (ledgered, cached, budgeted)."""
+    dspy = load_dspy()
+
+    class CellLM(dspy.BaseLM):  # type: ignore[misc, name-defined]
+        def __init__(self) -> None:
+            handle = ctx.model(role)
+            super().__init__(model=f"evoarena/{role}/{handle.model_name}", cache=False)
+            self.role = role
+
+        def forward(self, prompt: str | None = None, messages: list[dict[str, Any]] | None = None,
+                    **kwargs: Any) -> Any:
+            sent = messages if messages is not None else [{"role": "user", "content": prompt or ""}]
+            base = ctx.model(self.role).default_params
+            params = GenParams(**{**base.__dict__, **{k: kwargs[k] for k in ("temperature", "max_tokens")
+                                                       if kwargs.get(k) is not None}})
+            try:
+                done = ctx.model(self.role).complete([Message(m["role"], str(m["content"])) for m in sent], params)
+            except RuntimeError as err:
+                raise halted(err) from None
+            return _response(done.text, self.model)
+
+    return CellLM()
+
+
+def halted(err: BaseException) -> BaseException:
+    """The cell's budget refusal becomes `Halt` (DSPy would count it as one more failed example and go on); any other
+    error is DSPy's to handle."""
+    return Halt(str(err)) if type(err).__name__ == "BudgetExhausted" else err
+
+
+class Rollouts:
+    """The optimiser's calls of the program on the cell's tasks: each one a rollout of the program's state at that
+    call (its instructions and demos as DSPy's own dump), answered with the solver's reply; the attempts kept for
+    the metric, which grades them through the cell."""
+
+    def __init__(self, ctx: PracticeContext, kind: Program, tasks: Mapping[str, TaskView]) -> None:
+        self.ctx, self.kind, self.tasks = ctx, kind, dict(tasks)
+        self.attempts: dict[str, Attempt] = {}
+        self.base = {k: v for k, v in ctx.harness.tree().items() if k != PROGRAM}
+
+    def tree_for(self, signature: Any, demos: list[Any]) -> dict[str, str]:
+        program = new_program(self.kind)
+        pred = predictor(program)
+        pred.signature, pred.demos = signature, list(demos)
+        return {**self.base, PROGRAM: state_text(program)}
+
+    def adapter(self) -> Any:
+        dspy = load_dspy()
+        owner = self
+
+        class CellAdapter(dspy.ChatAdapter):  # type: ignore[misc, name-defined]
+            def __call__(self, lm: Any, lm_kwargs: dict[str, Any], signature: Any, demos: list[Any],
+                         inputs: dict[str, Any]) -> list[dict[str, Any]]:
+                task = owner.tasks.get(str(inputs.get("question")))
+                if task is None or set(signature.input_fields) != {"question"}:
+                    return super().__call__(lm, lm_kwargs, signature, demos, inputs)
+                try:
+                    attempt = owner.ctx.rollout(task, tree=owner.tree_for(signature, demos))
+                except RuntimeError as err:
+                    raise halted(err) from None
+                owner.attempts[task.prompt] = attempt
+                return [self.parse(signature, attempt.text)]
+
+        return CellAdapter(use_json_adapter_fallback=False)
+
+    def metric(self) -> Callable[..., float]:
+        """DSPy's metric: the cell's grade of the rollout the program's prediction came from."""
+
+        def metric(example: Any, prediction: Any, trace: Any = None) -> float:
+            attempt = self.attempts.get(str(example.question))
+            if attempt is None or attempt.error:
+                return 0.0
+            task = self.tasks[str(example.question)]
+            return float(self.ctx.feedback(task, attempt).score)
+
+        return metric
