@@ -3,36 +3,15 @@ pipe (`ReadReply`); the default hands the benchmark the whole reply and sends no
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
+from reply_methods import Fielded, Plain
 
-from evoarena.api import Method, Parsed, PracticeContext, TaskView
-from evoarena.harness import Manifest
+from evoarena.api import Method, Parsed
 from evoarena.protocol.boundary.isolated import isolated
 from evoarena.protocol.boundary.ops import OPS, ReadReply
 from evoarena.protocol.solve.solve import solve
-
-
-class Fielded(Method):
-    """Reads the answer after a `[[ ## answer ## ]]` header; a reply without one is unreadable."""
-
-    name = "test_fielded"
-
-    def read_reply(self, tree: Mapping[str, str], text: str) -> Parsed:
-        head, sep, tail = text.partition("[[ ## answer ## ]]")
-        return Parsed(tail.strip() + tree.get("suffix", "")) if sep else Parsed(None, "no answer field")
-
-    def practice(self, ctx: PracticeContext, task: TaskView) -> Manifest | None:
-        return None
-
-
-class Plain(Method):
-    name = "test_plain"
-
-    def practice(self, ctx: PracticeContext, task: TaskView) -> Manifest | None:
-        return None
 
 
 def test_the_op_is_registered() -> None:
@@ -85,8 +64,8 @@ def test_solve_parses_what_the_method_read() -> None:
     task = bench.build()[0].view()
     raw = "first 5\n[[ ## answer ## ]]\n12"
     got = solve(Fielded(), bench, {}, task, _Solver(raw))  # type: ignore[arg-type]
-    assert (got.text, got.answer, got.error) == (raw, "12", None)
+    assert (got.text, got.answer, got.parse_error) == (raw, "12", None)
     plain = solve(Plain(), bench, {}, task, _Solver(raw))  # type: ignore[arg-type]
     assert plain.answer == "5"  # the default: the benchmark reads the whole reply
     bad = solve(Fielded(), bench, {}, task, _Solver("12"))  # type: ignore[arg-type]
-    assert (bad.answer, bad.error) == (None, "reply: no answer field")
+    assert (bad.answer, bad.parse_error) == (None, "reply: no answer field")
