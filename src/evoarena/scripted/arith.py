@@ -4,7 +4,8 @@ As solver it always gets worded addition right; for the other families it answer
 prompt already holds a lesson for that family (a reflection naming the rule, or a worked example of
 the same family), and otherwise makes the classic mistake of adding every number it sees (for a bare sum, it restates
 the expression, as the small base model does zero-shot).
-Given a DSPy program's ChatAdapter prompt it answers in the adapter's fields, the demos being its lessons.
+Given a DSPy program's ChatAdapter prompt it answers in the adapter's fields, its instructions and demos being its
+lessons; any other DSPy call (an optimiser's proposal) it answers field by field with every family's rule.
 As reflector (a prompt ending in "Reflection:") it states the rule for the failed question's family; as HGM's
 proposer it diagnoses a failed question by its family's rule and adds that rule to the harness (`hgm_roles`).
 """
@@ -12,7 +13,9 @@ proposer it diagnoses a failed question by its family's rule and adds that rule 
 from __future__ import annotations
 
 import re
+import zlib
 from collections.abc import Sequence
+from functools import partial
 
 from evoarena.api import policy
 from evoarena.benchmarks.arith.generator import family_of
@@ -74,9 +77,12 @@ def family_rule(task: str, feedback: str) -> str | None:
     return RULES.get(family_of(task.strip()))
 
 
-def _with_demos(question: str, demos: list[str]) -> int:
-    seen = "".join(f"Q: {q}\n" for q in demos)
-    return solve_correctly(question) if has_lesson(seen, family_of(question)) else naive_answer(question)
+def _with_demos(params: GenParams, question: str, demos: list[str], system: str) -> int:
+    """Right with a lesson in the instructions or demos; without one, sampled at temperature >= 0.5 it is right on a
+    third of (question, seed) pairs, so optimisers that resample (SIMBA, bootstrap rounds) see varied outcomes."""
+    seen = system + "\n" + "".join(f"Q: {q}\n" for q in demos)
+    lucky = params.temperature >= 0.5 and zlib.crc32(f"{question}:{params.seed}".encode()) % 3 == 0
+    return solve_correctly(question) if lucky or has_lesson(seen, family_of(question)) else naive_answer(question)
 
 
 @policy("arith-student")
@@ -84,7 +90,7 @@ def arith_student(messages: Sequence[Message], params: GenParams) -> str:
     if is_hgm_prompt(messages):
         return hgm_answer(messages, family_rule)
     if is_dspy_prompt(messages):  # a DSPy program's ChatAdapter prompt: its demos are the lessons
-        return dspy_answer(messages, _with_demos)
+        return dspy_answer(messages, partial(_with_demos, params), lambda: " ".join(RULES.values()))
     text = "\n\n".join(m.content for m in messages)
     if text.rstrip().endswith("Reflection:"):
         q = re.search(r"^Question: (.+)$", text, flags=re.M)

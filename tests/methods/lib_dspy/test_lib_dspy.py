@@ -17,7 +17,7 @@ import pytest
 from evoarena.api import Parsed, TaskView
 from evoarena.harness import load_tree
 from evoarena.methods.lib_dspy.bridge import PROGRAM, load_dspy, new_program, program_of, state_text
-from evoarena.methods.lib_dspy.method import BootstrapFewShot
+from evoarena.methods.lib_dspy.optimisers import BootstrapFewShot
 from evoarena.protocol.run.runner import run_experiment
 from evoarena.spec import parse_spec
 from evoarena.store import RunStore

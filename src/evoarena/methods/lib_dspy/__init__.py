@@ -1,6 +1,13 @@
-"""DSPy's optimisers (`dspy.BootstrapFewShot`, `dspy.LabeledFewShot`) run under the protocol: `bridge` (DSPy imported
-lazily, its LM and adapter routed to the cell), `method` (one class per optimiser). See docs/methods/lib_dspy.md."""
+"""DSPy's optimisers run under the protocol: `bridge` (DSPy imported lazily, its LM and adapter routed to the cell),
+`method` (what every optimiser shares), `optimisers` (one registered class each). See docs/methods/lib_dspy.md."""
 
-from evoarena.methods.lib_dspy.method import BootstrapFewShot, LabeledFewShot
+from evoarena.methods.lib_dspy.optimisers import (
+    COPRO,
+    SIMBA,
+    BootstrapFewShot,
+    BootstrapFewShotWithRandomSearch,
+    LabeledFewShot,
+    MIPROv2,
+)
 
-__all__ = ["BootstrapFewShot", "LabeledFewShot"]
+__all__ = ["COPRO", "SIMBA", "BootstrapFewShot", "BootstrapFewShotWithRandomSearch", "LabeledFewShot", "MIPROv2"]

@@ -26,12 +26,14 @@ class Halt(BaseException):
 
 def load_dspy() -> ModuleType:
     """DSPy, imported here only (never at evoarena's import), with no network lookup of LiteLLM's cost map and every
-    cache off, so each call reaches the cell's ledger and response cache and nothing is written under HOME."""
+    cache off, so each call reaches the cell's ledger and response cache and nothing is written under HOME; its
+    event log is silenced (evoarena's ledger and log tell what it did; its prints and progress bars are not)."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     os.environ.setdefault("DSPY_CACHEDIR", os.devnull)  # never used: both caches are off below
     import dspy
 
     dspy.configure_cache(enable_disk_cache=False, enable_memory_cache=False)
+    dspy.disable_logging()
     return dspy
 
 
@@ -122,19 +124,44 @@ def halted(err: BaseException) -> BaseException:
 
 class Rollouts:
     """The optimiser's calls of the program on the cell's tasks: each one a rollout of the program's state at that
-    call (its instructions and demos as DSPy's own dump), answered with the solver's reply; the attempts kept for
-    the metric, which grades them through the cell."""
+    call (its instructions and demos as DSPy's own dump; the temperature and rollout id DSPy asked for, as the
+    harness's solver temperature and the sample index), answered with the solver's reply. The attempts are kept for
+    the metric, which grades them through the cell, and each state's scores for `best`."""
 
     def __init__(self, ctx: PracticeContext, kind: Program, tasks: Mapping[str, TaskView]) -> None:
         self.ctx, self.kind, self.tasks = ctx, kind, dict(tasks)
-        self.attempts: dict[str, Attempt] = {}
+        self.attempts: dict[str, tuple[str, Attempt]] = {}
+        self.count = 0
+        self.scores: dict[str, dict[str, float]] = {}
         self.base = {k: v for k, v in ctx.harness.tree().items() if k != PROGRAM}
 
-    def tree_for(self, signature: Any, demos: list[Any]) -> dict[str, str]:
+    def tree_for(self, signature: Any, demos: list[Any], temperature: float | None) -> dict[str, str]:
         program = new_program(self.kind)
         pred = predictor(program)
         pred.signature, pred.demos = signature, list(demos)
-        return {**self.base, PROGRAM: state_text(program)}
+        tree = {**self.base, PROGRAM: state_text(program)}
+        toml = tree.get("harness.toml", "")
+        if temperature is not None and "temperature = " in toml:
+            lines = [f"temperature = {float(temperature)}" if ln.startswith("temperature = ") else ln
+                     for ln in toml.splitlines()]
+            tree["harness.toml"] = "\n".join(lines) + "\n"
+        return tree
+
+    def run(self, signature: Any, demos: list[Any], inputs: Mapping[str, Any], lm: Any,
+            lm_kwargs: Mapping[str, Any]) -> Attempt | None:
+        """The rollout for a call of the program on one of the cell's tasks (None: not such a call)."""
+        task = self.tasks.get(str(inputs.get("question")))
+        if task is None or set(signature.input_fields) != {"question"} or "answer" not in signature.output_fields:
+            return None
+        knobs = {**getattr(lm, "kwargs", {}), **lm_kwargs}
+        tree = self.tree_for(signature, demos, knobs.get("temperature"))
+        try:
+            attempt = self.ctx.rollout(task, tree=tree, sample_index=int(knobs.get("rollout_id") or 0))
+        except RuntimeError as err:
+            raise halted(err) from None
+        self.attempts[task.prompt] = (tree[PROGRAM], attempt)
+        self.count += 1
+        return attempt
 
     def adapter(self) -> Any:
         dspy = load_dspy()
@@ -143,26 +170,35 @@ class Rollouts:
         class CellAdapter(dspy.ChatAdapter):  # type: ignore[misc, name-defined]
             def __call__(self, lm: Any, lm_kwargs: dict[str, Any], signature: Any, demos: list[Any],
                          inputs: dict[str, Any]) -> list[dict[str, Any]]:
-                task = owner.tasks.get(str(inputs.get("question")))
-                if task is None or set(signature.input_fields) != {"question"}:
+                attempt = owner.run(signature, demos, inputs, lm, lm_kwargs)
+                if attempt is None:
                     return super().__call__(lm, lm_kwargs, signature, demos, inputs)
-                try:
-                    attempt = owner.ctx.rollout(task, tree=owner.tree_for(signature, demos))
-                except RuntimeError as err:
-                    raise halted(err) from None
-                owner.attempts[task.prompt] = attempt
                 return [self.parse(signature, attempt.text)]
 
         return CellAdapter(use_json_adapter_fallback=False)
 
     def metric(self) -> Callable[..., float]:
-        """DSPy's metric: the cell's grade of the rollout the program's prediction came from."""
+        """DSPy's metric (also in GEPA's five-argument form): the cell's grade of the rollout the program's
+        prediction came from (0 when the rollout had a provider error)."""
 
-        def metric(example: Any, prediction: Any, trace: Any = None) -> float:
-            attempt = self.attempts.get(str(example.question))
+        def metric(example: Any, prediction: Any, trace: Any = None, pred_name: Any = None,
+                   pred_trace: Any = None) -> float:
+            state, attempt = self.attempts.get(str(example.question), ("", None))
             if attempt is None or attempt.error:
                 return 0.0
             task = self.tasks[str(example.question)]
-            return float(self.ctx.feedback(task, attempt).score)
+            score = float(self.ctx.feedback(task, attempt).score)
+            self.scores.setdefault(state, {})[task.id] = score
+            return score
 
         return metric
+
+    def best(self) -> str | None:
+        """The best program state graded so far: among those graded on the most tasks, the highest mean score (the
+        first graded on a tie); None before any grade."""
+        if not self.scores:
+            return None
+        most = max(len(s) for s in self.scores.values())
+        full = [(sum(s.values()) / most, -i, state) for i, (state, s) in enumerate(self.scores.items())
+                if len(s) == most]
+        return max(full)[2]
