@@ -1,6 +1,7 @@
 """Reading DSPy's ChatAdapter prompts for scripted policies: a program's call (the `[[ ## question ## ]]` of the last
 user message, the demos' questions before it and the instructions in the system message) answered in the adapter's
-field format, and any other DSPy call (an optimiser's proposal, summary or advice) answered field by field."""
+field format, and any other DSPy call (an optimiser's proposal, summary or advice) answered field by field, in
+the adapter's format (ChatAdapter's fields or JSONAdapter's object)."""
 
 from __future__ import annotations
 
@@ -13,13 +14,16 @@ from evoarena.models.base import Message
 _FIELD = re.compile(r"\[\[ ## question ## \]\]\n(.*?)(?=\n\n|\n\[\[ ## |\Z)", flags=re.S)
 _OUTPUTS = re.compile(r"Your output fields are:\n(.*?)(?:\nAll interactions|\Z)", flags=re.S)
 _ONE_OUTPUT = re.compile(r"^\d+\. `(\w+)` \(([^)]*)\)", flags=re.M)
+_JSON = "Outputs will be a JSON object"
 _MODULE_NAMES = re.compile(r"\[\[ ## module_names ## \]\]\n(.*?)(?=\n\n|\n\[\[ ## |\Z)", flags=re.S)
 
 
 def is_dspy_prompt(messages: Sequence[Message]) -> bool:
-    """A DSPy ChatAdapter prompt: its system message lays out the `[[ ## field ## ]]` structure."""
-    return bool(messages) and messages[0].role == "system" and "Your output fields are:" in messages[0].content \
-        and "[[ ## completed ## ]]" in messages[0].content
+    """A DSPy adapter's prompt: its system message lists the output fields in the `[[ ## field ## ]]` structure
+    (ChatAdapter) or as a JSON object (JSONAdapter)."""
+    if not messages or messages[0].role != "system" or "Your output fields are:" not in messages[0].content:
+        return False
+    return any(mark in messages[0].content for mark in ("[[ ## completed ## ]]", _JSON))
 
 
 def is_program_call(messages: Sequence[Message]) -> bool:
@@ -41,7 +45,7 @@ def answer(messages: Sequence[Message], solve: Callable[[str, list[str], str], i
         question, demos = questions(messages)
         return f"[[ ## answer ## ]]\n{solve(question, demos, messages[0].content)}\n\n[[ ## completed ## ]]"
     found = _OUTPUTS.search(messages[0].content)
-    parts = []
+    values: dict[str, object] = {}
     for name, kind in _ONE_OUTPUT.findall(found.group(1) if found else ""):
         if kind.startswith("dict"):
             names = _MODULE_NAMES.search(messages[-1].content)
@@ -49,12 +53,14 @@ def answer(messages: Sequence[Message], solve: Callable[[str, list[str], str], i
                 modules = json.loads(names.group(1)) if names else ["self"]
             except ValueError:
                 modules = ["self"]
-            value = json.dumps({m: advise() for m in modules})
+            values[name] = {m: advise() for m in modules}
         elif kind == "bool":
-            value = "True"
+            values[name] = True
         elif kind in ("int", "float"):
-            value = "1"
+            values[name] = 1
         else:
-            value = advise()
-        parts.append(f"[[ ## {name} ## ]]\n{value}")
+            values[name] = advise()
+    if _JSON in messages[0].content:
+        return json.dumps(values)
+    parts = [f"[[ ## {k} ## ]]\n{json.dumps(v) if isinstance(v, dict) else v}" for k, v in values.items()]
     return "\n\n".join([*parts, "[[ ## completed ## ]]"])

@@ -3,6 +3,7 @@
 
 from evoarena.methods.lib_dspy.optimisers import (
     COPRO,
+    GEPA,
     SIMBA,
     BootstrapFewShot,
     BootstrapFewShotWithRandomSearch,
@@ -10,4 +11,4 @@ from evoarena.methods.lib_dspy.optimisers import (
     MIPROv2,
 )
 
-__all__ = ["COPRO", "SIMBA", "BootstrapFewShot", "BootstrapFewShotWithRandomSearch", "LabeledFewShot", "MIPROv2"]
+__all__ = ["COPRO", "GEPA", "SIMBA", "BootstrapFewShot", "BootstrapFewShotWithRandomSearch", "LabeledFewShot", "MIPROv2"]

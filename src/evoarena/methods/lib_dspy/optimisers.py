@@ -1,6 +1,6 @@
 """DSPy 3.4's teleprompters as registered methods, each `Params` named as DSPy names its arguments (defaults as
 DSPy's unless said): `dspy.LabeledFewShot`, `dspy.BootstrapFewShot`, `dspy.BootstrapFewShotWithRandomSearch`,
-`dspy.MIPROv2`, `dspy.COPRO`, `dspy.SIMBA`."""
+`dspy.MIPROv2`, `dspy.COPRO`, `dspy.SIMBA`, `dspy.GEPA`."""
 
 from __future__ import annotations
 
@@ -195,3 +195,40 @@ class SIMBA(_Proposing):
 
     def compile(self, teleprompter: Any, student: Any, trainset: list[Any], valset: list[Any]) -> Any:
         return teleprompter.compile(student, trainset=trainset, seed=self._seed)
+
+
+@method("dspy.GEPA")
+class GEPA(_Proposing):
+    """`dspy.GEPA`: the `gepa` library's reflective instruction evolution driven through DSPy (the reflection LM is
+    the proposer role; the metric's score becomes GEPA's feedback, "This trajectory got a score of …", as DSPy
+    writes it for a metric without feedback)."""
+
+    optimiser = "GEPA"
+
+    class Params(DSPyMethod.Params):
+        auto: Literal["light", "medium", "heavy"] | None = Field("light", description="DSPy's preset budget (None: "
+                                                                 "`max_metric_calls` or `max_full_evals`).")
+        max_metric_calls: int | None = Field(None, ge=1, description="Metric calls GEPA may make (with `auto: null`).")
+        max_full_evals: int | None = Field(None, ge=1, description="Full train+val evaluations (with `auto: null`).")
+        reflection_minibatch_size: int = Field(3, ge=1, description="Train examples shown per reflection.")
+        candidate_selection_strategy: Literal["pareto", "current_best"] = Field(
+            "pareto", description="How the candidate to mutate is picked.")
+        skip_perfect_score: bool = Field(True, description="Skip reflecting on a minibatch already perfect.")
+        use_merge: bool = Field(True, description="Merge Pareto candidates with a common ancestor.")
+        max_merge_invocations: int = Field(5, ge=0, description="Merges at most.")
+        seed: int | None = Field(None, description="GEPA's seed (None: drawn from the cell's seeded stream; DSPy's "
+                                                   "own default is 0).")
+
+    params: Params
+
+    def teleprompter(self, dspy: Any, metric: Any, ctx: PracticeContext) -> Any:
+        p = self.params
+        return dspy.GEPA(metric=metric, auto=p.auto, max_metric_calls=p.max_metric_calls,
+                         max_full_evals=p.max_full_evals, reflection_minibatch_size=p.reflection_minibatch_size,
+                         candidate_selection_strategy=p.candidate_selection_strategy,
+                         reflection_lm=cell_lm(ctx, "proposer"), skip_perfect_score=p.skip_perfect_score,
+                         use_merge=p.use_merge, max_merge_invocations=p.max_merge_invocations, num_threads=1,
+                         seed=self.seed(p.seed, ctx), track_stats=False)
+
+    def compile(self, teleprompter: Any, student: Any, trainset: list[Any], valset: list[Any]) -> Any:
+        return teleprompter.compile(student, trainset=trainset, valset=valset or None)
