@@ -102,6 +102,9 @@ class DSPyMethod(Method):
             except Halt as halt:
                 stopped, program = str(halt), self.partial(teleprompter, trainset)
                 text = None if program is not None else calls.best()
+                ctx.log("library_stopped", {"optimiser": self.optimiser, "reason": stopped,
+                                            "rollouts": calls.count, "kept": "partial" if program is not None
+                                            else "best graded" if text else "none"})
         if program is not None:
             text = state_text(program)
         if text is None:
