@@ -14,13 +14,15 @@ from evoarena.api.params import params_table
 from evoarena.protocol import catalog
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
-BLOCK = re.compile(r"(<!-- params: (method|benchmark) (\w+) -->\n)(.*?)(<!-- /params -->)", re.S)
+BLOCK = re.compile(r"(<!-- params: (method|benchmark) ([\w.]+) -->\n)(.*?)(<!-- /params -->)", re.S)
 PAGES = {("benchmark", "files"): DOCS / "own-tasks.md"}
 """Where a name's table lives when it is not docs/<kind>s/<name>.md."""
 
 
 def _page(kind: str, name: str) -> Path:
-    return PAGES.get((kind, name), DOCS / f"{kind}s" / f"{name}.md")
+    """A library's methods (`<library>.<Optimiser>`) share the page of their room, `lib_<library>.md`."""
+    library, dot, _ = name.partition(".")
+    return PAGES.get((kind, name), DOCS / f"{kind}s" / (f"lib_{library}.md" if dot else f"{name}.md"))
 
 
 def _blocks() -> list[tuple[Path, str, str]]:

@@ -83,9 +83,10 @@ CASES = [(seed, boot, labeled) for seed in range(4) for boot, labeled in ((4, 16
 
 @pytest.mark.parametrize(("seed", "boot", "labeled"), CASES)
 def test_the_same_bootstrapped_demos_in_the_same_order(tmp_path: Path, seed: int, boot: int, labeled: int) -> None:
-    """bootstrap.py `_bootstrap` (l. 160-185): examples in trainset order, a demo for each one the metric passes, up
-    to `max_bootstrapped_demos`, then stop; `_train` (l. 268-283): the first `max_bootstrapped_demos` traces first.
-    Ours keeps the same ones in the same order."""
+    """bootstrap.py `_bootstrap` (l. 148-175): examples in trainset order, a demo for each one the metric passes
+    (`_bootstrap_one_example`, l. 206-210: `success = metric_val`), stopping at `max_bootstrapped_demos` (l. 156);
+    `_train` (l. 259-270): the first `max_bootstrapped_demos` traces first. Ours keeps the same ones in the same
+    order."""
     (a, _), (b, _) = ours(tmp_path, seed, boot, labeled), dspys(seed, boot, labeled)
     assert a == b
     assert all(teacher_passes(q, seed) for q in a)  # a failing teacher attempt is never a bootstrapped demo
@@ -93,16 +94,17 @@ def test_the_same_bootstrapped_demos_in_the_same_order(tmp_path: Path, seed: int
 
 @pytest.mark.parametrize(("seed", "boot", "labeled"), CASES)
 def test_the_same_number_of_labeled_demos(tmp_path: Path, seed: int, boot: int, labeled: int) -> None:
-    """bootstrap.py `_train` (l. 276-279): labeled demos fill `max_labeled_demos` minus the bootstrapped ones, from
-    the examples not bootstrapped (the failing ones and those never tried); ours fills the same count."""
+    """bootstrap.py `_train` (l. 264-270): labeled demos fill `max_labeled_demos` minus the bootstrapped ones, from
+    the examples not bootstrapped (l. 173: the failing ones and those never tried); ours fills the same count."""
     (boot_a, lab_a), (boot_b, lab_b) = ours(tmp_path, seed, boot, labeled), dspys(seed, boot, labeled)
     assert len(boot_a) + len(lab_a) == len(boot_b) + len(lab_b) == min(max(labeled, len(boot_b)), len(QUESTIONS))
     assert not set(lab_a) & set(boot_a) and not set(lab_b) & set(boot_b)
 
 
 def test_which_labeled_demos_differs_as_documented(tmp_path: Path) -> None:
-    """The kept difference: DSPy draws the labeled demos with `random.Random(0).sample` from the shuffled
-    remainder (bootstrap.py l. 190-191 and 270-281); ours takes the first examples the teacher failed, in order."""
+    """The kept difference: DSPy draws the labeled demos with `random.Random(0).sample` (bootstrap.py l. 260-268)
+    from the remainder shuffled with `Random(0)` (l. 173-174); ours takes the first examples the teacher failed, in
+    order."""
     seed, boot, labeled = 0, 2, 5
     (_, lab_a), (_, lab_b) = ours(tmp_path, seed, boot, labeled), dspys(seed, boot, labeled)
     first_failures = [q for q in QUESTIONS if not teacher_passes(q, seed)][: len(lab_a)]

@@ -11,4 +11,12 @@ from evoarena.methods.lib_dspy.optimisers import (
     MIPROv2,
 )
 
-__all__ = ["COPRO", "GEPA", "SIMBA", "BootstrapFewShot", "BootstrapFewShotWithRandomSearch", "LabeledFewShot", "MIPROv2"]
+__all__ = [
+    "COPRO",
+    "GEPA",
+    "SIMBA",
+    "BootstrapFewShot",
+    "BootstrapFewShotWithRandomSearch",
+    "LabeledFewShot",
+    "MIPROv2",
+]

@@ -95,7 +95,7 @@ def cell_lm(ctx: PracticeContext, role: str) -> Any:
     """A `dspy.BaseLM` whose every call is one call of the cell's `role` model (ledgered, cached, budgeted)."""
     dspy = load_dspy()
 
-    class CellLM(dspy.BaseLM):  # type: ignore[misc, name-defined]
+    class CellLM(dspy.BaseLM):  # type: ignore[name-defined]
         def __init__(self) -> None:
             handle = ctx.model(role)
             super().__init__(model=f"evoarena/{role}/{handle.model_name}", cache=False)
@@ -167,7 +167,7 @@ class Rollouts:
         dspy = load_dspy()
         owner = self
 
-        class CellAdapter(dspy.ChatAdapter):  # type: ignore[misc, name-defined]
+        class CellAdapter(dspy.ChatAdapter):  # type: ignore[name-defined]
             def __call__(self, lm: Any, lm_kwargs: dict[str, Any], signature: Any, demos: list[Any],
                          inputs: dict[str, Any]) -> list[dict[str, Any]]:
                 attempt = owner.run(signature, demos, inputs, lm, lm_kwargs)

@@ -44,8 +44,11 @@ class BootstrapFewShot(DSPyMethod):
     metric passes becomes a demo; labeled examples fill the rest."""
 
     optimiser = "BootstrapFewShot"
-    Params = _Bootstrap
-    params: _Bootstrap
+
+    class Params(_Bootstrap):
+        """DSPy's `BootstrapFewShot` arguments."""
+
+    params: Params
 
     def teleprompter(self, dspy: Any, metric: Any, ctx: PracticeContext) -> Any:
         p = self.params

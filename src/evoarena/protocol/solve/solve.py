@@ -36,10 +36,7 @@ def solve(
         completion = solver.complete(messages, request.params, sample_index=sample_index)
     except ModelCallError as err:
         return Attempt(task.id, "", None, error=str(err), messages=messages)
-    reading = method.read_reply(tree, completion.text)
-    if reading.answer is None:  # the method's own reader refused the reply: a parse error with its reason
-        parsed = Parsed(None, f"reply: {reading.error}")
-    else:
-        parsed = benchmark.parse(reading.answer)
+    reading = method.read_reply(tree, completion.text)  # a refusal by the method's reader is a parse error
+    parsed = benchmark.parse(reading.answer) if reading.answer is not None else Parsed(None, f"reply: {reading.error}")
     return Attempt(task.id, completion.text, parsed.answer, parsed.error, messages=messages,
                    call_id=getattr(completion, "call_id", None))
