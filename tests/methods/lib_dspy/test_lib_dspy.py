@@ -126,7 +126,8 @@ def test_the_library_never_sees_a_test_task(tmp_path: Path, monkeypatch: pytest.
 
 def test_program_calls_are_rollouts_and_the_program_is_the_harness(tmp_path: Path) -> None:
     """Every call of the program while compiling is a rollout (an attempt in the ledger, phase `rollout`, on a
-    train task), the harness holds DSPy's dump with the demos it chose, and the run records the library."""
+    train task), the harness holds DSPy's dump with the demos it chose, and the run records the library (results
+    meta and the `lib_dspy` report view)."""
     run_experiment(spec({"name": "dspy.BootstrapFewShot",
                          "params": {"max_bootstrapped_demos": 2, "max_labeled_demos": 3}}), tmp_path / "run",
                    probe=False)
@@ -137,6 +138,9 @@ def test_program_calls_are_rollouts_and_the_program_is_the_harness(tmp_path: Pat
     assert len(demos) == 3 and sum(bool(d.get("augmented")) for d in demos) == 2
     results = json.loads((tmp_path / "run" / "results.json").read_text())
     assert results["meta"]["extra"]["libraries"]["dspy.BootstrapFewShot"].startswith("dspy 3.4")
+    (cell,) = results["views"]["lib_dspy"]["cells"]  # the report view: the tested program and what it took
+    assert cell["library"].startswith("dspy 3.4") and cell["rollouts"] == len(rows) and cell["calls"]["solver"] >= 1
+    assert "lib_dspy-cells" in (tmp_path / "run" / "report.html").read_text()
 
 
 def test_the_budget_stops_it_with_the_program_it_has(tmp_path: Path) -> None:
