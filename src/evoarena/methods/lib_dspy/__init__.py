@@ -1,5 +1,6 @@
 """DSPy's optimisers run under the protocol: `bridge` (DSPy imported lazily, its LM and adapter routed to the cell),
-`method` (what every optimiser shares), `optimisers` (one registered class each), `report_view`. See docs/methods/lib_dspy.md."""
+`method` (what every optimiser shares), `optimisers` (one registered class each), `report_view`. See
+docs/methods/lib_dspy.md."""
 
 from evoarena.methods.lib_dspy import report_view  # noqa: F401  (registers the "lib_dspy" report view)
 from evoarena.methods.lib_dspy.optimisers import (

@@ -23,7 +23,8 @@ class DSPyView(TemplateView):
 
     def build(self, ctx: ReportContext) -> dict[str, Any] | None:
         stopped = {e.cell: e.payload for e in events(ctx.store, ["library_stopped"]) if e.cell}
-        versions = ctx.meta.extra.get("libraries", {}) if isinstance(ctx.meta.extra, dict) else {}
+        libraries = ctx.meta.extra.get("libraries")
+        versions: dict[str, Any] = libraries if isinstance(libraries, dict) else {}
         cells = []
         for c in ctx.run_cells():
             if not c.method.startswith("dspy."):
