@@ -38,16 +38,20 @@ def questions(messages: Sequence[Message]) -> tuple[str, list[str]]:
 
 def answer(messages: Sequence[Message], solve: Callable[[str, list[str], str], int],
            advise: Callable[[], str]) -> str:
-    """A program's call: `solve(question, demo questions, system message)` in the `answer` field. Any other DSPy
-    call: each output field the system message lists, `advise()` for text (a dict of it per module name for a
-    dict field, as SIMBA's advice), a plain value for other types."""
-    if is_program_call(messages):
-        question, demos = questions(messages)
-        return f"[[ ## answer ## ]]\n{solve(question, demos, messages[0].content)}\n\n[[ ## completed ## ]]"
+    """Each output field the system message lists. A program's call: `solve(question, demo questions, system
+    message)` in `answer`, a fixed sentence in any other field (ChainOfThought's `reasoning`). Any other DSPy call:
+    `advise()` for text (a dict of it per module name for a dict field, as SIMBA's advice), a plain value for
+    other types."""
+    program = is_program_call(messages)
     found = _OUTPUTS.search(messages[0].content)
     values: dict[str, object] = {}
     for name, kind in _ONE_OUTPUT.findall(found.group(1) if found else ""):
-        if kind.startswith("dict"):
+        if program and name == "answer":
+            question, demos = questions(messages)
+            values[name] = solve(question, demos, messages[0].content)
+        elif program:  # another field of the program's (ChainOfThought's `reasoning`)
+            values[name] = "I apply what the instructions and the examples show."
+        elif kind.startswith("dict"):
             names = _MODULE_NAMES.search(messages[-1].content)
             try:
                 modules = json.loads(names.group(1)) if names else ["self"]

@@ -182,3 +182,15 @@ def test_program_of_reads_the_dump_back() -> None:
     program.predictors()[0].demos = [dspy.Example(question="1 + 1 =", reasoning="one and one", answer="2")]
     again = program_of("ChainOfThought", {PROGRAM: state_text(program)})
     assert again.dump_state() == json.loads(state_text(program))
+
+
+def test_chain_of_thought_runs_and_its_answer_field_is_read(tmp_path: Path) -> None:
+    """`program: ChainOfThought`: the solver is asked for `reasoning` then `answer`; DSPy's parser reads the answer
+    field, and the compiled program keeps bootstrapped demos with their reasoning."""
+    run = tmp_path / "run"
+    run_experiment(spec({"name": "dspy.BootstrapFewShot", "params": {"program": "ChainOfThought",
+                                                                     "max_bootstrapped_demos": 2,
+                                                                     "max_labeled_demos": 2}}), run, probe=False)
+    demos = json.loads(final_tree(run)[PROGRAM])["predict"]["demos"]
+    assert [bool(d.get("reasoning")) for d in demos if d.get("augmented")] == [True, True]
+    assert sql(run, "SELECT count(*) FROM attempts WHERE phase = 'test' AND parse_error IS NOT NULL") == [(0,)]
