@@ -21,7 +21,7 @@ _MODULE_NAMES = re.compile(r"\[\[ ## module_names ## \]\]\n(.*?)(?=\n\n|\n\[\[ #
 def is_dspy_prompt(messages: Sequence[Message]) -> bool:
     """A DSPy adapter's prompt: its system message lists the output fields in the `[[ ## field ## ]]` structure
     (ChatAdapter) or as a JSON object (JSONAdapter)."""
-    if not messages or messages[0].role != "system" or "Your output fields are:" not in messages[0].content:
+    if not messages or "Your output fields are:" not in messages[0].content:  # a system message, or a probe's one
         return False
     return any(mark in messages[0].content for mark in ("[[ ## completed ## ]]", _JSON))
 

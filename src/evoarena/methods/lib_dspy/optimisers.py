@@ -5,13 +5,15 @@ DSPy's unless said): `dspy.LabeledFewShot`, `dspy.BootstrapFewShot`, `dspy.Boots
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import Field
 
-from evoarena.api import PracticeContext, method
+from evoarena.api import PracticeContext, Probe, ProbeExample, method
 from evoarena.methods.lib_dspy.bridge import cell_lm
 from evoarena.methods.lib_dspy.method import DSPyMethod
+from evoarena.methods.lib_dspy.probes import proposal_probes
 
 
 @method("dspy.LabeledFewShot")
@@ -94,9 +96,13 @@ class BootstrapFewShotWithRandomSearch(DSPyMethod):
 
 
 class _Proposing(DSPyMethod):
-    """An optimiser with a prompt model: DSPy's `prompt_model` is the cell's `proposer` role."""
+    """An optimiser with a prompt model: DSPy's `prompt_model` is the cell's `proposer` role, probed with the
+    optimiser's own proposal signature (`probes.proposal_probes`)."""
 
     roles = ("solver", "proposer")
+
+    def probes(self, examples: Sequence[ProbeExample]) -> tuple[Probe, ...]:
+        return proposal_probes(self.optimiser, examples)
 
 
 @method("dspy.MIPROv2")
