@@ -133,6 +133,8 @@ def test_program_calls_are_rollouts_and_the_program_is_the_harness(tmp_path: Pat
                    probe=False)
     rows = sql(tmp_path / "run", "SELECT task_id FROM attempts WHERE phase = 'rollout'")
     assert rows and all(r[0].startswith("train-") for r in rows)
+    kept = sql(tmp_path / "run", "SELECT count(*) FROM harness_versions WHERE manifest LIKE '%program state DSPy ran%'")
+    assert kept[0][0] >= 2  # the teacher's states (its labeled demos minus each example), each kept as a candidate
     state = json.loads(final_tree(tmp_path / "run")[PROGRAM])
     demos = state["demos"]
     assert len(demos) == 3 and sum(bool(d.get("augmented")) for d in demos) == 2

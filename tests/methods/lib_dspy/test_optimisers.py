@@ -90,9 +90,9 @@ def test_a_budget_stop_keeps_the_best_graded_program(tmp_path: Path) -> None:
     and the run's log say why it stopped."""
     run = tmp_path / "run"
     run_experiment(spec("dspy.COPRO", {"breadth": 3, "depth": 2}, budget={"max_attempts": 10}), run, probe=False)
-    rows = sql(run, "SELECT manifest FROM harness_versions WHERE cell = 'dspy.COPRO__scripted__s0' ORDER BY rowid")
-    last = json.loads(rows[-1][0])
-    assert "stopped early: budget exhausted" in last["intent"]
+    (live,) = sql(run, "SELECT current_version FROM cells WHERE cell = 'dspy.COPRO__scripted__s0'")[0]
+    (manifest,) = sql(run, "SELECT manifest FROM harness_versions WHERE id = ?", live)[0]
+    assert "stopped early: budget exhausted" in json.loads(manifest)["intent"]
     (payload,) = sql(run, "SELECT payload FROM events WHERE kind = 'library_stopped'")[0]
     assert json.loads(payload)["kept"] == "best graded"
 

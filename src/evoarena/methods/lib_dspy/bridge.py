@@ -125,13 +125,15 @@ def halted(err: BaseException) -> BaseException:
 class Rollouts:
     """The optimiser's calls of the program on the cell's tasks: each one a rollout of the program's state at that
     call (its instructions and demos as DSPy's own dump; the temperature and rollout id DSPy asked for, as the
-    harness's solver temperature and the sample index), answered with the solver's reply. The attempts are kept for
-    the metric, which grades them through the cell, and each state's scores for `best`."""
+    harness's solver temperature and the sample index), answered with the solver's reply. Each state is kept for
+    `keep_candidates` (the archive then holds every program the library ran, with its results), each attempt for
+    the metric, which grades it through the cell, and each state's scores for `best`."""
 
     def __init__(self, ctx: PracticeContext, kind: Program, tasks: Mapping[str, TaskView]) -> None:
         self.ctx, self.kind, self.tasks = ctx, kind, dict(tasks)
         self.attempts: dict[str, tuple[str, Attempt]] = {}
         self.count = 0
+        self.kept: dict[str, tuple[dict[str, str], str]] = {}
         self.scores: dict[str, dict[str, float]] = {}
         self.base = {k: v for k, v in ctx.harness.tree().items() if k != PROGRAM}
 
@@ -155,6 +157,7 @@ class Rollouts:
             return None
         knobs = {**getattr(lm, "kwargs", {}), **lm_kwargs}
         tree = self.tree_for(signature, demos, knobs.get("temperature"))
+        self.kept.setdefault(tree[PROGRAM], (tree, task.id))
         try:
             attempt = self.ctx.rollout(task, tree=tree, sample_index=int(knobs.get("rollout_id") or 0))
         except RuntimeError as err:
@@ -162,6 +165,13 @@ class Rollouts:
         self.attempts[task.prompt] = (tree[PROGRAM], attempt)
         self.count += 1
         return attempt
+
+    def keep_candidates(self, but: str | None) -> None:
+        """Every program state the library ran but `but` (the one the harness takes, a version of its own) kept as a
+        candidate version with its rollouts (lineage), with the first task it ran on."""
+        for state, (tree, first) in self.kept.items():
+            if state != but:
+                self.ctx.candidate(tree, intent="a program state DSPy ran", evidence=first)
 
     def adapter(self) -> Any:
         dspy = load_dspy()

@@ -107,6 +107,7 @@ class DSPyMethod(Method):
                                             else "best graded" if text else "none"})
         if program is not None:
             text = state_text(program)
+        calls.keep_candidates(but=text)
         if text is None:
             return None
         ctx.harness.write(PROGRAM, text)
