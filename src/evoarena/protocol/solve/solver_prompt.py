@@ -33,6 +33,9 @@ def _solver_knobs(raw: str) -> tuple[tuple[str, Any], ...]:
     except tomllib.TOMLDecodeError as err:
         raise ValueError(f"harness.toml: {err}") from None
     allowed = {"temperature", "max_tokens", "stop"}
+    stop = knobs.get("stop", [])
+    if not isinstance(stop, list) or not all(isinstance(s, str) for s in stop):
+        raise ValueError(f"harness.toml: [solver] stop must be a list of strings, not {stop!r}")
     return tuple((k, tuple(v) if k == "stop" else v) for k, v in knobs.items() if k in allowed)
 
 
