@@ -196,3 +196,18 @@ def test_chain_of_thought_runs_and_its_answer_field_is_read(tmp_path: Path) -> N
     demos = json.loads(final_tree(run)[PROGRAM])["predict"]["demos"]
     assert [bool(d.get("reasoning")) for d in demos if d.get("augmented")] == [True, True]
     assert sql(run, "SELECT count(*) FROM attempts WHERE phase = 'test' AND parse_error IS NOT NULL") == [(0,)]
+
+
+def test_in_its_own_process_the_same_program_and_answers(tmp_path: Path) -> None:
+    """`protocol.isolation: process`: DSPy runs in the method's confined process, its reader crosses the pipe
+    (`ReadReply`), and the run's harness versions and test answers are those of the in-process run. ~4 s: the
+    method's process imports DSPy."""
+    method = {"name": "dspy.BootstrapFewShot", "params": {"max_bootstrapped_demos": 2, "max_labeled_demos": 3}}
+    runs = {}
+    for isolation in ("in-process", "process"):
+        run = tmp_path / isolation
+        run_experiment(spec(method, protocol={"isolation": isolation}), run, probe=False)
+        runs[isolation] = (sql(run, "SELECT id FROM harness_versions ORDER BY id"),
+                           sql(run, "SELECT task_id, answer, parse_error FROM attempts WHERE phase = 'test' "
+                                    "ORDER BY task_id"))
+    assert runs["process"] == runs["in-process"] and runs["process"][1]
