@@ -20,7 +20,9 @@ PAGES = {("benchmark", "files"): DOCS / "own-tasks.md"}
 
 
 def _page(kind: str, name: str) -> Path:
-    return PAGES.get((kind, name), DOCS / f"{kind}s" / f"{name}.md")
+    """A library's methods (`<library>.<Optimiser>`) share the page of their room, `lib_<library>.md`."""
+    library, dot, _ = name.partition(".")
+    return PAGES.get((kind, name), DOCS / f"{kind}s" / (f"lib_{library}.md" if dot else f"{name}.md"))
 
 
 def _blocks() -> list[tuple[Path, str, str]]:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from evoarena.api.params import ParamError, check_params, field_defaults, params_from_defaults
 from evoarena.api.params import Params as BaseParams
-from evoarena.api.task import TaskView
+from evoarena.api.task import Parsed, TaskView
 from evoarena.harness import HarnessWorkspace, Manifest
 from evoarena.models import GenParams, Message
 
@@ -107,6 +107,12 @@ class Method(ABC):
         block = self.context(tree, task).strip()
         user = f"{block}\n\n{task_text}" if block else task_text
         return [Message("system", tree.get("system.md", "").strip()), Message("user", user)]
+
+    def read_reply(self, tree: Mapping[str, str], text: str) -> Parsed:
+        """The part of the solver's reply under `tree` that the benchmark parses (`Parsed(text)`), or why the method
+        cannot read it (`Parsed(None, reason)`: a parse error). For a method whose program formats the reply itself
+        (DSPy's `[[ ## answer ## ]]` fields); the default hands the benchmark the whole reply."""
+        return Parsed(text)
 
     def episode_agent(self, tree: Mapping[str, str], task: TaskView) -> EpisodeAgent | None:
         """For interactive tasks: an agent that acts inside the episode (built per attempt, see

@@ -18,6 +18,8 @@ from evoarena.methods.hgm import Hgm
 from evoarena.methods.history import History
 from evoarena.methods.jitrl import JitRLMethod
 from evoarena.methods.lib_textgrad import TextGradTGD
+from evoarena.methods.lib_dspy import BootstrapFewShot as DSPyBootstrapFewShot
+from evoarena.methods.lib_dspy import LabeledFewShot as DSPyLabeledFewShot
 from evoarena.methods.meta_harness import MetaHarness
 from evoarena.methods.prompting import generator_output, render_prompt
 from evoarena.methods.reasoning_bank import ReasoningBank
@@ -32,6 +34,8 @@ __all__ = [
     "BPE",
     "BootstrapFewShot",
     "ContinualHarness",
+    "DSPyBootstrapFewShot",
+    "DSPyLabeledFewShot",
     "DynamicCheatsheet",
     "EvoSkill",
     "EvoTest",

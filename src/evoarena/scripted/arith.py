@@ -4,6 +4,8 @@ As solver it always gets worded addition right; for the other families it answer
 prompt already holds a lesson for that family (a reflection naming the rule, or a worked example of
 the same family), and otherwise makes the classic mistake of adding every number it sees (for a bare sum, it restates
 the expression, as the small base model does zero-shot).
+Given a DSPy program's ChatAdapter prompt it answers in the adapter's fields, its instructions and demos being its
+lessons; any other DSPy call (an optimiser's proposal) it answers field by field with every family's rule.
 As reflector (a prompt ending in "Reflection:") it states the rule for the failed question's family; as HGM's
 proposer it diagnoses a failed question by its family's rule and adds that rule to the harness (`hgm_roles`); as
 AHE's evolve agent, Autogenesis's and Meta-Harness's proposer it writes a failed family's rule into the harness
@@ -14,7 +16,9 @@ that rule and appends it to the system prompt (`textgrad_roles`).
 from __future__ import annotations
 
 import re
+import zlib
 from collections.abc import Sequence
+from functools import partial
 
 from evoarena.api import policy
 from evoarena.benchmarks.arith.generator import family_of
@@ -23,6 +27,8 @@ from evoarena.scripted.ahe_roles import answer as ahe_answer
 from evoarena.scripted.ahe_roles import is_ahe_prompt
 from evoarena.scripted.autogenesis_roles import answer as autogenesis_answer
 from evoarena.scripted.autogenesis_roles import is_autogenesis_prompt
+from evoarena.scripted.dspy_chat import answer as dspy_answer
+from evoarena.scripted.dspy_chat import is_dspy_prompt
 from evoarena.scripted.hgm_roles import answer as hgm_answer
 from evoarena.scripted.hgm_roles import is_hgm_prompt
 from evoarena.scripted.textgrad_roles import answer as textgrad_answer
@@ -82,6 +88,14 @@ def family_rule(task: str, feedback: str) -> str | None:
     return RULES.get(family_of(task.strip()))
 
 
+def _with_demos(params: GenParams, question: str, demos: list[str], system: str) -> int:
+    """Right with a lesson in the instructions or demos; without one, sampled at temperature >= 0.5 it is right on a
+    third of (question, seed) pairs, so optimisers that resample (SIMBA, bootstrap rounds) see varied outcomes."""
+    seen = system + "\n" + "".join(f"Q: {q}\n" for q in demos)
+    lucky = params.temperature >= 0.5 and zlib.crc32(f"{question}:{params.seed}".encode()) % 3 == 0
+    return solve_correctly(question) if lucky or has_lesson(seen, family_of(question)) else naive_answer(question)
+
+
 @policy("arith-student")
 def arith_student(messages: Sequence[Message], params: GenParams) -> str:
     if is_hgm_prompt(messages):
@@ -95,6 +109,8 @@ def arith_student(messages: Sequence[Message], params: GenParams) -> str:
     if is_meta_harness_prompt(messages):  # without traces it knows the rules of word problems
         return meta_harness_answer(messages, of_failures(family_rule),
                                    known=[RULES[f] for f in _KEYWORD])
+    if is_dspy_prompt(messages):  # a DSPy program's ChatAdapter prompt: its demos are the lessons
+        return dspy_answer(messages, partial(_with_demos, params), lambda: " ".join(RULES.values()))
     text = "\n\n".join(m.content for m in messages)
     if text.rstrip().endswith("Reflection:"):
         q = re.search(r"^Question: (.+)$", text, flags=re.M)

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from evoarena.api import EpisodeAgent, Method, TaskView
+from evoarena.api import EpisodeAgent, Method, Parsed, TaskView
 from evoarena.codec import to_plain
 from evoarena.harness import HarnessPathError, HarnessWorkspace, Manifest
 from evoarena.models import GenParams, Message, ModelCallError, RunHalted
@@ -30,6 +30,7 @@ from evoarena.protocol.boundary.ops import (
     Op,
     OpenAgent,
     Practice,
+    ReadReply,
     Stop,
 )
 from evoarena.protocol.boundary.wire import ChannelClosed, recv_frame, send_frame
@@ -80,6 +81,7 @@ class IsolatedMethod(Method):
         self._count = threading.Lock()
         self._local = threading.local()  # this thread's relays under way (an episode's, served here)
         self._agents = method_cls.episode_agent is not Method.episode_agent
+        self._reads = method_cls.read_reply is not Method.read_reply  # else no exchange per reply
         harness.mkdir(parents=True, exist_ok=True)
         code, path = _code_of(method_cls)
         self._child: SpawnedChild = spawn_python(
@@ -108,6 +110,11 @@ class IsolatedMethod(Method):
 
     def context(self, tree: Mapping[str, str], task: TaskView) -> str:
         return self._exchange(ContextText(tree=dict(tree), task=task), None)
+
+    def read_reply(self, tree: Mapping[str, str], text: str) -> Parsed:
+        if not self._reads:
+            return Parsed(text)
+        return self._exchange(ReadReply(tree=dict(tree), text=text), None)
 
     def episode_agent(self, tree: Mapping[str, str], task: TaskView) -> EpisodeAgent | None:
         if not self._agents:

@@ -13,7 +13,7 @@ import threading
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
-from evoarena.api import Method
+from evoarena.api import Method, Parsed
 from evoarena.harness import HarnessWorkspace, Manifest
 from evoarena.models import Message
 from evoarena.protocol.boundary import codec
@@ -27,6 +27,7 @@ from evoarena.protocol.boundary.ops import (
     Initialize,
     Op,
     Practice,
+    ReadReply,
     Stop,
     handles,
 )
@@ -72,6 +73,10 @@ class ChildMethod(ChildAgents):
     @handles(BuildMessages)
     def _build_messages(self, op: BuildMessages) -> list[Message]:
         return self._method.build_messages(op.tree, op.task_text, op.task)
+
+    @handles(ReadReply)
+    def _read_reply(self, op: ReadReply) -> Parsed:
+        return self._method.read_reply(op.tree, op.text)
 
     @handles(ContextText)
     def _context(self, op: ContextText) -> str:

@@ -294,6 +294,14 @@ class BuildMessages(Op[list[Message]]):
     task: TaskView
 
 
+class ReadReply(Op[Parsed]):
+    """`Method.read_reply`: the part of a solver reply the benchmark parses, or why the method cannot read it."""
+
+    op: Literal["read_reply"] = "read_reply"
+    tree: Tree
+    text: str
+
+
 class ContextText(Op[str]):
     """`Method.context` of a harness for a task."""
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from evoarena.api import Attempt, Benchmark, InteractiveBenchmark, Method, TaskView
+from evoarena.api import Attempt, Benchmark, InteractiveBenchmark, Method, Parsed, TaskView
 from evoarena.models import ModelCallError, RoleModel
 from evoarena.protocol.solve.episode_solve import solve_episode
 from evoarena.protocol.solve.harness_program import HarnessProgramError
@@ -36,6 +36,7 @@ def solve(
         completion = solver.complete(messages, request.params, sample_index=sample_index)
     except ModelCallError as err:
         return Attempt(task.id, "", None, error=str(err), messages=messages)
-    parsed = benchmark.parse(completion.text)
+    reading = method.read_reply(tree, completion.text)  # a refusal by the method's reader is a parse error
+    parsed = benchmark.parse(reading.answer) if reading.answer is not None else Parsed(None, f"reply: {reading.error}")
     return Attempt(task.id, completion.text, parsed.answer, parsed.error, messages=messages,
                    call_id=getattr(completion, "call_id", None))

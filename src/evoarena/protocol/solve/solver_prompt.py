@@ -16,7 +16,8 @@ from evoarena.protocol.solve.harness_program import program_messages
 
 
 def solver_params(benchmark: Benchmark, tree: Mapping[str, str]) -> GenParams:
-    """The benchmark's defaults, overridden by the harness's `[solver]` knobs in harness.toml."""
+    """The benchmark's defaults, overridden by the harness's `[solver]` knobs in harness.toml (`temperature`,
+    `max_tokens`, `stop`: a list of stop sequences, `[]` for none)."""
     base = benchmark.solver_params()
     raw = tree.get("harness.toml")
     if not raw:
@@ -31,8 +32,11 @@ def _solver_knobs(raw: str) -> tuple[tuple[str, Any], ...]:
         knobs: dict[str, Any] = tomllib.loads(raw).get("solver", {})
     except tomllib.TOMLDecodeError as err:
         raise ValueError(f"harness.toml: {err}") from None
-    allowed = {"temperature", "max_tokens"}
-    return tuple((k, v) for k, v in knobs.items() if k in allowed)
+    allowed = {"temperature", "max_tokens", "stop"}
+    stop = knobs.get("stop", [])
+    if not isinstance(stop, list) or not all(isinstance(s, str) for s in stop):
+        raise ValueError(f"harness.toml: [solver] stop must be a list of strings, not {stop!r}")
+    return tuple((k, tuple(v) if k == "stop" else v) for k, v in knobs.items() if k in allowed)
 
 
 @dataclass(frozen=True)
