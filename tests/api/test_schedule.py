@@ -28,6 +28,7 @@ class _Base(Benchmark):
 def test_a_benchmark_runs_practice_select_test_unless_it_names_another() -> None:
     class Staged(_Base):
         schedule = Curriculum
+        defaults = {"max_attempts": 3}  # the curriculum's attempts per stage (`Curriculum.needs`)
 
     assert _Base.schedule is PracticeSelectTest and Staged.schedule is Curriculum
     assert Staged().info() == {"name": "tiny", "protocol": "curriculum"}  # what results.json records
@@ -36,6 +37,7 @@ def test_a_benchmark_runs_practice_select_test_unless_it_names_another() -> None
 def test_the_older_protocol_string_still_names_its_schedule() -> None:
     class Legacy(_Base):
         protocol = "curriculum"
+        defaults = {"max_attempts": 3}
 
     assert Legacy.schedule is Curriculum
 

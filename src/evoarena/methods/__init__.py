@@ -17,9 +17,9 @@ from evoarena.methods.gepa import Gepa
 from evoarena.methods.hgm import Hgm
 from evoarena.methods.history import History
 from evoarena.methods.jitrl import JitRLMethod
-from evoarena.methods.lib_textgrad import TextGradTGD
 from evoarena.methods.lib_dspy import BootstrapFewShot as DSPyBootstrapFewShot
 from evoarena.methods.lib_dspy import LabeledFewShot as DSPyLabeledFewShot
+from evoarena.methods.lib_textgrad import TextGradTGD
 from evoarena.methods.meta_harness import MetaHarness
 from evoarena.methods.prompting import generator_output, render_prompt
 from evoarena.methods.reasoning_bank import ReasoningBank

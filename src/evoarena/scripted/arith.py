@@ -31,10 +31,10 @@ from evoarena.scripted.dspy_chat import answer as dspy_answer
 from evoarena.scripted.dspy_chat import is_dspy_prompt
 from evoarena.scripted.hgm_roles import answer as hgm_answer
 from evoarena.scripted.hgm_roles import is_hgm_prompt
-from evoarena.scripted.textgrad_roles import answer as textgrad_answer
-from evoarena.scripted.textgrad_roles import is_textgrad_prompt
 from evoarena.scripted.meta_harness_roles import answer as meta_harness_answer
 from evoarena.scripted.meta_harness_roles import is_meta_harness_prompt, of_failures
+from evoarena.scripted.textgrad_roles import answer as textgrad_answer
+from evoarena.scripted.textgrad_roles import is_textgrad_prompt
 
 RULES = {
     "add": "When more items are received, add them to the starting amount.",
