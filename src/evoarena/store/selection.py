@@ -10,8 +10,6 @@ from dataclasses import dataclass
 
 from evoarena.codec import from_plain, to_text
 
-from .db import RunStore
-
 TIE_RULE = "the best val mean wins; a tie keeps the earliest version (the simpler harness)"
 
 
@@ -123,8 +121,3 @@ def selection_json(selection: Selection) -> str:
 def read_selection(text: str | None) -> Selection | None:
     """The stored selection of a cell (None for a cell without one: a curriculum, or a store written before)."""
     return None if not text else from_plain(Selection, json.loads(text))
-
-
-def cell_selection(store: RunStore, cell: str) -> Selection | None:
-    row = store.query_one("SELECT selection_json FROM cells WHERE cell=?", [cell])
-    return None if row is None else read_selection(row["selection_json"])
