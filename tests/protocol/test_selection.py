@@ -67,6 +67,31 @@ def small(tmp_path: Path, make_spec: Any, **over: Any) -> tuple[dict[str, Any], 
     return results, RunStore(tmp_path / "run")
 
 
+def test_the_scripted_model_ends_in_a_tie_and_in_a_lower_final(tmp_path: Path, make_spec: Any) -> None:
+    """bootstrap_fewshot's demos: on sums the scripted student already solves, every checkpoint ties the initial
+    version (kept: the earliest); on products and sums with two demos, the last demos it picks lose what it learnt."""
+    demos = [{"name": "bootstrap_fewshot", "params": {"max_labeled_demos": 2, "max_bootstrapped_demos": 2}}]
+
+    def select(name: str, seed: int, families: list[str]) -> dict[str, Any]:
+        bench = {"name": "arith", "params": {"seed": seed, "n_train": 6, "n_val": 6, "n_test": 4, "families": families}}
+        spec = make_spec(methods=demos, benchmark=bench, protocol={"select_every": 1})
+        sel: dict[str, Any] = run_experiment(spec, tmp_path / name, probe=False)["selections"][0]
+        store = RunStore(tmp_path / name)
+        means = {r["version_id"]: r["m"] for r in store.query(
+            "SELECT version_id, AVG(score) AS m FROM attempts WHERE phase='select' GROUP BY version_id")}
+        assert {c["version"]: c["val"] for c in sel["candidates"]} == pytest.approx(means)  # the val attempts'
+        assert store.query_one("SELECT selected_version FROM cells")["selected_version"] == sel["selected"]
+        return sel
+
+    tie = select("tie", 0, ["add"])
+    assert tie["reason"] == "tie" and tie["selected"] == tie["candidates"][0]["version"] != tie["final"]
+    assert tie["text"].startswith("val tie → earliest kept (the initial version at 1.000 = the step-")
+    lower = select("lower", 1, ["add", "mul"])
+    vals = {c["version"]: c["val"] for c in lower["candidates"]}
+    assert lower["reason"] == "final_lower" and vals[lower["final"]] < vals[lower["selected"]] == max(vals.values())
+    assert lower["text"].startswith(f"final val lower (the step-{lower['candidates'][-1]['step']} version")
+
+
 def test_a_call_budget_that_runs_out_in_practice_still_grades_the_final_version(tmp_path: Path,
                                                                                make_spec: Any) -> None:
     """5 val tasks: 10 calls are kept back, so practice gets 4 and selection grades both versions within 14."""
