@@ -19,7 +19,7 @@ from evoarena.protocol import catalog
 from evoarena.protocol.export.bundle import ExportError, instantiate, open_source, prompt_template
 from evoarena.protocol.export.prompt_file import PromptTemplate
 from evoarena.protocol.run.runner import default_run_dir, run_experiment
-from evoarena.report.results_record import RESULTS_FILE, RunResults
+from evoarena.report.results_record import RESULTS_FILE, RunResults, SelectionResult
 from evoarena.spec import EMBEDDED_SHORTHANDS, ExperimentSpec, SpecError, parse_spec
 from evoarena.store.scores import version_scores
 
@@ -47,6 +47,14 @@ class Evolved:
     @property
     def system_prompt(self) -> str:
         return self.files.get("system.md", "")
+
+    @property
+    def selection(self) -> SelectionResult | None:
+        """Why this version was selected ("val tie → earliest kept (…)", `.text`), with the candidates graded on
+        val and a warning when the budget left the final version ungraded; None without a results record."""
+        if self.results is None:
+            return None
+        return next((s for s in self.results.selections if s.selected == self.version), None)
 
 
 def _model_spec(model: str | Mapping[str, Any]) -> tuple[str, dict[str, Any]]:

@@ -20,6 +20,7 @@ from evoarena.protocol.run.schedules.results import (
 )
 from evoarena.protocol.splits import PracticeSplits
 from evoarena.spec import ProtocolSpec
+from evoarena.store.selection import Reason
 
 BUDGET = {"attempts": 0, "calls": 0, "tokens": 0, "exhausted_by": None}
 Answer = Callable[[Unit], UnitResult | None]
@@ -91,11 +92,14 @@ def test_practice_select_test_checkpoints_then_selects_the_earliest_best() -> No
     assert [u.version for u in practice] == ["init", "v-a", "v-b", "v-b"]  # each step starts where the last ended
     assert all(u.optional and u.meter is Charge.BUDGET for u in practice)
     checks = [u for u in units(seen) if u.kind is UnitKind.CHECKPOINT]
-    assert [u.version for u in checks] == ["init", "v-b", "v-c"]
+    assert [u.version for u in checks] == ["init", "v-c", "v-b"]  # the initial, the final, then those between
     assert [u.optional for u in checks] == [False, True, True]  # the first checkpoint is graded even when spent
     assert all(u.meter is Charge.SELECTION and u.tasks == tuple(val) for u in checks)
     assert units(seen)[-1] == Unit("test/v-b", UnitKind.TEST, "v-b", meter=Charge.OUTSIDE)
-    assert end == Outcome("v-c", "v-b")
+    assert (end.current, end.selected) == ("v-c", "v-b")
+    assert end.selection is not None and end.selection.reason is Reason.TIE
+    assert [(c.version, c.step, c.val) for c in end.selection.candidates] == [
+        ("init", 0, 0.5), ("v-b", 2, 0.75), ("v-c", 4, 0.75)]
     assert [i for i in seen if isinstance(i, Phase)] == [Phase("select"), Phase("test")]
     assert schedule.total() == 4 + 3 * 2 + 5  # steps, the initial version and two checkpoints on val, the test
 
@@ -114,7 +118,8 @@ def test_practice_stops_when_a_step_is_skipped_and_the_last_version_counts() -> 
     assert len([u for u in units(seen) if u.kind is UnitKind.PRACTICE]) == 2  # the second was skipped: no third
     assert [u.version for u in units(seen) if u.kind is UnitKind.CHECKPOINT] == ["init", "v-a"]
     assert Phase("select") in seen and end.current == "v-a"
-    assert end == Outcome("v-a", "v-a")
+    assert (end.current, end.selected) == ("v-a", "v-a")
+    assert end.selection is not None and end.selection.reason is Reason.BEST
 
 
 def test_select_last_grades_no_checkpoint() -> None:
@@ -122,7 +127,8 @@ def test_select_last_grades_no_checkpoint() -> None:
     step, final = StepResult("v-a", BUDGET, "ok", True, 0), FinalTestResult(0.0)
     seen, end = drive(schedule.lanes("init")[0], lambda u: step if u.kind is UnitKind.PRACTICE else final)
     assert [u.kind for u in units(seen)] == [UnitKind.PRACTICE, UnitKind.TEST]
-    assert end == Outcome("v-a", "v-a")
+    assert (end.current, end.selected) == ("v-a", "v-a")
+    assert end.selection is not None and end.selection.reason is Reason.SELECT_LAST
 
 
 def curriculum() -> CurriculumSchedule:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from evoarena.cli.common import JsonOpt, RunDirArg, emit_json, open_run, out
@@ -18,7 +19,8 @@ if TYPE_CHECKING:
 
 
 def print_results(results: RunResults) -> None:
-    """The test accuracy per condition, each condition against the baseline, and the calls by role."""
+    """The test accuracy per condition, each condition against the baseline, why each cell tested the version it did
+    (a warning for a final version the budget left ungraded), and the calls by role."""
     table = Table(title=f"test accuracy (evidence: {results.evidence})")
     for col in ("condition", "model", "test acc", "95% CI", "n", "errors"):
         table.add_column(col)
@@ -40,6 +42,12 @@ def print_results(results: RunResults) -> None:
         elif v.n_paired:
             out.print(f"{v.condition} ({v.model}): {_num(v.mean)}   vs {v.baseline}: {_signed(v.diff)} "
                       f"[{_signed(v.ci_low)}, {_signed(v.ci_high)}] ({v.n_paired} paired tasks)", soft_wrap=True)
+    for sel in results.selections:
+        out.print(f"selected  {sel.condition} ({sel.model}, seed {sel.seed}): {sel.text}", soft_wrap=True,
+                  markup=False)
+    for sel in results.selections:
+        if sel.warning:
+            out.print(f"[yellow]warning[/]  {sel.condition} (seed {sel.seed}): {escape(sel.warning)}", soft_wrap=True)
     rows = [(role, s.model_dump()) for role, s in sorted(results.calls.by_role.items())]
     out.print(role_table("model calls by role (cached calls included and shown)", rows))
 

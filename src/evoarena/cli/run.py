@@ -54,7 +54,9 @@ def run(
     as_json: JsonOpt = False,
 ) -> None:
     """Run (or resume) an experiment. Re-running the same command resumes and makes no repeated calls. The role
-    probes run first (`evoarena probe-roles`; cached, kept in the run store); a role below the threshold warns."""
+    probes run first (`evoarena probe-roles`; cached, kept in the run store); a role below the threshold warns. The
+    summary says why each cell tested the version it did, and warns when the budget left a final version ungraded
+    on val (a call budget holds that grading's cost back from practice: docs/protocol.md, "Budgets")."""
     from evoarena.protocol.progress import CellProgress
     from evoarena.protocol.run.runner import RunDirConflict, default_run_dir, plan_cells, run_experiment
     from evoarena.protocol.validate import validate_run

@@ -15,7 +15,8 @@ class BudgetExhausted(RuntimeError):
 
 @dataclass
 class BudgetMeter:
-    """Counts a cell's evolution spending. `enforce=False` counts without refusing (selection phase)."""
+    """Counts a cell's evolution spending. `enforce=False` counts without refusing (selection phase).
+    `reserve_calls` are held back from practice (enforced limits) for selection to grade versions on val."""
 
     limits: Budget
     attempts: int = 0
@@ -23,6 +24,7 @@ class BudgetMeter:
     tokens: int = 0
     enforce: bool = True
     exhausted_by: str | None = None
+    reserve_calls: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def _refuse(self, what: str) -> None:
@@ -36,8 +38,10 @@ class BudgetMeter:
         self.attempts += 1
 
     def before_call(self) -> None:
-        if self.limits.max_calls is not None and self.calls >= self.limits.max_calls:
-            self._refuse(f"max_calls={self.limits.max_calls}")
+        if self.limits.max_calls is not None:
+            held = self.reserve_calls if self.enforce else 0
+            if self.calls >= self.limits.max_calls - held:
+                self._refuse(f"max_calls={self.limits.max_calls}" + (f" less {held} kept for val" if held else ""))
         if self.limits.max_tokens is not None and self.tokens >= self.limits.max_tokens:
             self._refuse(f"max_tokens={self.limits.max_tokens}")
 
@@ -48,6 +52,13 @@ class BudgetMeter:
 
     def exhausted(self) -> bool:
         return self.exhausted_by is not None
+
+    def can_pay(self, calls: int) -> bool:
+        """Whether the whole budget (the reserve included) has room for `calls` more calls and any tokens: what
+        grading a version on val needs before it starts."""
+        if self.limits.max_calls is not None and self.calls + calls > self.limits.max_calls:
+            return False
+        return self.limits.max_tokens is None or self.tokens < self.limits.max_tokens
 
     def state(self) -> dict[str, Any]:
         return {"attempts": self.attempts, "calls": self.calls, "tokens": self.tokens,

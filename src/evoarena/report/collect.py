@@ -15,7 +15,7 @@ from evoarena.report.html import write_report
 from evoarena.report.probes import DEFAULT_THRESHOLD, probes_section, summarise, warnings_by_condition
 from evoarena.report.records import CallRecord, CellBudget, RunMeta, ScoreRecord
 from evoarena.report.results import build_results
-from evoarena.report.results_record import Probes, RunResults
+from evoarena.report.results_record import Probes, RunResults, SelectionCandidate, SelectionResult
 from evoarena.report.snapshot import RunSnapshot
 from evoarena.report.store_sections import report_extras
 from evoarena.store import RunStore, queries
@@ -88,6 +88,23 @@ def cell_budgets(snap: RunSnapshot) -> list[CellBudget]:
     return out
 
 
+def cell_selections(snap: RunSnapshot) -> list[SelectionResult]:
+    """Why each finished cell that selects tested the version it did, by condition, model and seed."""
+    out: list[SelectionResult] = []
+    for c in sorted(snap.cells, key=lambda c: (c.condition, c.model, c.seed)):
+        sel = c.selection if c.status == "done" else None
+        if sel is None:
+            continue
+        out.append(SelectionResult(
+            condition=c.condition, model=c.model, seed=c.seed, reason=sel.reason.value, text=sel.text(),
+            selected=sel.selected, final=sel.final_version, n_val=sel.n_val, rule=sel.rule,
+            candidates=[SelectionCandidate(version=k.version, step=k.step, val=k.val, skipped=k.skipped)
+                        for k in sel.candidates],
+            warning=sel.warning(),
+        ))  # fmt: skip
+    return out
+
+
 def run_meta(snap: RunSnapshot) -> RunMeta:
     run, spec = snap.run, snap.spec
     extra: dict[str, Any] = {"rejected_outputs": snap.rejected_outputs,
@@ -156,6 +173,7 @@ def run_results(store: RunStore, snap: RunSnapshot | None = None,
     snap = snap or RunSnapshot.load(store)
     results = build_results(run_meta(snap), score_records(store, snap) if scores is None else scores,
                             call_records(store, snap), cell_budgets(snap), snap.conditions)
+    results = results.model_copy(update={"selections": cell_selections(snap)})
     return with_probes(store, snap, results)
 
 

@@ -138,6 +138,34 @@ class BudgetResult(Section):
     exhausted: bool
 
 
+class SelectionCandidate(Section):
+    """A version selection could keep: the practice steps done when it was taken (0: the initial version) and its
+    val mean (None: not graded; `skipped` when the budget could not pay for grading it)."""
+
+    version: str
+    step: int
+    val: float | None
+    skipped: bool
+
+
+class SelectionResult(Section):
+    """Why one cell tested the version it did: the reason (a closed set: best, tie, final_lower, final_unscored,
+    unchanged, no_val, select_last) and its line, the candidates graded on val, the tie rule, and a warning when
+    the budget left the final version ungraded."""
+
+    condition: str
+    model: str
+    seed: int
+    reason: str
+    text: str
+    selected: str
+    final: str
+    n_val: int
+    rule: str
+    candidates: list[SelectionCandidate]
+    warning: str | None
+
+
 class ProbeResult(Section):
     """One role × method × model probed before the run."""
 
@@ -186,6 +214,7 @@ class RunResults(Section):
     versus_baseline: list[Versus]
     calls: Calls
     budgets: list[BudgetResult]
+    selections: list[SelectionResult] = Field(default_factory=list)  # per cell that selects, as budgets are ordered
     probes: Probes | None = Field(default=None, exclude_if=_absent)
     views: dict[str, Any] | None = Field(default=None, exclude_if=_absent)  # each view's data, by view name
 
@@ -201,6 +230,10 @@ class RunResults(Section):
     def condition(self, condition: str, model: str) -> ConditionResult | None:
         """The row of a condition × model, if the run has one."""
         return next((c for c in self.conditions if c.condition == condition and c.model == model), None)
+
+    def selection(self, condition: str, model: str, seed: int) -> SelectionResult | None:
+        """Why a cell tested the version it did, if the cell selects one."""
+        return next((s for s in self.selections if (s.condition, s.model, s.seed) == (condition, model, seed)), None)
 
     def views_data(self) -> Mapping[str, Any]:
         """The views' sections, by view name ({} without any)."""

@@ -28,6 +28,7 @@ _ADDED_COLUMNS = (
     ("attempts", "call_id", "INTEGER"),  # the call that produced the attempt's answer
     ("calls", "prompt_format", "TEXT"),  # embedded: "chat-template" | "plain"; NULL for other backends
     ("events", "source", "TEXT"),  # "runner" or "method" (what a method logged); NULL in stores written before
+    ("cells", "selection_json", "TEXT"),  # why the selected version was kept (store/selection.py)
 )
 
 

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from evoarena.store.calls import CallRow
 from evoarena.store.db import RunStore
+from evoarena.store.selection import Selection, read_selection
 
 
 @dataclass(frozen=True)
@@ -53,11 +54,17 @@ class CellRow:
     current_version: str | None
     selected_version: str | None
     budget_json: str | None
+    selection_json: str | None = None  # why the selected version was kept (store/selection.py)
 
     @property
     def budget(self) -> dict[str, Any] | None:
         """The budget meter the cell stored at its end (`limits`, `used`); None before it finished."""
         return json.loads(self.budget_json) if self.budget_json else None
+
+    @property
+    def selection(self) -> Selection | None:
+        """Why the cell kept its selected version; None without a selection (a curriculum, an unfinished cell)."""
+        return read_selection(self.selection_json)
 
 
 @dataclass(frozen=True)
@@ -148,7 +155,7 @@ def cells(store: RunStore) -> list[CellRow]:
         CellRow(
             cell=c["cell"], condition=c["condition"], method=c["method"], model=c["model"], seed=int(c["seed"]),
             status=c["status"], current_version=c["current_version"], selected_version=c["selected_version"],
-            budget_json=c["budget_json"],
+            budget_json=c["budget_json"], selection_json=c["selection_json"],
         )  # fmt: skip
         for c in store.cells()
     ]

@@ -66,6 +66,16 @@ class MethodIsolation(RunEvent):
     lacks: list[str] = Field(default_factory=list)
 
 
+class FinalUnscored(RunEvent):
+    """A cell's final version went ungraded on val (the budget could not pay for it), so an earlier one was tested:
+    the two versions and the line the summary and the report show."""
+
+    KIND = "final_unscored"
+    final: str = ""
+    selected: str = ""
+    warning: str = ""
+
+
 E = TypeVar("E", bound=RunEvent)
 
 

@@ -21,7 +21,8 @@ CREATE TABLE IF NOT EXISTS cells (
   status TEXT NOT NULL,
   current_version TEXT,
   selected_version TEXT,
-  budget_json TEXT
+  budget_json TEXT,
+  selection_json TEXT
 );
 CREATE TABLE IF NOT EXISTS harness_versions (
   id TEXT NOT NULL,

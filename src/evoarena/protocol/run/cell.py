@@ -21,6 +21,9 @@ from evoarena.protocol.run.schedules.base import Phase, Unit
 from evoarena.protocol.run.schedules.results import StepResult, UnitResult, read
 from evoarena.protocol.run.units import ProviderUnavailable, UnitRunner
 from evoarena.spec import ExperimentSpec, MethodSpec
+from evoarena.store import queries
+from evoarena.store.run_events import FinalUnscored, write_event
+from evoarena.store.selection import selection_json
 
 __all__ = ["CellPlan", "CellRunner", "ProviderUnavailable"]
 
@@ -44,10 +47,13 @@ class CellRunner:
         self.spec, self.store = units.spec, units.store
         inputs = CellInputs(plan.cell, plan.seed, units.practice_splits, units.spec.protocol, units.benchmark.params,
                             units.evaluator.size)
-        self.schedule = schedule_for(type(units.benchmark).schedule)(inputs)
+        schedule = schedule_for(type(units.benchmark).schedule)
+        self.schedule = schedule(inputs)
+        units.meter.reserve_calls = schedule.reserve(units.practice_splits, units.spec.protocol)
 
     def run(self) -> str:
         plan, units = self.plan, self.units
+        finished_before = any(c.cell == plan.cell and c.status == "done" for c in queries.cells(self.store))
         self.store.upsert_cell(plan.cell, condition=plan.condition, method=units.method.name, model=plan.model,
                                seed=plan.seed, status="running")
         initial = units.initial()
@@ -69,8 +75,14 @@ class CellRunner:
             ends = [self._drive(lane, units.meter, units.ws) for lane in lanes]
         units.tracker.finish()
         end = self.schedule.outcome(initial, ends)
+        selection = end.selection
         self.store.upsert_cell(plan.cell, status="done", current_version=end.current, selected_version=end.selected,
-                               budget_json=_budget_json(self.spec, units.meter))
+                               budget_json=_budget_json(self.spec, units.meter),
+                               selection_json=None if selection is None else selection_json(selection))
+        warning = None if selection is None else selection.warning()
+        if selection is not None and warning is not None and not finished_before:  # once, not again on a resume
+            write_event(self.store, FinalUnscored(final=selection.final_version, selected=selection.selected,
+                                                  warning=warning), cell=plan.cell)
         return end.current if end.selected is None else end.selected
 
     def _drive(self, lane: Lane, meter: BudgetMeter, ws: HarnessWorkspace) -> Outcome:

@@ -18,6 +18,7 @@ from evoarena.protocol.progress import Progress
 from evoarena.protocol.roles import role_map, role_params
 from evoarena.protocol.run.cell import CellPlan, CellRunner
 from evoarena.protocol.run.evaluate import Evaluator
+from evoarena.protocol.run.schedules import schedule_for
 from evoarena.protocol.run.units import UnitRunner
 from evoarena.protocol.scheduler import Scheduler
 from evoarena.protocol.splits import LockedTestSplit, PracticeSplits, split_tasks
@@ -48,6 +49,7 @@ def build_parts(spec: ExperimentSpec, search: tuple[Path, ...] = (), resolved: R
         benchmark = resolved.benchmark(**spec.benchmark.params)
         tasks = benchmark.build()  # locks the benchmark: nothing can regenerate the test split after this
         practice, locked = split_tasks(tasks)
+        check_reserve(spec, schedule_for(type(benchmark).schedule).reserve(practice, spec.protocol))
         for m in spec.methods:  # named update notes fail here, before any model call, if they are unknown
             for task in practice.train[:1]:
                 benchmark.update_note(m.params.get("update_note"), task)
@@ -57,6 +59,16 @@ def build_parts(spec: ExperimentSpec, search: tuple[Path, ...] = (), resolved: R
     for model_name in dict.fromkeys(m for meth in spec.methods for m in spec.roles_for(meth).values()):
         backends[model_name] = catalog.backend_of(spec, model_name, search)
     return RunParts(spec, resolved, benchmark, list(tasks), practice, locked, backends)
+
+
+def check_reserve(spec: ExperimentSpec, reserve: int) -> None:
+    """A call budget must leave practice something once the calls selection needs are held back (ValueError)."""
+    limit = spec.budget.max_calls
+    if limit is not None and reserve and limit <= reserve:
+        raise ValueError(
+            f"budget.max_calls={limit} cannot pay for selection: grading the initial and the final version on val "
+            f"takes {reserve} calls (one per val task each), leaving none for practice; raise budget.max_calls above "
+            f"{reserve} or set protocol.select: last")
 
 
 def plan_cells(spec: ExperimentSpec) -> list[CellPlan]:

@@ -109,13 +109,16 @@ class UnitRunner:
 
     def run(self, unit: Unit, meter: BudgetMeter, ws: HarnessWorkspace) -> UnitResult | None:
         """The unit's result — read back if it was finished before, else done and committed now — or None when it
-        is optional and `meter` (its lane's) is spent. A practice step or a checkpoint leaves `meter` as its result
-        recorded; a checkpoint (`Charge.SELECTION`) turns the meter's refusals off for the rest of the lane."""
-        if unit.meter is Charge.SELECTION:
+        is optional and `meter` (its lane's) cannot pay for it: a practice step once the meter is spent, a checkpoint
+        when the whole budget (the reserve held back from practice included) has no room for a call per val task.
+        A practice step or a checkpoint leaves `meter` as its result recorded; a checkpoint (`Charge.SELECTION`)
+        turns the meter's refusals off for the rest of the lane."""
+        selecting = unit.meter is Charge.SELECTION
+        if selecting:
             meter.enforce = False  # selection spends from the budget but finishes the checkpoint it started
         done = read(self.store, self.cell, unit.key, RESULTS[unit.kind])
         if done is None:
-            if unit.optional and meter.exhausted():
+            if unit.optional and not (meter.can_pay(len(unit.tasks)) if selecting else not meter.exhausted()):
                 return None
             done, rows = self._handlers[unit.kind](unit, meter, ws)
             commit(self.store, self.cell, unit.key, done, rows)

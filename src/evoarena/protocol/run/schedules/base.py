@@ -20,6 +20,7 @@ from evoarena.api.schedule import Schedule
 from evoarena.protocol.run.schedules.results import UnitResult
 from evoarena.protocol.splits import PracticeSplits
 from evoarena.spec import ProtocolSpec
+from evoarena.store.selection import Selection
 
 
 class UnitKind(enum.Enum):
@@ -87,10 +88,11 @@ class Tick:
 @dataclass(frozen=True)
 class Outcome:
     """Where a lane (or the cell) ended: the last version practice reached and the version selected for test
-    (None where nothing is selected, as in a curriculum)."""
+    (None where nothing is selected, as in a curriculum), with why it was selected."""
 
     current: str
     selected: str | None
+    selection: Selection | None = None
 
 
 #: A lane: yields units and marks, receives each unit's result (None after a mark or a skipped unit).
@@ -132,6 +134,11 @@ class CellSchedule(ABC):
     def outcome(self, initial: str, ends: Sequence[Outcome]) -> Outcome:
         """The cell's outcome from its lanes' (the last lane's by default)."""
         return ends[-1] if ends else Outcome(initial, None)
+
+    @classmethod
+    def reserve(cls, practice: PracticeSplits, protocol: ProtocolSpec) -> int:
+        """Model calls a call budget holds back from practice for what the schedule must grade afterwards."""
+        return 0
 
     def first_key(self) -> str | None:
         """The first practice unit's key (an independent schedule's resume check), None if it has none."""

@@ -1,9 +1,11 @@
 """Practice, select, test: practise on train, grade each checkpoint on val, grade the best checkpoint on test once.
 
 Practice steps go through train in a seeded order per epoch; a step is a checkpoint every `select_every` steps and
-at the end of each epoch. Steps stop when the budget is spent. Selection grades the initial version and every
-checkpoint on val (it spends from the budget but finishes the checkpoint it started) and keeps the best, the earliest
-on a tie; with `select: last` or no val split the last version is kept ungraded.
+at the end of each epoch. Steps stop when the budget is spent; a call budget holds back from practice what grading
+the initial and the final version on val costs (`reserve`). Selection grades the initial version, then the final
+one, then the checkpoints between while the budget can pay for a whole val split, and keeps the best, the earliest on
+a tie; with `select: last` or no val split the last version is kept ungraded. Why it kept what it kept is the cell's
+`Selection` record.
 """
 
 from __future__ import annotations
@@ -26,6 +28,9 @@ from evoarena.protocol.run.schedules.base import (
     runs,
 )
 from evoarena.protocol.run.schedules.results import CheckpointResult, StepResult, UnitResult
+from evoarena.protocol.splits import PracticeSplits
+from evoarena.spec import ProtocolSpec
+from evoarena.store.selection import Candidate, Reason, Selection, decide, ungraded
 
 
 @runs(PracticeSelectTest)
@@ -39,6 +44,11 @@ class PracticeSelectTestSchedule(CellSchedule):
         self.selecting = bool(val) and protocol.select != "last"
         # the initial version and each checkpoint are graded on val
         self.planned = 1 + sum(checkpoint for _, _, checkpoint in self.steps) if self.selecting else 0
+
+    @classmethod
+    def reserve(cls, practice: PracticeSplits, protocol: ProtocolSpec) -> int:
+        """Selection always grades the initial and the final version on val, one solver call per val task each."""
+        return 2 * len(practice.val) if practice.val and protocol.select != "last" else 0
 
     def _steps(self) -> list[tuple[str, Task, bool]]:
         """(unit key, task, is checkpoint) for every practice step; order seeded per epoch."""
@@ -61,39 +71,42 @@ class PracticeSelectTestSchedule(CellSchedule):
         return [self._lane(initial)]
 
     def _lane(self, initial: str) -> Lane:
-        current, checkpoints = initial, [initial]
+        current, checkpoints, steps_done = initial, [(initial, 0)], 0
         for n, (key, task, is_checkpoint) in enumerate(self.steps):
             done = yield Unit(key, UnitKind.PRACTICE, current, (task,), step=n, checkpoint=is_checkpoint,
                               optional=True)
             if not isinstance(done, StepResult):  # skipped: the budget was spent
                 break
-            current = done.version
+            current, steps_done = done.version, n + 1
             if done.checkpoint:
-                checkpoints.append(current)
+                checkpoints.append((current, steps_done))
             yield Tick(1.0 if done.passed else 0.0)
             if done.status == "budget":
                 break
-        if checkpoints[-1] != current:
-            checkpoints.append(current)
-        candidates = list(dict.fromkeys(checkpoints))
+        checkpoints.append((current, steps_done))  # the final version is always a candidate
+        made: dict[str, int] = {}
+        for vid, step in checkpoints:  # each version once, at the step it was first a checkpoint
+            made.setdefault(vid, step)
+        candidates = [Candidate(vid, step) for vid, step in made.items()]
         if self.selecting:
             yield Phase("select", extra=max(0, len(candidates) - self.planned) * len(self.inputs.practice.val))
-            selected = yield from self._select(candidates)
+            selection = yield from self._select(candidates, current)
         else:
-            selected = candidates[-1]
+            last = next(c for c in candidates if c.version == current)
+            selection = ungraded(last, Reason.SELECT_LAST if self.inputs.practice.val else Reason.NO_VAL)
         yield Phase("test")
-        yield Unit(f"test/{selected}", UnitKind.TEST, selected, meter=Charge.OUTSIDE)
-        return Outcome(current, selected)
+        yield Unit(f"test/{selection.selected}", UnitKind.TEST, selection.selected, meter=Charge.OUTSIDE)
+        return Outcome(current, selection.selected, selection)
 
-    def _select(self, candidates: list[str]) -> Generator[Unit, UnitResult | None, str]:
-        """Grade the candidates on val until the budget is spent (the first is always graded); the best wins."""
-        scores: dict[str, float] = {}
+    def _select(self, candidates: list[Candidate], final: str) -> Generator[Unit, UnitResult | None, Selection]:
+        """Grade the initial version, then the final one, then the checkpoints between while the budget can pay for
+        a whole val split; the best mean wins, the earliest on a tie."""
         val = tuple(self.inputs.practice.val)
-        for vid in candidates:
-            done = yield Unit(f"select/{vid}", UnitKind.CHECKPOINT, vid, val, meter=Charge.SELECTION,
-                              optional=bool(scores))
-            if not isinstance(done, CheckpointResult):
-                break
-            scores[vid] = float(done.mean)
-        best = max(scores.values())
-        return next(v for v in candidates if v in scores and scores[v] == best)  # ties: the earliest
+        order = sorted(candidates, key=lambda c: (c.version != candidates[0].version, c.version != final))
+        graded: dict[str, Candidate] = {}
+        for c in order:
+            done = yield Unit(f"select/{c.version}", UnitKind.CHECKPOINT, c.version, val, meter=Charge.SELECTION,
+                              optional=bool(graded))
+            mean = float(done.mean) if isinstance(done, CheckpointResult) else None
+            graded[c.version] = Candidate(c.version, c.step, mean, skipped=mean is None)
+        return decide(tuple(graded[c.version] for c in candidates), final, len(val))
