@@ -17,6 +17,7 @@ from evoarena.methods.gepa import Gepa
 from evoarena.methods.hgm import Hgm
 from evoarena.methods.history import History
 from evoarena.methods.jitrl import JitRLMethod
+from evoarena.methods.lib_gepa import GepaOptimize
 from evoarena.methods.meta_harness import MetaHarness
 from evoarena.methods.prompting import generator_output, render_prompt
 from evoarena.methods.reasoning_bank import ReasoningBank
@@ -36,6 +37,7 @@ __all__ = [
     "EvoTest",
     "Frozen",
     "Gepa",
+    "GepaOptimize",
     "Hgm",
     "History",
     "JitRLMethod",

@@ -4,7 +4,8 @@ As solver it always gets worded addition right; for the other families it answer
 prompt already holds a lesson for that family (a reflection naming the rule, or a worked example of
 the same family), and otherwise makes the classic mistake of adding every number it sees (for a bare sum, it restates
 the expression, as the small base model does zero-shot).
-As reflector (a prompt ending in "Reflection:") it states the rule for the failed question's family; as HGM's
+As reflector (a prompt ending in "Reflection:") it states the rule for the failed question's family; as GEPA's
+proposer (ours or the `gepa` package's reflection prompt) it adds each failed example's rule to the instruction; as HGM's
 proposer it diagnoses a failed question by its family's rule and adds that rule to the harness (`hgm_roles`).
 """
 
@@ -16,6 +17,7 @@ from collections.abc import Sequence
 from evoarena.api import policy
 from evoarena.benchmarks.arith.generator import family_of
 from evoarena.models.base import GenParams, Message
+from evoarena.scripted.gepa_reflect import gepa_instruction, is_gepa_reflection
 from evoarena.scripted.hgm_roles import answer as hgm_answer
 from evoarena.scripted.hgm_roles import is_hgm_prompt
 
@@ -71,11 +73,22 @@ def family_rule(task: str, feedback: str) -> str | None:
     return RULES.get(family_of(task.strip()))
 
 
+def failed_rule(inputs: str, feedback: str) -> str | None:
+    """The rule of a GEPA example's question (`Q: ...` as the solver saw it, or the bare question) when its feedback
+    is no "Correct."."""
+    if feedback.startswith("Correct"):
+        return None
+    question = re.search(r"^(?:Q: )?(.+)$", inputs, flags=re.M)
+    return family_rule(question.group(1), feedback) if question else None
+
+
 @policy("arith-student")
 def arith_student(messages: Sequence[Message], params: GenParams) -> str:
     if is_hgm_prompt(messages):
         return hgm_answer(messages, family_rule)
     text = "\n\n".join(m.content for m in messages)
+    if is_gepa_reflection(text):
+        return gepa_instruction(text, failed_rule)
     if text.rstrip().endswith("Reflection:"):
         q = re.search(r"^Question: (.+)$", text, flags=re.M)
         return RULES[family_of(q.group(1))] if q else "I am not sure what went wrong."
