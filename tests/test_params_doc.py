@@ -14,7 +14,7 @@ from evoarena.api.params import params_table
 from evoarena.protocol import catalog
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
-BLOCK = re.compile(r"(<!-- params: (method|benchmark) (\w+) -->\n)(.*?)(<!-- /params -->)", re.S)
+BLOCK = re.compile(r"(<!-- params: (method|benchmark) ([\w.]+) -->\n)(.*?)(<!-- /params -->)", re.S)
 PAGES = {("benchmark", "files"): DOCS / "own-tasks.md"}
 """Where a name's table lives when it is not docs/<kind>s/<name>.md."""
 

@@ -5,8 +5,9 @@ prompt already holds a lesson for that family (a reflection naming the rule, or 
 the same family), and otherwise makes the classic mistake of adding every number it sees (for a bare sum, it restates
 the expression, as the small base model does zero-shot).
 As reflector (a prompt ending in "Reflection:") it states the rule for the failed question's family; as GEPA's
-proposer (ours or the `gepa` package's reflection prompt) it adds each failed example's rule to the instruction; as HGM's
-proposer it diagnoses a failed question by its family's rule and adds that rule to the harness (`hgm_roles`).
+proposer (evoarena's or the `gepa` package's reflection prompt) it adds each failed example's rule to the
+instruction; as HGM's proposer it diagnoses a failed question by its family's rule and adds that rule to the
+harness (`hgm_roles`).
 """
 
 from __future__ import annotations

@@ -1,0 +1,147 @@
+"""`gepa.optimize` (the `gepa` package's optimiser) under the cell, on the scripted arith student (evidence:
+mechanism): calls reach the cell's roles and ledger, metric calls are graded rollouts, the library's best candidate is
+the harness — also when the cell's budget stops it — and no test task ever reaches the library."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evoarena.api import Task, benchmark
+from evoarena.benchmarks.arith.benchmark import ArithBenchmark
+from evoarena.harness import load_tree
+from evoarena.methods.lib_gepa import bridge as bridge_module
+from evoarena.methods.lib_gepa.method import budget_stop
+from evoarena.methods.lib_gepa.state import read_result
+from evoarena.protocol.budget import BudgetExhausted
+from evoarena.protocol.run.runner import run_experiment
+from evoarena.store import RunStore, queries
+
+pytest.importorskip("gepa")
+
+ROLES = {"solver": "s", "proposer": "s"}
+MODELS = {"s": {"backend": "scripted", "model": "arith-student"}}
+FAMILIES = ["small_sum", "add", "sub", "mul"]
+
+
+def run(tmp_path: Path, make_spec: Any, params: dict[str, Any], *, budget: dict[str, int] | None = None,
+        bench: str = "arith") -> tuple[RunStore, dict[str, str], dict[str, Any]]:
+    spec = make_spec(
+        benchmark={"name": bench, "params": {"seed": 0, "n_train": 8, "n_val": 4, "n_test": 6, "families": FAMILIES}},
+        methods=[{"name": "gepa.optimize", "params": params}], models=MODELS, roles=ROLES,
+        **({"budget": budget} if budget else {}))
+    results = run_experiment(spec, tmp_path / "run", probe=False)
+    store = RunStore(tmp_path / "run")
+    return store, load_tree(store, store.cells()[0]["current_version"]), results
+
+
+def attempts(store: RunStore, phase: str) -> list[dict[str, Any]]:
+    return [dict(r) for r in store.query("SELECT task_id, unit_key FROM attempts WHERE phase=?", (phase,))]
+
+
+def optimize_event(store: RunStore) -> dict[str, Any]:
+    (row,) = store.query("SELECT payload FROM events WHERE kind='gepa_optimize'")
+    return dict(json.loads(row["payload"]))
+
+
+def test_the_library_accepts_a_proposal_and_its_best_candidate_is_the_harness(tmp_path: Path, make_spec: Any) -> None:
+    """The scripted student answers the library's reflection prompt; the library's best candidate (its own
+    `GEPAResult.best_idx`) is `system.md`, every candidate is kept in the result record, and the run records the
+    library and its version."""
+    store, tree, results = run(tmp_path, make_spec, {"max_metric_calls": 40})
+    event, result = optimize_event(store), read_result(tree)
+    assert result is not None and event["accepted"] >= 1 and len(result.candidates) == event["candidates"] >= 2
+    assert tree["system.md"] == result.candidates[result.best_idx].text == event["final_candidate"]
+    assert event["best_val_mean"] > event["seed_val_mean"]
+    assert results["meta"]["extra"]["libraries"] == {"gepa.optimize": "gepa 0.1.4"}
+
+
+def test_every_metric_call_is_a_graded_rollout_and_every_call_has_its_role(tmp_path: Path, make_spec: Any) -> None:
+    """The library's metric calls are the cell's rollouts (one ledger row each, in the practice step), its
+    reflection calls the `proposer` role; the first step runs the whole library loop, later steps call nothing."""
+    store, _, _ = run(tmp_path, make_spec, {"max_metric_calls": 40})
+    event = optimize_event(store)
+    rows = attempts(store, "rollout")
+    assert len(rows) == event["total_metric_calls"] >= 40
+    calls = [c for c in queries.calls(store, errors=False) if c.phase == "practice"]
+    assert {c.role for c in calls} == {"solver", "proposer"}
+    assert sum(c.role == "proposer" for c in calls) == event["proposals"]
+    assert {c.unit for c in calls} == {rows[0]["unit_key"]}
+
+
+def test_a_budget_stop_keeps_the_best_candidate_so_far(tmp_path: Path, make_spec: Any) -> None:
+    """With the cell's budget below the library's own stop, the cell refuses a rollout mid-run: the library's best
+    candidate so far is still the harness, saved as a version, and the refusal is recorded."""
+    store, tree, _ = run(tmp_path, make_spec, {"max_metric_calls": 500}, budget={"max_attempts": 30})
+    result = read_result(tree)
+    assert result is not None and result.stopped_by is not None and "max_attempts=30" in result.stopped_by
+    assert result.accepted >= 1 and tree["system.md"] == result.candidates[result.best_idx].text
+    assert len(attempts(store, "rollout")) == 30
+
+
+def test_only_the_budgets_refusal_is_kept_as_a_stop() -> None:
+    """`budget_stop` matches the protocol's BudgetExhausted (and a subclass) by name, nothing else."""
+
+    class Sub(BudgetExhausted):
+        pass
+
+    assert budget_stop(BudgetExhausted("x")) and budget_stop(Sub("x"))
+    assert not budget_stop(RuntimeError("budget exhausted: max_calls=3"))
+
+
+MARK = "ZQXSECRET"
+
+
+@benchmark("test-marked-arith")
+class MarkedArith(ArithBenchmark):
+    """Arith whose test tasks carry unique marker ids and texts (and train tasks a marker of their own)."""
+
+    def generate(self) -> list[Task]:
+        out = []
+        for t in super().generate():
+            if t.split == "test":
+                i = t.id.rsplit("-", 1)[1]
+                t = Task(f"{MARK}-id-{i}", "test", f"{MARK}-id-{i}", f"[{MARK}-text-{i}] {t.prompt}", t.reference,
+                         t.meta)
+            elif t.split == "train":
+                t = Task(t.id, t.split, t.source_id, f"[TRAINMARK] {t.prompt}", t.reference, t.meta)
+            out.append(t)
+        return out
+
+
+def test_the_library_never_sees_a_test_task(tmp_path: Path, make_spec: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Attack test: every entry point of the library — `optimize`'s datasets, each adapter evaluation (its batch
+    and what it returns), each reflective dataset, each reflection prompt — is spied on; no test task's id or text
+    reaches it, while the train tasks' marker does (the spy sees what the library sees)."""
+    import gepa
+
+    seen: list[str] = []
+    real_optimize = gepa.optimize
+
+    def spy_optimize(*args: Any, **kwargs: Any) -> Any:
+        seen.append(repr(args) + repr({k: v for k, v in kwargs.items() if k in ("trainset", "valset",
+                                                                                   "seed_candidate")}))
+        return real_optimize(*args, **kwargs)
+
+    def spied(name: str) -> Any:
+        real = getattr(bridge_module.Bridge, name)
+
+        def spy(self: Any, *args: Any, **kwargs: Any) -> Any:
+            out = real(self, *args, **kwargs)
+            seen.append(repr(args) + repr(kwargs) + repr(out))
+            return out
+        return spy
+
+    monkeypatch.setattr(gepa, "optimize", spy_optimize)
+    for name in ("evaluate", "make_reflective_dataset", "reflection_lm"):
+        monkeypatch.setattr(bridge_module.Bridge, name, spied(name))
+    store, _, _ = run(tmp_path, make_spec, {"max_metric_calls": 40}, bench="test-marked-arith")
+    assert optimize_event(store)["proposals"] >= 1
+    text = "\n".join(seen)
+    assert "TRAINMARK" in text
+    assert MARK not in text
+    tested = attempts(store, "test")
+    assert tested and all(a["task_id"].startswith(MARK) for a in tested)  # the test split was graded, after the library
