@@ -49,14 +49,16 @@ def optimize_event(store: RunStore) -> dict[str, Any]:
 
 def test_the_library_accepts_a_proposal_and_its_best_candidate_is_the_harness(tmp_path: Path, make_spec: Any) -> None:
     """The scripted student answers the library's reflection prompt; the library's best candidate (its own
-    `GEPAResult.best_idx`) is `system.md`, every candidate is kept in the result record, and the run records the
-    library and its version."""
+    `GEPAResult.best_idx`) is `system.md`, every candidate is kept in the result record, the run records the
+    library and its version, and the report view shows the run."""
     store, tree, results = run(tmp_path, make_spec, {"max_metric_calls": 40})
     event, result = optimize_event(store), read_result(tree)
     assert result is not None and event["accepted"] >= 1 and len(result.candidates) == event["candidates"] >= 2
     assert tree["system.md"] == result.candidates[result.best_idx].text == event["final_candidate"]
     assert event["best_val_mean"] > event["seed_val_mean"]
     assert results["meta"]["extra"]["libraries"] == {"gepa.optimize": "gepa 0.1.4"}
+    (cell,) = results["views"]["gepa.optimize"]["cells"]  # the report view: the library's own account
+    assert cell["accepted"] == event["accepted"] and cell["final_candidate"] == tree["system.md"]
 
 
 def test_every_metric_call_is_a_graded_rollout_and_every_call_has_its_role(tmp_path: Path, make_spec: Any) -> None:
@@ -145,3 +147,25 @@ def test_the_library_never_sees_a_test_task(tmp_path: Path, make_spec: Any, monk
     assert MARK not in text
     tested = attempts(store, "test")
     assert tested and all(a["task_id"].startswith(MARK) for a in tested)  # the test split was graded, after the library
+
+
+def test_params_reach_the_library_under_its_own_names(tmp_path: Path, make_spec: Any,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every param but `max_metric_calls` is passed to `gepa.optimize` under its own name; unset, the library's
+    metric-call stop is the guard of 50 per train and val task (8 + 4 here) beside the cell's stop."""
+    import gepa
+
+    got: dict[str, Any] = {}
+    real = gepa.optimize
+
+    def spy(**kwargs: Any) -> Any:
+        got.update(kwargs)
+        return real(**kwargs)
+
+    monkeypatch.setattr(gepa, "optimize", spy)
+    params = {"reflection_minibatch_size": 2, "candidate_selection_strategy": "current_best", "use_merge": True,
+              "max_merge_invocations": 2, "skip_perfect_score": False, "perfect_score": 2.0,
+              "acceptance_criterion": "improvement_or_equal", "cache_evaluation": True}
+    run(tmp_path, make_spec, params, budget={"max_attempts": 60})
+    assert {k: got[k] for k in params} == params
+    assert [getattr(s, "max_metric_calls", None) for s in got["stop_callbacks"]] == [None, 50 * (8 + 4)]

@@ -5,6 +5,7 @@ stop), `state` (the result record), `report_view`. The package is imported only 
 docs/methods/gepa.optimize.md.
 """
 
+from evoarena.methods.lib_gepa import report_view  # noqa: F401  (registers the "gepa.optimize" report view)
 from evoarena.methods.lib_gepa.method import GepaOptimize
 
 __all__ = ["GepaOptimize"]
