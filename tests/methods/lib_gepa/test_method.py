@@ -169,3 +169,31 @@ def test_params_reach_the_library_under_its_own_names(tmp_path: Path, make_spec:
     run(tmp_path, make_spec, params, budget={"max_attempts": 60})
     assert {k: got[k] for k in params} == params
     assert [getattr(s, "max_metric_calls", None) for s in got["stop_callbacks"]] == [None, 50 * (8 + 4)]
+
+
+def test_the_proposer_probes_are_the_librarys_reflection_prompt_read_by_its_extractor() -> None:
+    """Probes: the library's `InstructionProposalSignature` prompt per example and for all of them; a reply is
+    usable when the library's `output_extractor` finds a new instruction in it."""
+    from gepa.strategies.instruction_proposal import InstructionProposalSignature
+
+    from evoarena.api import GENERIC_EXAMPLES, Reply
+    from evoarena.methods.lib_gepa.method import PROBE_INSTRUCTION, GepaOptimize
+
+    probes = GepaOptimize().probes(GENERIC_EXAMPLES)
+    assert [p.name for p in probes] == [f"propose/{ex.id}" for ex in GENERIC_EXAMPLES] + ["propose/all"]
+    first = GENERIC_EXAMPLES[0]
+    assert probes[0].prompt == InstructionProposalSignature.prompt_renderer({
+        "current_instruction_doc": PROBE_INSTRUCTION,
+        "dataset_with_feedback": [{"Inputs": first.task, "Generated Outputs": first.output,
+                                   "Feedback": first.feedback}]})
+    assert probes[0].check(Reply("```\nAdd the two numbers.\n```")).usable
+    assert not probes[0].check(Reply(f"```\n{PROBE_INSTRUCTION}\n```")).usable
+    assert not probes[0].check(Reply("```\nAdd.", finish_reason="length")).well_formed
+
+
+def test_the_librarys_run_is_the_same_twice(tmp_path: Path, make_spec: Any) -> None:
+    """The library's seed comes from the step's seeded stream: two runs leave the same result record (the same
+    seed, candidates, minibatches' outcomes and metric calls)."""
+    a = run(tmp_path / "a", make_spec, {"max_metric_calls": 40, "candidate_selection_strategy": "epsilon_greedy"})[1]
+    b = run(tmp_path / "b", make_spec, {"max_metric_calls": 40, "candidate_selection_strategy": "epsilon_greedy"})[1]
+    assert a["memory/gepa.optimize/result.json"] == b["memory/gepa.optimize/result.json"]
