@@ -56,6 +56,9 @@ def test_the_library_accepts_a_proposal_and_its_best_candidate_is_the_harness(tm
     assert result is not None and event["accepted"] >= 1 and len(result.candidates) == event["candidates"] >= 2
     assert tree["system.md"] == result.candidates[result.best_idx].text == event["final_candidate"]
     assert event["best_val_mean"] > event["seed_val_mean"]
+    initial = store.query("SELECT id FROM harness_versions WHERE step='init'")[0]["id"]
+    kept = store.query("SELECT parent_ids FROM harness_versions WHERE manifest LIKE '%gepa.optimize candidate 1\"%'")
+    assert json.loads(kept[0]["parent_ids"]) == [initial]  # lineage: candidate 1 under the seed, in the archive
     assert results["meta"]["extra"]["libraries"] == {"gepa.optimize": "gepa 0.1.4"}
     (cell,) = results["views"]["gepa.optimize"]["cells"]  # the report view: the library's own account
     assert cell["accepted"] == event["accepted"] and cell["final_candidate"] == tree["system.md"]

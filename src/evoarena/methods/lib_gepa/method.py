@@ -18,7 +18,7 @@ from pydantic import Field
 
 from evoarena.api import Method, PracticeContext, Probe, ProbeExample, Reply, TaskView, Verdict, method
 from evoarena.api.probe import judged, non_answer, refused
-from evoarena.harness import Manifest
+from evoarena.harness import Manifest, tree_hash
 from evoarena.methods.lib_gepa.bridge import Bridge, QuietLogger
 from evoarena.methods.lib_gepa.state import COMPONENT, RESULT, CandidateRecord, OptimizeResult, read_result
 from evoarena.models import Message
@@ -178,9 +178,10 @@ class GepaOptimize(Method):
         )
 
     def _lineage(self, ctx: PracticeContext, records: Sequence[CandidateRecord]) -> None:
-        """Every candidate after the seed, kept in the run's archive with the candidates it came from."""
-        versions: dict[int, str] = {}
+        """Every candidate after the seed, kept in the run's archive with the candidates it came from (the seed is
+        the step's starting version, whose id is its tree's content address)."""
         base = dict(ctx.harness.tree())
+        versions: dict[int, str] = {0: tree_hash(base)}
         for r in records:
             if r.index == 0:
                 continue
