@@ -54,6 +54,7 @@ def test_the_library_accepts_a_proposal_and_its_best_candidate_is_the_harness(tm
     store, tree, results = run(tmp_path, make_spec, {"max_metric_calls": 40})
     event, result = optimize_event(store), read_result(tree)
     assert result is not None and event["accepted"] >= 1 and len(result.candidates) == event["candidates"] >= 2
+    assert event["accepted"] == len(result.candidates) - 1  # no merge: every accepted proposal joined the pool
     assert tree["system.md"] == result.candidates[result.best_idx].text == event["final_candidate"]
     assert event["best_val_mean"] > event["seed_val_mean"]
     initial = store.query("SELECT id FROM harness_versions WHERE step='init'")[0]["id"]
@@ -200,3 +201,15 @@ def test_the_librarys_run_is_the_same_twice(tmp_path: Path, make_spec: Any) -> N
     a = run(tmp_path / "a", make_spec, {"max_metric_calls": 40, "candidate_selection_strategy": "epsilon_greedy"})[1]
     b = run(tmp_path / "b", make_spec, {"max_metric_calls": 40, "candidate_selection_strategy": "epsilon_greedy"})[1]
     assert a["memory/gepa.optimize/result.json"] == b["memory/gepa.optimize/result.json"]
+
+
+def test_the_curriculum_is_refused_in_one_line() -> None:
+    """A protocol that counts submitted attempts per step (the curriculum) is refused: the library's whole loop runs
+    in one step and submits none."""
+    from types import SimpleNamespace
+
+    from evoarena.methods.lib_gepa.method import GepaOptimize
+
+    ctx = SimpleNamespace(attempt_limit=1)
+    with pytest.raises(ValueError, match="curriculum protocol is not supported"):
+        GepaOptimize().practice(ctx, None)  # type: ignore[arg-type]
