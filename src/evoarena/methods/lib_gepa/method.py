@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from functools import partial
 from typing import Any, Literal
 
 from pydantic import Field
@@ -109,7 +108,7 @@ class GepaOptimize(Method):
                 "current_instruction_doc": PROBE_INSTRUCTION,
                 "dataset_with_feedback": [{"Inputs": ex.task, "Generated Outputs": ex.output,
                                            "Feedback": ex.feedback} for ex in batch],
-            })), partial(check_proposal))
+            })), check_proposal)
             for name, batch in batches
         )
 
@@ -124,7 +123,7 @@ class GepaOptimize(Method):
         result: Any = None
         try:
             result = self._optimize(ctx, bridge, seed)
-        except BaseException:
+        except Exception:
             if bridge.stopped is None or not budget_stop(bridge.stopped) or not bridge.records:
                 raise
         if bridge.stopped is not None and not budget_stop(bridge.stopped):
