@@ -226,3 +226,15 @@ def test_a_refused_reflection_call_stops_the_library_too(tmp_path: Path, make_sp
     assert (result.proposals, result.accepted, len(result.candidates)) == (2, 0, 1)
     assert len(attempts(store, "rollout")) == 7
     assert not store.query("SELECT id FROM calls WHERE role='proposer' AND phase='practice'")
+
+
+def test_the_registry_does_not_import_the_library() -> None:
+    """`evoarena list` and the registry load every method without the package: a fresh interpreter that builds the
+    catalog has not imported `gepa` (nor litellm), which only a practising cell imports."""
+    import subprocess
+    import sys
+
+    code = ("import sys, evoarena.protocol.catalog as c; c.catalog(); "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('gepa', 'litellm')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
