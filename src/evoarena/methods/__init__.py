@@ -19,6 +19,7 @@ from evoarena.methods.history import History
 from evoarena.methods.jitrl import JitRLMethod
 from evoarena.methods.lib_dspy import BootstrapFewShot as DSPyBootstrapFewShot
 from evoarena.methods.lib_dspy import LabeledFewShot as DSPyLabeledFewShot
+from evoarena.methods.lib_gepa import GepaOptimize
 from evoarena.methods.lib_textgrad import TextGradTGD
 from evoarena.methods.meta_harness import MetaHarness
 from evoarena.methods.prompting import generator_output, render_prompt
@@ -41,6 +42,7 @@ __all__ = [
     "EvoTest",
     "Frozen",
     "Gepa",
+    "GepaOptimize",
     "Hgm",
     "History",
     "JitRLMethod",

@@ -6,11 +6,12 @@ the same family), and otherwise makes the classic mistake of adding every number
 the expression, as the small base model does zero-shot).
 Given a DSPy program's ChatAdapter prompt it answers in the adapter's fields, its instructions and demos being its
 lessons; any other DSPy call (an optimiser's proposal) it answers field by field with every family's rule.
-As reflector (a prompt ending in "Reflection:") it states the rule for the failed question's family; as HGM's
-proposer it diagnoses a failed question by its family's rule and adds that rule to the harness (`hgm_roles`); as
-AHE's evolve agent, Autogenesis's and Meta-Harness's proposer it writes a failed family's rule into the harness
-(`ahe_roles`, `autogenesis_roles`, `meta_harness_roles`); as TextGrad's backward and optimizer engines it names
-that rule and appends it to the system prompt (`textgrad_roles`).
+As reflector (a prompt ending in "Reflection:") it states the rule for the failed question's family; as GEPA's
+proposer (evoarena's or the `gepa` package's reflection prompt) it adds each failed example's rule to the
+instruction; as HGM's proposer it diagnoses a failed question by its family's rule and adds that rule to the
+harness (`hgm_roles`); as AHE's evolve agent, Autogenesis's and Meta-Harness's proposer it writes a failed family's
+rule into the harness (`ahe_roles`, `autogenesis_roles`, `meta_harness_roles`); as TextGrad's backward and
+optimizer engines it names that rule and appends it to the system prompt (`textgrad_roles`).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from evoarena.scripted.autogenesis_roles import answer as autogenesis_answer
 from evoarena.scripted.autogenesis_roles import is_autogenesis_prompt
 from evoarena.scripted.dspy_chat import answer as dspy_answer
 from evoarena.scripted.dspy_chat import is_dspy_prompt
+from evoarena.scripted.gepa_reflect import gepa_instruction, is_gepa_reflection
 from evoarena.scripted.hgm_roles import answer as hgm_answer
 from evoarena.scripted.hgm_roles import is_hgm_prompt
 from evoarena.scripted.meta_harness_roles import answer as meta_harness_answer
@@ -96,6 +98,15 @@ def _with_demos(params: GenParams, question: str, demos: list[str], system: str)
     return solve_correctly(question) if lucky or has_lesson(seen, family_of(question)) else naive_answer(question)
 
 
+def failed_rule(inputs: str, feedback: str) -> str | None:
+    """The rule of a GEPA example's question (`Q: ...` as the solver saw it, or the bare question) when its feedback
+    is no "Correct."."""
+    if feedback.startswith("Correct"):
+        return None
+    question = re.search(r"^(?:Q: )?(.+)$", inputs, flags=re.M)
+    return family_rule(question.group(1), feedback) if question else None
+
+
 @policy("arith-student")
 def arith_student(messages: Sequence[Message], params: GenParams) -> str:
     if is_hgm_prompt(messages):
@@ -112,6 +123,8 @@ def arith_student(messages: Sequence[Message], params: GenParams) -> str:
     if is_dspy_prompt(messages):  # a DSPy program's ChatAdapter prompt: its demos are the lessons
         return dspy_answer(messages, partial(_with_demos, params), lambda: " ".join(RULES.values()))
     text = "\n\n".join(m.content for m in messages)
+    if is_gepa_reflection(text):
+        return gepa_instruction(text, failed_rule)
     if text.rstrip().endswith("Reflection:"):
         q = re.search(r"^Question: (.+)$", text, flags=re.M)
         return RULES[family_of(q.group(1))] if q else "I am not sure what went wrong."
