@@ -18,6 +18,7 @@ from rich.progress import (
 )
 
 from evoarena.cli.common import JsonOpt, check_range, emit_json, err, fail, out
+from evoarena.cli.plan import run_warning
 from evoarena.cli.probe import probe_warnings
 from evoarena.cli.results import print_results
 from evoarena.spec import ExecutorSpec, ExperimentSpec, SpecError, load_spec
@@ -81,6 +82,9 @@ def run(
     if not as_json:
         print_banner(spec, target, evidence)
         print_roles(spec, resolved)
+        warning = run_warning(spec, (spec_path.resolve().parent,))
+        if warning:
+            out.print(f"[yellow]{warning}[/]", highlight=False, soft_wrap=True)
     plans = plan_cells(spec)
     with Progress(
         TextColumn("{task.description}"),
