@@ -66,6 +66,9 @@ def test_plan_with_a_pilot_gives_the_mde_of_its_spread_and_keeps_the_pilot_apart
     frozen_test = [c for c in calls(RunStore(tmp_path / "run"), phase="test") if c.cell and "frozen" in c.cell]
     reused = [c for c in frozen_test if c.cache_key in piloted]
     assert len(reused) == 6 and all(c.cached for c in reused)  # the pilot's calls, read back by the run
+    results = json.loads((tmp_path / "run" / "results.json").read_text())
+    (versus,) = [v for v in results["versus_baseline"] if v["condition"] == "reflexion"]
+    assert 0 < versus["mde"] < 1 and "MDE (80% power)" in (tmp_path / "run" / "report.html").read_text()
     text = runner.invoke(app, ["plan", str(spec)]).output  # the last pilot, read back with no model call
     assert "a pilot of 6 test tasks" in text and "reflexion" in text and "power check:" in text
 
