@@ -55,7 +55,9 @@ def run(
     as_json: JsonOpt = False,
 ) -> None:
     """Run (or resume) an experiment. Re-running the same command resumes and makes no repeated calls. The role
-    probes run first (`evoarena probe-roles`; cached, kept in the run store); a role below the threshold warns."""
+    probes run first (`evoarena probe-roles`; cached, kept in the run store); a role below the threshold warns. Before
+    any method runs, one power-check line warns when a comparison cannot detect protocol.min_effect or the baseline
+    sits at the floor or ceiling of the spec's last pilot (`evoarena plan`; no model call)."""
     from evoarena.protocol.progress import CellProgress
     from evoarena.protocol.run.runner import RunDirConflict, default_run_dir, plan_cells, run_experiment
     from evoarena.protocol.validate import validate_run
