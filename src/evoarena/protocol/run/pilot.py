@@ -16,6 +16,7 @@ from evoarena.protocol.roles import role_params
 from evoarena.protocol.run.cell_work import build_parts
 from evoarena.protocol.run.evaluate import Evaluator
 from evoarena.protocol.run.grading import bind_grading, grading_roles
+from evoarena.protocol.run.runner import code_version
 from evoarena.protocol.validate import validate_run
 from evoarena.report.stats import mean
 from evoarena.sandbox import isolation_level
@@ -92,7 +93,7 @@ def run_pilot(spec: ExperimentSpec, n: int, *, search: tuple[Path, ...] = (), ro
     store = RunStore(where)
     spec_hash = pspec.spec_hash()
     store.upsert_run(id=spec_hash[:16], name=pspec.name, spec_json=pspec.model_dump_json(), spec_hash=spec_hash,
-                     code_version="", evidence=pspec.derived_evidence(), test_hash=parts.locked.hash,
+                     code_version=code_version(), evidence=pspec.derived_evidence(), test_hash=parts.locked.hash,
                      isolation=isolation_level(), status="running", started_at=now_iso(), finished_at=None)
     store.record_tasks([(t.id, t.split, t.source_id, t.payload_hash()) for t in parts.tasks])
     cache = cache if cache is not None else ResponseCache()
