@@ -74,7 +74,8 @@ class Plan:
         if short:
             worst = max((c.mde for c in short if c.mde is not None), default=None)
             mde = f"MDE {worst:.2f}" if worst is not None else "no MDE"
-            reasons.append(f"{', '.join(c.condition for c in short)} vs {short[0].baseline} cannot detect "
+            bases = ", ".join(dict.fromkeys(c.baseline for c in short))
+            reasons.append(f"{', '.join(c.condition for c in short)} vs {bases} cannot detect "
                            f"min_effect {self.min_effect:.2f} ({mde} at {self.power:.0%} power on {self.n_test} "
                            f"test tasks, baseline {self.rates.mean:.2f} {self.rates.source})")
         if self.rates.edge is not None:
