@@ -146,6 +146,9 @@ class ProtocolSpec(_Strict):
     # caps on each cell's harness, checked whenever its tree is read or a version is saved. A run either stays
     # within them or fails, so they are not part of the spec hash: raise one and run the same command to resume
     harness: HarnessLimits = HarnessLimits()
+    # the smallest difference to the baseline worth finding: `evoarena run` warns before it starts when a comparison
+    # cannot detect it at 80% power (`evoarena plan`). A question asked of the run, not what is run: not in the hash
+    min_effect: float = Field(default=0.10, gt=0, le=1, allow_inf_nan=False)
 
 
 class ExecutorSpec(_Strict):
@@ -260,6 +263,7 @@ class ExperimentSpec(_Strict):
         del data["protocol"]["harness"]  # a guard, not what is run: a cell stopped at a cap resumes with a raised one
         data["models"] = {name: m.dumped() for name, m in self.models.items()}
         del data["protocol"]["concurrency"]  # how fast, not what: the results do not depend on it
+        del data["protocol"]["min_effect"]  # what the user hopes to see, not what is run
         del data["executor"]  # where, not what
         blob = json.dumps(data, sort_keys=True).encode()
         return hashlib.sha256(blob).hexdigest()

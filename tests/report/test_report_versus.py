@@ -33,3 +33,19 @@ def test_each_model_has_its_own_baseline_and_unknown_conditions_come_last() -> N
     rows = versus_baseline(scores, ["b", "a"], n_resamples=100, level=0.95, seed_base=0)
     assert [(r["condition"], r["model"], r["baseline"], r["diff"]) for r in rows] == [
         ("b", "x", "b", 0.0), ("a", "x", "b", -1.0), ("a", "y", "a", 0.0), ("zz", "y", "a", 0.5)]
+
+
+def test_each_comparison_carries_the_mde_of_its_paired_tasks() -> None:
+    """From the baseline's per-task spread on the tasks both graded; the baseline's own row has none, and a results.json
+    written before the field existed still reads."""
+    from evoarena.report.power import mde, score_variance
+    from evoarena.report.results_record import Versus
+
+    scores = [_rec("frozen", f"t{i}", float(i % 4 == 0)) for i in range(12)]
+    scores += [_rec("evolved", f"t{i}", 1.0, error=i >= 8) for i in range(12)]
+    base, evolved = versus_baseline(scores, ["frozen", "evolved"], n_resamples=100, level=0.95, seed_base=0)
+    assert base["mde"] is None
+    assert evolved["mde"] == pytest.approx(mde(8, score_variance([float(i % 4 == 0) for i in range(8)])))
+    assert 0 < evolved["mde"] < 1
+    old = {k: v for k, v in evolved.items() if k != "mde"}
+    assert Versus.model_validate(old).model_dump() == old

@@ -7,6 +7,7 @@ import typer
 from evoarena.cli.clr import clr_app
 from evoarena.cli.export import checkout, export_command
 from evoarena.cli.listing import list_command
+from evoarena.cli.plan import plan
 from evoarena.cli.probe import probe_roles
 from evoarena.cli.results import list_runs, report, show
 from evoarena.cli.run import run
@@ -20,6 +21,7 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, help="evoarena: ev
 
 for name, command in (
     ("run", run),
+    ("plan", plan),
     ("report", report),
     ("show", show),
     ("versions", versions),

@@ -41,7 +41,8 @@ def print_results(results: RunResults) -> None:
             out.print(f"{v.condition} ({v.model}): {_num(v.mean)}   baseline")
         elif v.n_paired:
             out.print(f"{v.condition} ({v.model}): {_num(v.mean)}   vs {v.baseline}: {_signed(v.diff)} "
-                      f"[{_signed(v.ci_low)}, {_signed(v.ci_high)}] ({v.n_paired} paired tasks)", soft_wrap=True)
+                      f"[{_signed(v.ci_low)}, {_signed(v.ci_high)}] ({v.n_paired} paired tasks{_mde(v.mde)})",
+                      soft_wrap=True)
     for sel in results.selections:
         out.print(f"selected  {sel.condition} ({sel.model}, seed {sel.seed}): {sel.text}", soft_wrap=True,
                   markup=False)
@@ -50,6 +51,11 @@ def print_results(results: RunResults) -> None:
             out.print(f"[yellow]warning[/]  {sel.condition} (seed {sel.seed}): {escape(sel.warning)}", soft_wrap=True)
     rows = [(role, s.model_dump()) for role, s in sorted(results.calls.by_role.items())]
     out.print(role_table("model calls by role (cached calls included and shown)", rows))
+
+
+def _mde(value: float | None) -> str:
+    """The comparison's MDE after its CI: a difference smaller than it is one these tasks would likely miss."""
+    return "" if value is None else f", detects ±{value:.3f} at 80% power"
 
 
 def _signed(value: float | None) -> str:

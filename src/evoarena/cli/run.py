@@ -18,6 +18,7 @@ from rich.progress import (
 )
 
 from evoarena.cli.common import JsonOpt, check_range, emit_json, err, fail, out
+from evoarena.cli.plan import run_warning
 from evoarena.cli.probe import probe_warnings
 from evoarena.cli.results import print_results
 from evoarena.spec import ExecutorSpec, ExperimentSpec, SpecError, load_spec
@@ -54,9 +55,11 @@ def run(
     as_json: JsonOpt = False,
 ) -> None:
     """Run (or resume) an experiment. Re-running the same command resumes and makes no repeated calls. The role
-    probes run first (`evoarena probe-roles`; cached, kept in the run store); a role below the threshold warns. The
-    summary says why each cell tested the version it did, and warns when the budget left a final version ungraded
-    on val (a call budget holds that grading's cost back from practice: docs/protocol.md, "Budgets")."""
+    probes run first (`evoarena probe-roles`; cached, kept in the run store); a role below the threshold warns. Before
+    any method runs, one power-check line warns when a comparison cannot detect protocol.min_effect or the baseline
+    sits at the floor or ceiling of the spec's last pilot (`evoarena plan`; no model call). The summary says why each
+    cell tested the version it did, and warns when the budget left a final version ungraded on val (a call budget
+    holds that grading's cost back from practice: docs/protocol.md, "Budgets")."""
     from evoarena.protocol.progress import CellProgress
     from evoarena.protocol.run.runner import RunDirConflict, default_run_dir, plan_cells, run_experiment
     from evoarena.protocol.validate import validate_run
@@ -83,6 +86,9 @@ def run(
     if not as_json:
         print_banner(spec, target, evidence)
         print_roles(spec, resolved)
+        warning = run_warning(spec, (spec_path.resolve().parent,))
+        if warning:
+            out.print(f"[yellow]{warning}[/]", highlight=False, soft_wrap=True)
     plans = plan_cells(spec)
     with Progress(
         TextColumn("{task.description}"),

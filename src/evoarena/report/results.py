@@ -9,6 +9,7 @@ from typing import Any
 
 from evoarena.codec import to_plain
 
+from .power import z_sum
 from .records import EVIDENCE_LEVELS, SPLITS, CallRecord, CellBudget, RunMeta, ScoreRecord
 from .results_record import RunResults
 from .stats import BOOTSTRAP_METHOD, bootstrap_ci, clean, mean, stable_seed
@@ -211,6 +212,9 @@ def build_results(
             "pass_rate": "share of tasks the grader passed (all-or-nothing, 'hard'); mean is the mean score",
             "versus_baseline": "test score minus the spec's first condition's (same model), per task both graded "
                                "(seed-averaged), tasks resampled",
+            "mde": "minimum detectable paired difference at 80% power, two-sided alpha 0.05 (normal approximation): "
+                   f"z * sqrt(v / (n + z^2)), z = {z_sum():.2f}, n the paired tasks, v the baseline's per-task "
+                   "variance (shrunk to p(1-p), p = (sum + 1) / (n + 2), when its scores are all equal)",
         },
         "conditions": _conditions(scores, budgets),
         "versus_baseline": versus_baseline(scores, order, n_resamples=N_RESAMPLES, level=CI_LEVEL,

@@ -85,6 +85,9 @@ class Versus(Section):
     diff: float | None
     ci_low: float | None
     ci_high: float | None
+    # the smallest difference these paired tasks detect at 80% power, α 0.05; left out for the baseline itself (and
+    # in results.json files written before it existed)
+    mde: float | None = Field(default=None, exclude_if=_absent)
 
 
 class CallStats(Section):
@@ -201,6 +204,7 @@ class StatsNotes(Section):
     errors: str
     pass_rate: str
     versus_baseline: str
+    mde: str | None = Field(default=None, exclude_if=_absent)  # how versus_baseline's MDE is computed
 
 
 class RunResults(Section):

@@ -1,5 +1,6 @@
 """Each condition against the baseline — the spec's first condition — on the test split: the paired per-task
-difference in score (each task averaged over seeds first, only tasks both graded), with a bootstrap CI."""
+difference in score (each task averaged over seeds first, only tasks both graded), with a bootstrap CI and the
+minimum difference those tasks could detect (report/power.py, from the baseline's per-task spread)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .order import spec_rank
+from .power import mde, score_variance
 from .records import ScoreRecord
 from .stats import bootstrap_ci, mean, stable_seed
 
@@ -33,6 +35,10 @@ def versus_baseline(scores: Sequence[ScoreRecord], order: Sequence[str], *, n_re
         diffs = [mean(mine[t]) - mean(theirs[t]) for t in shared]
         m, low, high = bootstrap_ci(diffs, seed=stable_seed(condition, model, base, "versus", base=seed_base),
                                     n_resamples=n_resamples, level=level)
+        detectable = None
+        if condition != base and shared:
+            detectable = mde(len(shared), score_variance([mean(theirs[t]) for t in shared]))
         out.append({"condition": condition, "model": model, "baseline": base, "n_paired": len(shared),
-                    "mean": mean([mean(v) for v in mine.values()]), "diff": m, "ci_low": low, "ci_high": high})
+                    "mean": mean([mean(v) for v in mine.values()]), "diff": m, "ci_low": low, "ci_high": high,
+                    "mde": detectable})
     return out

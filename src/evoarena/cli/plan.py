@@ -1,0 +1,127 @@
+"""`evoarena plan SPEC`: before spending — the minimum detectable difference of each comparison against the baseline,
+whether val can break a tie between checkpoints, and the calls, tokens and time the run will take; and the one
+warning line `evoarena run` prints when a comparison cannot detect `protocol.min_effect`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from evoarena.cli.common import JsonOpt, check_range, emit_json, fail, out
+from evoarena.spec import ExperimentSpec, SpecError, load_spec
+
+if TYPE_CHECKING:
+    from evoarena.protocol.run.planning import Estimate, Plan
+
+
+def plan(
+    spec_path: Annotated[Path, typer.Argument(help="Experiment spec (YAML).")],
+    pilot: Annotated[int | None, typer.Option(
+        help="Grade the baseline's initial harness on the first N test tasks with the spec's solver model and first "
+        "seed (ledgered under runs/pilots/, cached: the run reuses those calls). Without it, the last pilot of this "
+        "spec is used if there is one; else the baseline is assumed at 0.5, the widest pass/fail spread.")] = None,
+    model: Annotated[str | None, typer.Option(help="Map every role to this model, as `evoarena run --model`.")] = None,
+    baseline: Annotated[float | None, typer.Option(
+        help="The baseline's test accuracy (0 to 1), instead of a pilot's.")] = None,
+    discordance: Annotated[float | None, typer.Option(
+        help="E[D²] of the per-task difference (pass/fail: the share of tasks the two conditions disagree on), 0 "
+        "to 1; default the baseline's own per-task variance, p(1 − p) for pass/fail.")] = None,
+    alpha: Annotated[float, typer.Option(help="Two-sided significance level, in (0, 1).")] = 0.05,
+    power: Annotated[float, typer.Option(help="The power the MDE is computed at, in (0, 1).")] = 0.8,
+    set_: Annotated[list[str] | None, typer.Option(
+        "--set", help="KEY=VALUE set in the spec first (repeatable), as `evoarena run --set`.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Power check before spending: the minimum detectable paired difference (MDE) of each condition against the
+    baseline (the spec's first condition) on the test split, at the given power and α; the chance two checkpoints an
+    MDE apart tie on val (ties keep the earlier one) or the better one is selected; and an estimate of calls,
+    tokens and sequential wall time per condition (from the pilot). Tasks are the unit: replicate seeds are
+    averaged within a task and add no tasks."""
+    from evoarena.protocol.run.pilot import cached_pilot, run_pilot
+    from evoarena.protocol.run.planning import make_plan
+
+    check_range("--pilot", pilot, 1, 100_000)
+    for option, value in (("--alpha", alpha), ("--power", power)):
+        if not 0 < value < 1:
+            fail(f"{option}: {value:g} is out of range (between 0 and 1, exclusive)")
+    check_range("--baseline", baseline, 0, 1)
+    check_range("--discordance", discordance, 0, 1)
+    search = (spec_path.resolve().parent,)
+    try:
+        spec = load_spec(spec_path, set_ or ())
+        if model:
+            spec = spec.with_model(model)
+        measured = run_pilot(spec, pilot, search=search) if pilot else cached_pilot(spec, search)
+        result = make_plan(spec, pilot=measured, baseline=baseline, discordance=discordance, alpha=alpha,
+                           power_=power, search=search)
+    except (SpecError, ValueError, RuntimeError) as e:
+        fail(str(e))
+        return
+    if as_json:
+        from evoarena.codec import to_plain
+
+        emit_json(to_plain(result))
+        return
+    print_plan(result)
+
+
+def print_plan(p: Plan) -> None:
+    """The plan as a header, one table and the warning line."""
+    r = p.rates
+    out.print(f"[bold]{p.spec}[/]: {p.n_train} train / {p.n_val} val / {p.n_test} test tasks × {p.seeds} seed(s); "
+              f"α {p.alpha:g}, power {p.power:.0%}, min_effect {p.min_effect:g}", highlight=False, soft_wrap=True)
+    if r.source == "pilot" and p.pilot is not None:
+        cached = f", {p.pilot.cached_calls} cached" if p.pilot.cached_calls else ""
+        where = f"a pilot of {r.n} test tasks ({p.pilot.model}, seed {p.pilot.seed}; {p.pilot.calls} calls{cached})"
+    else:
+        where = {"given": "given (--baseline)", "assumed": "assumed: no pilot (run `evoarena plan --pilot N`)"}.get(
+            r.source, r.source)
+    out.print(f"baseline {r.mean:.3f}, {where}; E[D²] {p.discordance:.3f}; tasks are the unit (seeds are averaged "
+              "within a task)", highlight=False, soft_wrap=True)
+    table = Table(show_edge=False, pad_edge=False)
+    rows = [*p.baselines, *p.comparisons]
+    for col, width in (("condition", max(len(c.condition) for c in rows)), ("vs", max(len(c.baseline) for c in rows))):
+        table.add_column(col, min_width=width, no_wrap=True)
+    for col in ("MDE", "≤min", "val", "tie", "picks", "calls", "tokens", "wall"):
+        table.add_column(col, justify="right")
+    for c in rows:
+        is_base = c.condition == c.baseline
+        tie = c.tie
+        table.add_row(
+            c.condition, "-" if is_base else c.baseline,
+            "-" if c.mde is None else f"{c.mde:.3f}",
+            "-" if c.detects is None else ("yes" if c.detects else "[red]no[/]"),
+            "-" if tie.resolution is None else f"{tie.resolution:.3f}",
+            "-" if is_base or tie.tie is None else f"{tie.tie:.2f}",
+            "-" if is_base or tie.better_wins is None else f"{tie.better_wins:.2f}",
+            *_estimate_cells(c.estimate),
+        )
+    Console(width=max(out.width, 120)).print(table)  # whole numbers, even when piped (80 columns)
+    out.print(f"MDE: the smallest paired difference found at {p.power:.0%} power; ≤min: at most min_effect; val: one "
+              "val task's step; tie / picks: the chance two checkpoints an MDE apart tie on val (the earlier is kept) "
+              "/ the better is selected; calls, tokens, wall: all seeds, sequential, from the pilot's calls "
+              "(≥: no call budget, update calls not counted)", style="dim", highlight=False, soft_wrap=True)
+    line = p.warning()
+    if line:
+        out.print(f"[yellow]power check: {line}[/]", highlight=False, soft_wrap=True)
+
+
+def _estimate_cells(e: Estimate) -> tuple[str, str, str]:
+    calls = f"{'≥' if e.at_least else ''}{e.calls}"
+    tokens = "-" if e.tokens is None else f"{e.tokens / 1000:.1f}k"
+    wall = "-" if e.wall_s is None else f"{e.wall_s / 60:.1f}m"
+    return calls, tokens, wall
+
+
+def run_warning(spec: ExperimentSpec, search: tuple[Path, ...]) -> str | None:
+    """The line `evoarena run` prints before any method runs, from the spec and the last pilot of it if one exists
+    (no model call), or None."""
+    from evoarena.protocol.run.pilot import cached_pilot
+    from evoarena.protocol.run.planning import make_plan
+
+    line = make_plan(spec, pilot=cached_pilot(spec, search), search=search).warning()
+    return None if line is None else f"power check: {line} (evoarena plan shows the table)"
