@@ -175,6 +175,11 @@ class GenSpec(_Strict):
     top_logprobs: int = Field(default=0, ge=0, le=20)
 
 
+UPDATE_ROLE = "update"
+"""A `roles:` entry that is no role: the model of every update role (all a method plays but `solver`) not mapped by
+name — `roles: {solver: small, update: large}` is the asymmetric design in one line."""
+
+
 class ExperimentSpec(_Strict):
     name: str
     benchmark: BenchmarkSpec

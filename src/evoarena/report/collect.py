@@ -54,6 +54,7 @@ def call_records(store: RunStore, snap: RunSnapshot) -> list[CallRecord]:
             condition=c.condition if c else None, model=c.model if c else None, seed=c.seed if c else None,
             role=r.role, model_id=r.model_id, input_tokens=r.input_tokens, output_tokens=r.output_tokens,
             cost_usd=r.cost_usd, latency_s=r.latency_s, cached=cached[r.id], error=r.error, phase=r.phase or "",
+            played_by=r.model,
         ))  # fmt: skip
     return out
 
@@ -172,7 +173,7 @@ def run_results(store: RunStore, snap: RunSnapshot | None = None,
     of a run, finished or not."""
     snap = snap or RunSnapshot.load(store)
     results = build_results(run_meta(snap), score_records(store, snap) if scores is None else scores,
-                            call_records(store, snap), cell_budgets(snap), snap.conditions)
+                            call_records(store, snap), cell_budgets(snap), snap.conditions, snap.references)
     results = results.model_copy(update={"selections": cell_selections(snap)})
     return with_probes(store, snap, results)
 

@@ -38,6 +38,7 @@ class CallRecord:
     cached: bool
     error: str | None
     phase: str  # "practice" | "select" | "test"
+    played_by: str | None = None  # the spec's model (a key of `models:`) that answered; None: not recorded
 
 
 @dataclass(frozen=True)

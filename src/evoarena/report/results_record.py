@@ -129,6 +129,40 @@ class Calls(CallBreakdown):
     rows: list[CallCell]
 
 
+class RolePlay(Section):
+    """Which model played one role of one condition (None: calls outside any cell), with its calls, from the ledger."""
+
+    condition: str | None
+    role: str
+    models: dict[str, int]
+
+
+class HeadroomShare(Section):
+    """Another condition's paired difference to the baseline, and its share of the headroom (None unless the
+    headroom is positive)."""
+
+    condition: str
+    diff: float | None
+    share: float | None
+
+
+class Headroom(Section):
+    """The reference harness against the baseline graded by the same model: the paired difference with its CI and
+    MDE, whether the CI leaves 0 (`note` says what it means when it does not), and every other condition's share."""
+
+    model: str
+    baseline: str
+    control: str  # the reference condition
+    n_paired: int
+    diff: float | None
+    ci_low: float | None
+    ci_high: float | None
+    mde: float | None
+    detectable: bool
+    note: str | None
+    shares: list[HeadroomShare]
+
+
 class BudgetResult(Section):
     """One cell's evolution budget: limits (`max_*`), what it used, the used share of each limit."""
 
@@ -217,7 +251,9 @@ class RunResults(Section):
     conditions: list[ConditionResult]
     versus_baseline: list[Versus]
     calls: Calls
+    roles: list[RolePlay] = Field(default_factory=list)  # which model played each role, per condition
     budgets: list[BudgetResult]
+    headroom: list[Headroom] | None = Field(default=None, exclude_if=_absent)  # with a reference condition only
     selections: list[SelectionResult] = Field(default_factory=list)  # per cell that selects, as budgets are ordered
     probes: Probes | None = Field(default=None, exclude_if=_absent)
     views: dict[str, Any] | None = Field(default=None, exclude_if=_absent)  # each view's data, by view name
@@ -238,6 +274,10 @@ class RunResults(Section):
     def selection(self, condition: str, model: str, seed: int) -> SelectionResult | None:
         """Why a cell tested the version it did, if the cell selects one."""
         return next((s for s in self.selections if (s.condition, s.model, s.seed) == (condition, model, seed)), None)
+
+    def played_by(self, condition: str | None, role: str) -> list[str]:
+        """The models that played a role of a condition, by name ([] when the ledger has no such call)."""
+        return next((list(p.models) for p in self.roles if (p.condition, p.role) == (condition, role)), [])
 
     def views_data(self) -> Mapping[str, Any]:
         """The views' sections, by view name ({} without any)."""
