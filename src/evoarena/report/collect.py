@@ -82,7 +82,7 @@ def cell_budgets(snap: RunSnapshot) -> list[CellBudget]:
         b = c.budget
         if not b:
             continue
-        used = {k: int(v) for k, v in b["used"].items() if k != "exhausted_by"}
+        used = {k: float(v) if k == "usd" else int(v) for k, v in b["used"].items() if k != "exhausted_by"}
         out.append(CellBudget(condition=c.condition, model=c.model, seed=c.seed, limits=b["limits"], used=used,
                               exhausted=b["used"].get("exhausted_by") is not None))
     return out

@@ -135,8 +135,8 @@ class BudgetResult(Section):
     condition: str
     model: str
     seed: int
-    limits: dict[str, int | None]
-    used: dict[str, int]
+    limits: dict[str, int | float | None]
+    used: dict[str, int | float]
     fraction_used: dict[str, float]
     exhausted: bool
 
