@@ -14,6 +14,7 @@ from evoarena.cli.run import run
 from evoarena.cli.serve import serve
 from evoarena.cli.study import study_app
 from evoarena.cli.trace import calls_command, trace
+from evoarena.cli.transfer import transfer
 from evoarena.cli.versions import diff, rollback_cmd, versions
 from evoarena.cli.view import view
 
@@ -22,6 +23,7 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, help="evoarena: ev
 for name, command in (
     ("run", run),
     ("plan", plan),
+    ("transfer", transfer),
     ("report", report),
     ("show", show),
     ("versions", versions),

@@ -18,6 +18,7 @@ from evoarena.report.results import build_results
 from evoarena.report.results_record import Probes, RunResults, SelectionCandidate, SelectionResult
 from evoarena.report.snapshot import RunSnapshot
 from evoarena.report.store_sections import report_extras
+from evoarena.report.transfer import transfer_matrix
 from evoarena.store import RunStore, queries
 from evoarena.store.calls import CallRow
 from evoarena.store.probes import probe_rows
@@ -45,7 +46,8 @@ def call_records(store: RunStore, snap: RunSnapshot) -> list[CallRecord]:
     """Ledger rows of the cells (not the probes'), cache hits counted as a sequential run of the spec would have
     made them."""
     cells = snap.by_cell
-    rows = [r for r in queries.calls(store) if r.phase != "probe"]  # probes run before the cells: results.probes
+    # probes run before the cells (results.probes); a transfer grades after the run (results.transfer)
+    rows = [r for r in queries.calls(store) if r.phase not in ("probe", "transfer")]
     cached = _canonical_cached(rows, snap.cell_order())
     out: list[CallRecord] = []
     for r in rows:
@@ -171,9 +173,13 @@ def run_results(store: RunStore, snap: RunSnapshot | None = None,
     has read them), ledger rows and budgets through build_results, and the role probes. What `evoarena view` shows
     of a run, finished or not."""
     snap = snap or RunSnapshot.load(store)
-    results = build_results(run_meta(snap), score_records(store, snap) if scores is None else scores,
+    scores = score_records(store, snap) if scores is None else scores
+    results = build_results(run_meta(snap), scores,
                             call_records(store, snap), cell_budgets(snap), snap.conditions)
     results = results.model_copy(update={"selections": cell_selections(snap)})
+    matrix = transfer_matrix(snap.cells, scores, queries.transfer_scores(store), queries.calls(store, phase="transfer"))
+    if matrix is not None:
+        results = results.model_copy(update={"transfer": matrix})
     return with_probes(store, snap, results)
 
 

@@ -207,6 +207,47 @@ class StatsNotes(Section):
     mde: str | None = Field(default=None, exclude_if=_absent)  # how versus_baseline's MDE is computed
 
 
+class TransferCell(Section):
+    """One condition's selected harnesses, evolved with one model and tested with another (or the same: the run's own
+    test score), pooled over seeds: per-task means over seeds, then their mean and bootstrap CI."""
+
+    condition: str
+    evolved_on: str
+    tested_on: str
+    mean: float | None
+    ci_low: float | None
+    ci_high: float | None
+    n_tasks: int
+    n_seeds: int
+    n_errors: int
+
+
+class TransferSpend(Section):
+    """What grading with one model in phase transfer cost (outside `calls`, which counts the run's own phases)."""
+
+    model: str
+    calls: int
+    cached_calls: int
+    tokens: int
+    cost_usd: float
+
+
+class TransferMatrix(Section):
+    """Evolved on A (rows: condition × model) → tested on B (columns: `models`), from `evoarena transfer`."""
+
+    models: list[str]
+    cells: list[TransferCell]
+    spend: list[TransferSpend]
+
+    def rows(self) -> list[tuple[str, str]]:
+        """The matrix's rows: each condition × the model it evolved with, in order."""
+        return list(dict.fromkeys((c.condition, c.evolved_on) for c in self.cells))
+
+    def cell(self, condition: str, evolved_on: str, tested_on: str) -> TransferCell | None:
+        return next((c for c in self.cells if (c.condition, c.evolved_on, c.tested_on) ==
+                     (condition, evolved_on, tested_on)), None)
+
+
 class RunResults(Section):
     """One run's results: what results.json holds."""
 
@@ -221,6 +262,7 @@ class RunResults(Section):
     selections: list[SelectionResult] = Field(default_factory=list)  # per cell that selects, as budgets are ordered
     probes: Probes | None = Field(default=None, exclude_if=_absent)
     views: dict[str, Any] | None = Field(default=None, exclude_if=_absent)  # each view's data, by view name
+    transfer: TransferMatrix | None = Field(default=None, exclude_if=_absent)  # only once a transfer was graded
 
     def to_text(self) -> str:
         """results.json's text: sorted keys, indent 2, no NaN, UTF-8 as is, a final newline."""
