@@ -19,7 +19,7 @@ from evoarena.store import RunStore
 
 HERE = Path(__file__).resolve().parent
 MODELS = {"scripted": {"backend": "scripted", "model": "arith-student"},
-          "weak": {"backend": "scripted", "model": "weak_policy:weak_student"}}  # never learns products
+          "weak": {"backend": "scripted", "model": "weak_policy:weak_student"}}  # learns nothing from a harness
 
 
 @pytest.fixture
@@ -70,8 +70,9 @@ def test_a_transfer_grades_each_selected_harness_with_the_other_model(run: tuple
     means = {c.cell: c.result.mean for c in done}
     assert got["reflexion", "weak"]["mean"] == pytest.approx((means["reflexion__scripted__s0"]
                                                               + means["reflexion__scripted__s1"]) / 2)
-    # reflexion's lessons include the product rule, which the weaker student ignores; frozen had none to lose
-    assert got["reflexion", "weak"]["mean"] < got["reflexion", "scripted"]["mean"]
+    # the weaker student ignores what reflexion and the demos taught; frozen taught nothing, so it loses nothing
+    for cond in ("bootstrap_fewshot", "reflexion"):
+        assert got[cond, "weak"]["mean"] < got[cond, "scripted"]["mean"]
     assert got["frozen", "weak"]["mean"] == got["frozen", "scripted"]["mean"]
     html = (where / "report.html").read_text()
     assert 'id="transfer"' in html and "tested on weak" in html
