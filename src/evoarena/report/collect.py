@@ -17,11 +17,13 @@ from evoarena.report.records import CallRecord, CellBudget, RunMeta, ScoreRecord
 from evoarena.report.results import build_results
 from evoarena.report.results_record import Probes, RunResults, SelectionCandidate, SelectionResult
 from evoarena.report.snapshot import RunSnapshot
+from evoarena.report.spend_curves import CellCheckpoints, Checkpoint, spend_curves
 from evoarena.report.store_sections import report_extras
 from evoarena.report.transfer import transfer_matrix
 from evoarena.store import RunStore, queries
 from evoarena.store.calls import CallRow
 from evoarena.store.probes import probe_rows
+from evoarena.store.spend import practice_spend
 
 MethodResolver = Callable[[str], StateReader]
 
@@ -180,7 +182,35 @@ def run_results(store: RunStore, snap: RunSnapshot | None = None,
     matrix = transfer_matrix(snap.cells, scores, queries.transfer_scores(store), queries.calls(store, phase="transfer"))
     if matrix is not None:
         results = results.model_copy(update={"transfer": matrix})
+    if snap.spec.protocol.spend_curves:
+        results = results.model_copy(update={"spend_curves": spend_curves(cell_checkpoints(store, snap))})
     return with_probes(store, snap, results)
+
+
+def cell_checkpoints(store: RunStore, snap: RunSnapshot) -> list[CellCheckpoints]:
+    """Each finished cell's checkpoints graded on val, with the practice spend up to each (calls, tokens, dollars)
+    and its val scores by task: what the score-vs-spend curves select from."""
+    out = []
+    for c in snap.cells:
+        sel = c.selection if c.status == "done" else None
+        if sel is None:
+            continue
+        steps = practice_spend(store, c.cell)
+        prefix = [{"calls": 0.0, "tokens": 0.0, "usd": 0.0}]
+        for st in steps:
+            last = prefix[-1]
+            prefix.append({"calls": last["calls"] + st.calls, "tokens": last["tokens"] + st.tokens,
+                           "usd": last["usd"] + st.usd})
+        checkpoints = []
+        for k in sel.candidates:
+            if k.val is None:
+                continue
+            by_task = {a.task_id: float(a.score) for a in queries.attempt_scores(store, c.cell, k.version)
+                       if a.phase == "select" and a.error is None and a.score is not None}
+            checkpoints.append(Checkpoint(step=k.step, spend=prefix[min(k.step, len(steps))], val=k.val,
+                                          by_task=by_task))
+        out.append(CellCheckpoints(c.condition, c.model, c.seed, checkpoints))
+    return out
 
 
 def rebuild_report(

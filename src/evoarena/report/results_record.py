@@ -248,6 +248,34 @@ class TransferMatrix(Section):
                      (condition, evolved_on, tested_on)), None)
 
 
+class CurvePoint(Section):
+    """At one spend: the val score of the checkpoint each seed would have selected by then, averaged over seeds per
+    task, with its bootstrap CI over val tasks; `n_seeds` cells had a graded checkpoint by then."""
+
+    spend: float
+    mean: float | None
+    ci_low: float | None
+    ci_high: float | None
+    n_seeds: int
+
+
+class SpendCurve(Section):
+    """One condition × model's score against what its practice spent on one axis (calls, tokens or usd)."""
+
+    condition: str
+    model: str
+    axis: str
+    points: list[CurvePoint]
+
+
+class SpendCurves(Section):
+    """Score-vs-spend (`protocol.spend_curves`): the split the score is on and how it is read, and the curves."""
+
+    split: str
+    note: str
+    curves: list[SpendCurve]
+
+
 class RunResults(Section):
     """One run's results: what results.json holds."""
 
@@ -263,6 +291,7 @@ class RunResults(Section):
     probes: Probes | None = Field(default=None, exclude_if=_absent)
     views: dict[str, Any] | None = Field(default=None, exclude_if=_absent)  # each view's data, by view name
     transfer: TransferMatrix | None = Field(default=None, exclude_if=_absent)  # only once a transfer was graded
+    spend_curves: SpendCurves | None = Field(default=None, exclude_if=_absent)  # only with protocol.spend_curves
 
     def to_text(self) -> str:
         """results.json's text: sorted keys, indent 2, no NaN, UTF-8 as is, a final newline."""

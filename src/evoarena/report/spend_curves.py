@@ -1,0 +1,78 @@
+"""Score-vs-spend: per condition, the score of the checkpoint selection would have kept had the budget ended at each
+point — select among the checkpoints graded on val whose practice spend is within it (best val mean, a tie keeps the
+earliest, as selection does), then read its score. Only the selected version is graded on test, so the score is the
+val score of that checkpoint: the value selection saw, optimistic for a best-of-several choice."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from .results import CI_LEVEL, N_RESAMPLES, SEED_BASE
+from .results_record import CurvePoint, SpendCurve, SpendCurves
+from .stats import bootstrap_ci, clean, mean, stable_seed
+
+AXES = ("calls", "tokens", "usd")
+NOTE = ("val score of the checkpoint the val split would select within each spend (test grades only the selected "
+        "version); spend: practice calls, tokens and dollars up to that checkpoint, cached calls included")
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """A checkpoint selection graded on val: its practice step, the spend up to it per axis, its val mean and its
+    val scores by task."""
+
+    step: int
+    spend: Mapping[str, float]
+    val: float
+    by_task: Mapping[str, float]
+
+
+@dataclass(frozen=True)
+class CellCheckpoints:
+    condition: str
+    model: str
+    seed: int
+    checkpoints: Sequence[Checkpoint]
+
+
+def spend_curves(cells: Sequence[CellCheckpoints]) -> SpendCurves:
+    """The curves of every condition × model on each axis that was spent on (no usd axis for free models)."""
+    groups: dict[tuple[str, str], list[CellCheckpoints]] = defaultdict(list)
+    for c in cells:
+        if c.checkpoints:
+            groups[(c.condition, c.model)].append(c)
+    curves = []
+    for (condition, model), group in sorted(groups.items()):
+        for axis in AXES:
+            xs = sorted({k.spend[axis] for c in group for k in c.checkpoints})
+            if axis == "usd" and xs == [0.0]:
+                continue
+            curves.append(SpendCurve(condition=condition, model=model, axis=axis,
+                                     points=[_point(group, axis, x, (condition, model)) for x in xs]))
+    return SpendCurves(split="val", note=NOTE, curves=curves)
+
+
+def kept_by(checkpoints: Sequence[Checkpoint], axis: str, budget: float) -> Checkpoint | None:
+    """The checkpoint selection keeps among those spent within `budget`: the best val mean, the earliest on a tie."""
+    within = [k for k in checkpoints if k.spend[axis] <= budget]
+    return max(within, key=lambda k: (k.val, -k.step)) if within else None
+
+
+def _point(group: Sequence[CellCheckpoints], axis: str, x: float, labels: tuple[str, str]) -> CurvePoint:
+    """The point at spend `x`; its bootstrap is seeded from the condition and model alone, so the same scores give
+    the same interval at every spend and on every axis."""
+    by_task: dict[str, list[float]] = defaultdict(list)
+    seeds = 0
+    for c in group:
+        kept = kept_by(c.checkpoints, axis, x)
+        if kept is None:
+            continue
+        seeds += 1
+        for task, score in kept.by_task.items():
+            by_task[task].append(score)
+    means = [mean(v) for _, v in sorted(by_task.items())]
+    m, low, high = bootstrap_ci(means, seed=stable_seed(*labels, "spend", base=SEED_BASE), n_resamples=N_RESAMPLES,
+                                level=CI_LEVEL)
+    return CurvePoint(spend=clean(x), mean=clean(m), ci_low=clean(low), ci_high=clean(high), n_seeds=seeds)
