@@ -9,7 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
+from evoarena.cli.app import app
 from evoarena.protocol.run.runner import run_experiment
 from evoarena.report.spend_curves import Checkpoint, kept_by
 from evoarena.store import RunStore
@@ -71,3 +73,31 @@ def test_a_run_that_asks_gets_curves_ending_at_its_selection(tmp_path: Path, mak
     plain = run_experiment(make_spec(methods=[{"name": "frozen"}]), tmp_path / "plain", probe=False)
     assert "spend_curves" not in plain and "spend_curves" not in json.loads(
         (tmp_path / "plain" / "results.json").read_text())
+
+
+def test_evoarena_curve_grades_the_other_checkpoints_on_test_and_the_curves_then_read_test(
+        tmp_path: Path, make_spec: Any) -> None:
+    bench = {"name": "arith", "params": {"seed": 1, "n_train": 6, "n_val": 6, "n_test": 10}}
+    demos = {"name": "bootstrap_fewshot", "params": {"max_labeled_demos": 2, "max_bootstrapped_demos": 2}}
+    before = run_experiment(make_spec(benchmark=bench, protocol={"select_every": 1}, methods=[demos]),
+                            tmp_path / "run", probe=False)
+    assert "spend_curves" not in before  # not asked for
+    result = CliRunner().invoke(app, ["curve", str(tmp_path / "run")])
+    assert result.exit_code == 0, result.output
+    (sel,) = before["selections"]
+    others = [k["version"] for k in sel["candidates"] if k["val"] is not None and k["version"] != sel["selected"]]
+    assert f"{len(others)} checkpoint(s) graded on test, 0 read back; the curves are on test" in result.output
+    store = RunStore(tmp_path / "run")
+    graded = store.query("SELECT version_id, COUNT(*) AS n FROM attempts WHERE phase='curve' GROUP BY version_id")
+    assert sorted((r["version_id"], r["n"]) for r in graded) == sorted((v, 10) for v in others)
+    assert {r["phase"] for r in store.query("SELECT DISTINCT phase FROM calls WHERE unit LIKE 'curve/%'")} == {"curve"}
+    results = json.loads((tmp_path / "run" / "results.json").read_text())
+    assert results["conditions"] == before["conditions"] and results["calls"] == before["calls"]
+    points = next(c["points"] for c in results["spend_curves"]["curves"] if c["axis"] == "calls")
+    assert results["spend_curves"]["split"] == "test"
+    assert points[-1]["mean"] == pytest.approx(before["conditions"][0]["test"]["mean"], abs=1e-6)  # the run's own
+    tests = {r["version_id"]: r["m"] for r in store.query(
+        "SELECT version_id, AVG(score) AS m FROM attempts WHERE phase IN ('test', 'curve') GROUP BY version_id")}
+    assert points[0]["mean"] == pytest.approx(tests[sel["candidates"][0]["version"]], abs=1e-6)  # the initial's test
+    again = CliRunner().invoke(app, ["curve", str(tmp_path / "run")])
+    assert f"0 checkpoint(s) graded on test, {len(others)} read back" in again.output

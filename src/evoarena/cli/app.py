@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from evoarena.cli.clr import clr_app
+from evoarena.cli.curve import curve
 from evoarena.cli.export import checkout, export_command
 from evoarena.cli.listing import list_command
 from evoarena.cli.plan import plan
@@ -24,6 +25,7 @@ for name, command in (
     ("run", run),
     ("plan", plan),
     ("transfer", transfer),
+    ("curve", curve),
     ("report", report),
     ("show", show),
     ("versions", versions),

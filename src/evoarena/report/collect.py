@@ -23,9 +23,12 @@ from evoarena.report.transfer import transfer_matrix
 from evoarena.store import RunStore, queries
 from evoarena.store.calls import CallRow
 from evoarena.store.probes import probe_rows
-from evoarena.store.spend import practice_spend
+from evoarena.store.spend import checkpoint_tests, has_curve_grades, practice_spend
 
 MethodResolver = Callable[[str], StateReader]
+# ledger phases left out of `calls`: the probes before the cells (results.probes) and the gradings asked for after
+# the run (results.transfer, results.spend_curves), so `calls` stays what the run itself spent
+OUTSIDE_CALLS = ("probe", "transfer", "curve")
 
 
 def score_records(store: RunStore, snap: RunSnapshot | None = None) -> list[ScoreRecord]:
@@ -48,8 +51,7 @@ def call_records(store: RunStore, snap: RunSnapshot) -> list[CallRecord]:
     """Ledger rows of the cells (not the probes'), cache hits counted as a sequential run of the spec would have
     made them."""
     cells = snap.by_cell
-    # probes run before the cells (results.probes); a transfer grades after the run (results.transfer)
-    rows = [r for r in queries.calls(store) if r.phase not in ("probe", "transfer")]
+    rows = [r for r in queries.calls(store) if r.phase not in OUTSIDE_CALLS]
     cached = _canonical_cached(rows, snap.cell_order())
     out: list[CallRecord] = []
     for r in rows:
@@ -182,14 +184,14 @@ def run_results(store: RunStore, snap: RunSnapshot | None = None,
     matrix = transfer_matrix(snap.cells, scores, queries.transfer_scores(store), queries.calls(store, phase="transfer"))
     if matrix is not None:
         results = results.model_copy(update={"transfer": matrix})
-    if snap.spec.protocol.spend_curves:
+    if snap.spec.protocol.spend_curves or has_curve_grades(store):
         results = results.model_copy(update={"spend_curves": spend_curves(cell_checkpoints(store, snap))})
     return with_probes(store, snap, results)
 
 
 def cell_checkpoints(store: RunStore, snap: RunSnapshot) -> list[CellCheckpoints]:
     """Each finished cell's checkpoints graded on val, with the practice spend up to each (calls, tokens, dollars)
-    and its val scores by task: what the score-vs-spend curves select from."""
+    and its val and (where graded) test scores by task: what the score-vs-spend curves select from."""
     out = []
     for c in snap.cells:
         sel = c.selection if c.status == "done" else None
@@ -202,13 +204,14 @@ def cell_checkpoints(store: RunStore, snap: RunSnapshot) -> list[CellCheckpoints
             prefix.append({"calls": last["calls"] + st.calls, "tokens": last["tokens"] + st.tokens,
                            "usd": last["usd"] + st.usd})
         checkpoints = []
+        tests = checkpoint_tests(store, c.cell)
         for k in sel.candidates:
             if k.val is None:
                 continue
             by_task = {a.task_id: float(a.score) for a in queries.attempt_scores(store, c.cell, k.version)
                        if a.phase == "select" and a.error is None and a.score is not None}
             checkpoints.append(Checkpoint(step=k.step, spend=prefix[min(k.step, len(steps))], val=k.val,
-                                          by_task=by_task))
+                                          by_task=by_task, test_by_task=tests.get(k.version)))
         out.append(CellCheckpoints(c.condition, c.model, c.seed, checkpoints))
     return out
 

@@ -1,7 +1,8 @@
 """Score-vs-spend: per condition, the score of the checkpoint selection would have kept had the budget ended at each
 point — select among the checkpoints graded on val whose practice spend is within it (best val mean, a tie keeps the
-earliest, as selection does), then read its score. Only the selected version is graded on test, so the score is the
-val score of that checkpoint: the value selection saw, optimistic for a best-of-several choice."""
+earliest, as selection does), then read its score. The run grades only the selected version on test, so the score is
+that checkpoint's val score (the value selection saw, optimistic for a best-of-several choice) — unless `evoarena
+curve` graded every checkpoint on test, when it is the test score."""
 
 from __future__ import annotations
 
@@ -14,19 +15,24 @@ from .results_record import CurvePoint, SpendCurve, SpendCurves
 from .stats import bootstrap_ci, clean, mean, stable_seed
 
 AXES = ("calls", "tokens", "usd")
-NOTE = ("val score of the checkpoint the val split would select within each spend (test grades only the selected "
-        "version); spend: practice calls, tokens and dollars up to that checkpoint, cached calls included")
+SPEND = "spend: practice calls, tokens and dollars up to that checkpoint, cached calls included"
+NOTES = {
+    "val": "val score of the checkpoint val selects within each spend: the run grades only the selected version on "
+           f"test (`evoarena curve RUN` grades the others); {SPEND}",
+    "test": f"test score of the checkpoint val selects within each spend (`evoarena curve` graded each); {SPEND}",
+}
 
 
 @dataclass(frozen=True)
 class Checkpoint:
     """A checkpoint selection graded on val: its practice step, the spend up to it per axis, its val mean and its
-    val scores by task."""
+    val (and test, where graded) scores by task."""
 
     step: int
     spend: Mapping[str, float]
     val: float
     by_task: Mapping[str, float]
+    test_by_task: Mapping[str, float] | None = None  # graded on test: the selected version, or by `evoarena curve`
 
 
 @dataclass(frozen=True)
@@ -38,7 +44,10 @@ class CellCheckpoints:
 
 
 def spend_curves(cells: Sequence[CellCheckpoints]) -> SpendCurves:
-    """The curves of every condition × model on each axis that was spent on (no usd axis for free models)."""
+    """The curves of every condition × model on each axis that was spent on (no usd axis for free models); on test
+    when every checkpoint has test scores, else on val."""
+    on_test = all(k.test_by_task for c in cells for k in c.checkpoints)
+    split = "test" if on_test and any(c.checkpoints for c in cells) else "val"
     groups: dict[tuple[str, str], list[CellCheckpoints]] = defaultdict(list)
     for c in cells:
         if c.checkpoints:
@@ -50,8 +59,8 @@ def spend_curves(cells: Sequence[CellCheckpoints]) -> SpendCurves:
             if axis == "usd" and xs == [0.0]:
                 continue
             curves.append(SpendCurve(condition=condition, model=model, axis=axis,
-                                     points=[_point(group, axis, x, (condition, model)) for x in xs]))
-    return SpendCurves(split="val", note=NOTE, curves=curves)
+                                     points=[_point(group, axis, x, (condition, model), split) for x in xs]))
+    return SpendCurves(split=split, note=NOTES[split], curves=curves)
 
 
 def kept_by(checkpoints: Sequence[Checkpoint], axis: str, budget: float) -> Checkpoint | None:
@@ -60,7 +69,7 @@ def kept_by(checkpoints: Sequence[Checkpoint], axis: str, budget: float) -> Chec
     return max(within, key=lambda k: (k.val, -k.step)) if within else None
 
 
-def _point(group: Sequence[CellCheckpoints], axis: str, x: float, labels: tuple[str, str]) -> CurvePoint:
+def _point(group: Sequence[CellCheckpoints], axis: str, x: float, labels: tuple[str, str], split: str) -> CurvePoint:
     """The point at spend `x`; its bootstrap is seeded from the condition and model alone, so the same scores give
     the same interval at every spend and on every axis."""
     by_task: dict[str, list[float]] = defaultdict(list)
@@ -70,7 +79,7 @@ def _point(group: Sequence[CellCheckpoints], axis: str, x: float, labels: tuple[
         if kept is None:
             continue
         seeds += 1
-        for task, score in kept.by_task.items():
+        for task, score in ((kept.test_by_task or {}) if split == "test" else kept.by_task).items():
             by_task[task].append(score)
     means = [mean(v) for _, v in sorted(by_task.items())]
     m, low, high = bootstrap_ci(means, seed=stable_seed(*labels, "spend", base=SEED_BASE), n_resamples=N_RESAMPLES,

@@ -1,5 +1,5 @@
-"""What a cell's practice spent, step by step: the ledger's calls, tokens and dollars per practice unit, in the order
-the steps ran (the score-vs-spend curves read the spend at each checkpoint from it)."""
+"""What the score-vs-spend curves read: a cell's practice spending step by step (the ledger's calls, tokens and dollars
+per practice unit, in the order the steps ran) and its checkpoints' test scores."""
 
 from __future__ import annotations
 
@@ -40,3 +40,18 @@ def practice_spend(store: RunStore, cell: str) -> list[StepSpend]:
         out.append(StepSpend(key, int(r["n"]) if r else 0, int(r["t"] or 0) if r else 0,
                              float(r["usd"] or 0.0) if r else 0.0))
     return out
+
+
+def checkpoint_tests(store: RunStore, cell: str) -> dict[str, dict[str, float]]:
+    """Each version of `cell` graded on the test split — the selected one in phase test, others in phase curve
+    (`evoarena curve`) — as task → score (provider errors left out)."""
+    out: dict[str, dict[str, float]] = {}
+    for r in store.query("SELECT version_id, task_id, score FROM attempts WHERE cell=? AND phase IN ('test', 'curve')"
+                         " AND error IS NULL AND score IS NOT NULL ORDER BY id", [cell]):
+        out.setdefault(str(r["version_id"]), {})[str(r["task_id"])] = float(r["score"])
+    return out
+
+
+def has_curve_grades(store: RunStore) -> bool:
+    """Whether `evoarena curve` graded any checkpoint of the run."""
+    return store.query_one("SELECT 1 AS x FROM attempts WHERE phase='curve' LIMIT 1") is not None
