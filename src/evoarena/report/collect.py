@@ -23,7 +23,7 @@ from evoarena.report.transfer import transfer_matrix
 from evoarena.store import RunStore, queries
 from evoarena.store.calls import CallRow
 from evoarena.store.probes import probe_rows
-from evoarena.store.spend import checkpoint_tests, has_curve_grades, practice_spend
+from evoarena.store.spend import checkpoint_tests, practice_spend
 
 MethodResolver = Callable[[str], StateReader]
 # ledger phases left out of `calls`: the probes before the cells (results.probes) and the gradings asked for after
@@ -181,10 +181,12 @@ def run_results(store: RunStore, snap: RunSnapshot | None = None,
     results = build_results(run_meta(snap), scores,
                             call_records(store, snap), cell_budgets(snap), snap.conditions)
     results = results.model_copy(update={"selections": cell_selections(snap)})
-    matrix = transfer_matrix(snap.cells, scores, queries.transfer_scores(store), queries.calls(store, phase="transfer"))
+    after = queries.graded_after(store)
+    matrix = transfer_matrix(snap.cells, scores, queries.transfer_scores(store),
+                             queries.calls(store, phase="transfer")) if "transfer" in after else None
     if matrix is not None:
         results = results.model_copy(update={"transfer": matrix})
-    if snap.spec.protocol.spend_curves or has_curve_grades(store):
+    if snap.spec.protocol.spend_curves or "curve" in after:
         results = results.model_copy(update={"spend_curves": spend_curves(cell_checkpoints(store, snap))})
     return with_probes(store, snap, results)
 

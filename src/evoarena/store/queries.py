@@ -193,6 +193,13 @@ def attempt_scores(store: RunStore, cell: str, version_id: str | None) -> list[A
     ]
 
 
+def graded_after(store: RunStore) -> set[str]:
+    """Which gradings asked for after the run the store holds: "transfer" (`evoarena transfer`), "curve"
+    (`evoarena curve`); one query, so a run without them costs the report no more."""
+    rows = store.query("SELECT DISTINCT phase FROM attempts WHERE phase IN ('transfer', 'curve')")
+    return {str(r["phase"]) for r in rows}
+
+
 def transfer_scores(store: RunStore) -> list[ModelGraded]:
     """Every transfer attempt (a cell's selected version graded by another model), in the order recorded; the model
     is the one its unit (`transfer/<model>`) names."""

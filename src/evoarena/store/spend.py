@@ -51,7 +51,3 @@ def checkpoint_tests(store: RunStore, cell: str) -> dict[str, dict[str, float]]:
         out.setdefault(str(r["version_id"]), {})[str(r["task_id"])] = float(r["score"])
     return out
 
-
-def has_curve_grades(store: RunStore) -> bool:
-    """Whether `evoarena curve` graded any checkpoint of the run."""
-    return store.query_one("SELECT 1 AS x FROM attempts WHERE phase='curve' LIMIT 1") is not None
