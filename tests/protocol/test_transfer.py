@@ -89,3 +89,11 @@ def test_a_changed_test_split_or_an_unknown_model_is_refused_before_any_call(run
     assert not _calls(store, "transfer")
     result = CliRunner().invoke(app, ["transfer", str(where), "--model", "weak", "--import-from", str(HERE)])
     assert result.exit_code == 2 and "test split changed" in result.output and len(result.output.splitlines()) == 1
+
+
+def test_a_transfer_to_the_model_a_cell_evolved_with_grades_nothing_again(run: tuple[Path, dict[str, Any]]) -> None:
+    where, _ = run
+    assert run_transfer(where, "scripted", search=(HERE,)) == []
+    assert not _calls(RunStore(where), "transfer")
+    result = CliRunner().invoke(app, ["transfer", str(where), "--model", "scripted", "--import-from", str(HERE)])
+    assert result.exit_code == 2 and "every one was evolved with that model" in result.output

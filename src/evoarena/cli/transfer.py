@@ -40,7 +40,8 @@ def transfer(
         fail(str(e))
         return
     if not done:
-        fail(f"{run_dir}: no finished cell with a selected version to transfer")
+        fail(f"{run_dir}: no finished cell to transfer to {model}: none has a selected version, or every one was "
+             "evolved with that model (its own test score is that grading)")
     results = rebuild_report(open_run(run_dir))
     assert results.transfer is not None  # a graded cell makes the section
     if as_json:

@@ -60,7 +60,8 @@ def transfer_model(spec: ExperimentSpec, name: str) -> tuple[str, ModelSpec]:
 def run_transfer(run_dir: Path, model: str, *, search: tuple[Path, ...] = (),
                  cache: ResponseCache | None = None) -> list[TransferCell]:
     """Grade every finished cell's selected version with `model` on the run's test split (cells graded before are
-    read back). An unknown model, or a run whose test split no longer hashes as it did, is refused before any call."""
+    read back; cells whose solver already was `model` are left out: the run's own test is that grading). An unknown
+    model, or a run whose test split no longer hashes as it did, is refused before any call."""
     spec = queries.run(RunStore(run_dir))
     if spec is None:
         raise SpecError(f"{run_dir}: no run here")
@@ -70,6 +71,8 @@ def run_transfer(run_dir: Path, model: str, *, search: tuple[Path, ...] = (),
     out: list[TransferCell] = []
     for c in run.finished_cells():
         assert c.selected_version is not None  # a finished cell has one
+        if c.model == key:  # its own test score is that cell of the matrix already
+            continue
         ukey = unit_key(key)
         stored = run.store.unit_result(c.cell, ukey)
         if stored is not None:
