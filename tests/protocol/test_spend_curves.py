@@ -66,6 +66,8 @@ def test_a_run_that_asks_gets_curves_ending_at_its_selection(tmp_path: Path, mak
         ledger = {x for s in sels for x in (_ledger_spend(store, f"{cond}__scripted__s{s['seed']}")[k["step"]]
                                             for k in s["candidates"] if k["val"] is not None)}
         assert set(spends) == ledger  # each point is a checkpoint's practice spend, as the ledger counts it
+        interval = ("mean", "ci_low", "ci_high")  # the same scores give the same interval, on either axis
+        assert [curves[cond, "calls"][-1][k] for k in interval] == [curves[cond, "tokens"][-1][k] for k in interval]
     bfs = curves["bootstrap_fewshot", "calls"]
     assert max(p["mean"] for p in bfs) > bfs[0]["mean"]  # selection found better demos along the way
     html = (tmp_path / "run" / "report.html").read_text()
