@@ -169,8 +169,8 @@ class BudgetResult(Section):
     condition: str
     model: str
     seed: int
-    limits: dict[str, int | None]
-    used: dict[str, int]
+    limits: dict[str, int | float | None]
+    used: dict[str, int | float]
     fraction_used: dict[str, float]
     exhausted: bool
 
@@ -241,6 +241,75 @@ class StatsNotes(Section):
     mde: str | None = Field(default=None, exclude_if=_absent)  # how versus_baseline's MDE is computed
 
 
+class TransferCell(Section):
+    """One condition's selected harnesses, evolved with one model and tested with another (or the same: the run's own
+    test score), pooled over seeds: per-task means over seeds, then their mean and bootstrap CI."""
+
+    condition: str
+    evolved_on: str
+    tested_on: str
+    mean: float | None
+    ci_low: float | None
+    ci_high: float | None
+    n_tasks: int
+    n_seeds: int
+    n_errors: int
+
+
+class TransferSpend(Section):
+    """What grading with one model in phase transfer cost (outside `calls`, which counts the run's own phases)."""
+
+    model: str
+    calls: int
+    cached_calls: int
+    tokens: int
+    cost_usd: float
+
+
+class TransferMatrix(Section):
+    """Evolved on A (rows: condition × model) → tested on B (columns: `models`), from `evoarena transfer`."""
+
+    models: list[str]
+    cells: list[TransferCell]
+    spend: list[TransferSpend]
+
+    def rows(self) -> list[tuple[str, str]]:
+        """The matrix's rows: each condition × the model it evolved with, in order."""
+        return list(dict.fromkeys((c.condition, c.evolved_on) for c in self.cells))
+
+    def cell(self, condition: str, evolved_on: str, tested_on: str) -> TransferCell | None:
+        return next((c for c in self.cells if (c.condition, c.evolved_on, c.tested_on) ==
+                     (condition, evolved_on, tested_on)), None)
+
+
+class CurvePoint(Section):
+    """At one spend: the val score of the checkpoint each seed would have selected by then, averaged over seeds per
+    task, with its bootstrap CI over val tasks; `n_seeds` cells had a graded checkpoint by then."""
+
+    spend: float
+    mean: float | None
+    ci_low: float | None
+    ci_high: float | None
+    n_seeds: int
+
+
+class SpendCurve(Section):
+    """One condition × model's score against what its practice spent on one axis (calls, tokens or usd)."""
+
+    condition: str
+    model: str
+    axis: str
+    points: list[CurvePoint]
+
+
+class SpendCurves(Section):
+    """Score-vs-spend (`protocol.spend_curves`): the split the score is on and how it is read, and the curves."""
+
+    split: str
+    note: str
+    curves: list[SpendCurve]
+
+
 class RunResults(Section):
     """One run's results: what results.json holds."""
 
@@ -257,6 +326,8 @@ class RunResults(Section):
     selections: list[SelectionResult] = Field(default_factory=list)  # per cell that selects, as budgets are ordered
     probes: Probes | None = Field(default=None, exclude_if=_absent)
     views: dict[str, Any] | None = Field(default=None, exclude_if=_absent)  # each view's data, by view name
+    transfer: TransferMatrix | None = Field(default=None, exclude_if=_absent)  # only once a transfer was graded
+    spend_curves: SpendCurves | None = Field(default=None, exclude_if=_absent)  # only with protocol.spend_curves
 
     def to_text(self) -> str:
         """results.json's text: sorted keys, indent 2, no NaN, UTF-8 as is, a final newline."""
