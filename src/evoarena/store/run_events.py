@@ -79,6 +79,9 @@ class FinalUnscored(RunEvent):
     warning: str = ""
 
 
+TYPED_KINDS: frozenset[str] = frozenset(cls.KIND for cls in RunEvent.__subclasses__())
+"""Every typed runner event's kind: the runner's own, so a method may not log under one of them."""
+
 E = TypeVar("E", bound=RunEvent)
 
 
