@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+import evoarena.methods  # noqa: F401  # registers the built-in methods
 from evoarena.api import GENERIC_EXAMPLES, Reply
 from evoarena.api.registry import REGISTRY
-import evoarena.methods  # noqa: F401  # registers the built-in methods
 
 PROBED = [n for n in REGISTRY.names("method") if REGISTRY.get("method", n)().probes(GENERIC_EXAMPLES)]
 

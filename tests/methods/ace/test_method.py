@@ -150,7 +150,7 @@ class FakeCtx:
     def label(self, task: TaskView) -> str:
         return "7"
 
-    def reject(self, what: str, raw: str, reason: str) -> None:
+    def reject(self, what: str, raw: str, reason: str, **_: Any) -> None:
         self.rejected.append((what, reason))
 
 

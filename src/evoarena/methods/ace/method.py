@@ -26,7 +26,8 @@ from evoarena.api import (
     Verdict,
     method,
 )
-from evoarena.api.probe import judged, mentions, non_answer, refused
+from evoarena.api.probe import judged, mentions, refused
+from evoarena.api.reply_check import Flaw, flaw
 from evoarena.harness import HarnessWorkspace, Manifest
 from evoarena.harness.state import HarnessStateError
 from evoarena.methods.ace.playbook import (
@@ -39,7 +40,7 @@ from evoarena.methods.ace.playbook import (
     parse_playbook,
     render_playbook,
 )
-from evoarena.methods.prompting import render_prompt
+from evoarena.methods.prompting import render_prompt, template_text
 from evoarena.models import GenParams
 
 PLAYBOOK = "memory/playbook.md"
@@ -98,6 +99,24 @@ def parse_curation(raw: str) -> tuple[list[Any] | None, str]:
 
 def reflection_text(reflection: Mapping[str, Any]) -> str:
     return "\n".join(f"{k}: {reflection[k]}" for k in REFLECTION_KEYS if reflection.get(k))
+
+
+def reflection_flaw(reflection: Mapping[str, Any]) -> Flaw | None:
+    """The shared check of a reflection's analysis: no refusal, no copy of the reflector template's own text."""
+    text = "\n".join(str(reflection[k]) for k in REFLECTION_KEYS if reflection.get(k))
+    return flaw(text, template=template_text(__package__, "reflect"))
+
+
+def curation_flaw(pb: Playbook, operations: Sequence[Any]) -> Flaw | None:
+    """The shared check of the bullets a curation adds: no refusal, no copy of the curator template's own text, and
+    a playbook that would not be one bullet repeated (all its bullets, the new ones included, are the items)."""
+    added = [" ".join(str(op.get("content") or "").split()) for op in operations
+             if isinstance(op, dict) and str(op.get("type", "")).strip().upper() == "ADD"]
+    added = [a for a in added if a]
+    if not added:
+        return None
+    return flaw("\n".join(added), template=template_text(__package__, "curate"),
+                items=[b.content for b in pb.bullets()] + added)
 
 
 @method("ace")
@@ -196,6 +215,11 @@ class Ace(Method):
         data, why = parse_reflection(reply)
         if data is None:
             ctx.reject("ace_reflection", reply.text, why)
+            return None
+        bad = reflection_flaw(data)
+        if bad is not None:
+            ctx.reject("ace_reflection", reply.text, bad.reason, kind=bad.kind)
+            return None
         return data
 
     def _curate(
@@ -208,6 +232,10 @@ class Ace(Method):
         operations, why = parse_curation(reply.text)
         if operations is None:
             ctx.reject("ace_curation", reply.text, why)
+            return [], next_id
+        bad = curation_flaw(pb, operations)
+        if bad is not None:
+            ctx.reject("ace_curation", reply.text, bad.reason, kind=bad.kind)
             return [], next_id
         added, next_id = apply_operations(pb, operations, next_id)
         return [b.id for b in added], next_id
@@ -277,8 +305,11 @@ def check_reflection(example: ProbeExample, reply: Reply) -> Verdict:
     if data is None:
         return refused(why)
     text = reflection_text(data)
-    if not text or non_answer(text):
+    if not text:
         return judged(False, "no error analysis or insight in the reflection")
+    bad = reflection_flaw(data)
+    if bad is not None:
+        return judged(False, bad.reason)
     return judged(mentions(text, [example.feedback], [example.task, example.output]),
                   "the reflection says nothing the feedback told")
 
@@ -289,6 +320,9 @@ def check_curation(reply: Reply) -> Verdict:
     if operations is None:
         return refused(why)
     pb = parse_playbook(render_playbook(probe_playbook()))
+    bad = curation_flaw(pb, operations)
+    if bad is not None:
+        return judged(False, bad.reason)
     added, _ = apply_operations(pb, operations, pb.max_number() + 1)
     return judged(bool(added), "no ADD operation with content")
 

@@ -27,10 +27,10 @@ from evoarena.api import (
     method,
 )
 from evoarena.api.probe import judged, refused
+from evoarena.api.reply_check import flaw
 from evoarena.harness import Manifest
 from evoarena.harness.state import Absent, parse_state
 from evoarena.methods.gepa.merge import MergeState, accepts, attempt, schedule_after_accept, subsample
-from evoarena.api.reply_check import flaw
 from evoarena.methods.prompting import render_prompt, template_text
 from evoarena.methods.replies import parse_instruction
 from evoarena.methods.scoring import rollouts_by_id, valset
