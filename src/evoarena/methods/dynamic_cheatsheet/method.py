@@ -83,14 +83,17 @@ def check_sheet(old: str, template: str, reply: Reply) -> Verdict:
     sheet, why = parse_sheet(reply.text)
     if sheet is None:
         return refused(why)
-    bad = sheet_flaw(sheet, old, template)
-    return judged(bad is None, bad.reason if bad else "")
+    bad = sheet_flaw(sheet, template)
+    if bad is not None:
+        return judged(False, bad.reason)
+    return judged(sheet.strip() != old.strip(), "the cheatsheet is unchanged")
 
 
-def sheet_flaw(sheet: str, old: str, template: str) -> Flaw | None:
-    """The shared check of a new sheet: no refusal, no copy of the curator template `template`'s own text, not the
-    old sheet again, not one line repeated (its non-empty lines are the items)."""
-    return flaw(sheet, template=template_text(__package__, template), parent=old,
+def sheet_flaw(sheet: str, template: str) -> Flaw | None:
+    """The shared check of a new sheet: no refusal, no copy of the curator template `template`'s own text, not one
+    line repeated (its non-empty lines are the items). The old sheet kept as it was is no flaw: the curator may
+    find nothing to add (the step then changes nothing)."""
+    return flaw(sheet, template=template_text(__package__, template),
                 items=[line.strip(" -*\t") for line in sheet.splitlines() if line.strip(" -*\t")])
 
 
@@ -175,8 +178,8 @@ class DynamicCheatsheet(Method):
             return None
         output = generator_output(ctx, task, attempt)
         prompt = render_prompt(__package__, "curate_cumulative", question=task.prompt, output=output, sheet=old)
-        new = self._curate(ctx, prompt, "curate_cumulative", old)
-        if new is None:
+        new = self._curate(ctx, prompt, "curate_cumulative")
+        if new is None or new == old:
             return None
         ctx.harness.write(SHEET, new + "\n")
         return Manifest(intent="replace the cheatsheet (DC-Cumulative curator)", evidence=f"solver output on {task.id}")
@@ -196,8 +199,8 @@ class DynamicCheatsheet(Method):
         changed = []
         prompt = render_prompt(__package__, "curate_rs", sheet=old, pairs=[pairs[i] for i, _ in hits],
                                question=task.prompt)
-        new = self._curate(ctx, prompt, "curate_rs", old)
-        if new is not None:
+        new = self._curate(ctx, prompt, "curate_rs")
+        if new is not None and new != old:
             ctx.harness.write(SHEET, new + "\n")
             changed.append("cheatsheet")
         if ctx.attempt_limit is None or ctx.attempt_limit >= 1:
@@ -213,9 +216,9 @@ class DynamicCheatsheet(Method):
             evidence=f"curated before {task.id} with {len(hits)} retrieved pair(s) ({retriever.name})",
         )
 
-    def _curate(self, ctx: PracticeContext, prompt: str, template: str, old: str) -> str | None:
+    def _curate(self, ctx: PracticeContext, prompt: str, template: str) -> str | None:
         """One curator call; the new sheet, or None (recorded as a rejection) when the output is unusable or fails
-        the shared check (`sheet_flaw`: the old sheet again is a `duplicate`)."""
+        the shared check (`sheet_flaw`)."""
         reply = ctx.ask("curator", prompt, max_tokens=self.params.max_tokens)  # a cut-off sheet still counts
         if reply is None:
             return None
@@ -223,7 +226,7 @@ class DynamicCheatsheet(Method):
         if sheet is None:
             ctx.reject("cheatsheet", reply.text, why)
             return None
-        bad = sheet_flaw(sheet, old, template)
+        bad = sheet_flaw(sheet, template)
         if bad is not None:
             ctx.reject("cheatsheet", reply.text, bad.reason, kind=bad.kind)
             return None
