@@ -76,7 +76,8 @@ def run_experiment(
     `concurrency` (default: the spec's `protocol.concurrency`): independent work and model calls in flight at once;
     the results do not depend on it. `resolved`: `validate_run(spec, search)`'s answer when the caller has it (the
     spec is then not validated again). `stop_on_probe_warning`: a probe warning stops the run before any cell runs
-    (ProbeWarningStop; the run is left interrupted, its probes kept for a resume). The typed record of the content is `RunResults.model_validate(...)`."""
+    (ProbeWarningStop; the run is left interrupted, its probes kept for a resume). The typed record of the content
+    is `RunResults.model_validate(...)`."""
     parts = build_parts(spec, search, resolved)
     _check_cache_apart(spec, cache.path if cache is not None else default_cache_path(), run_dir)
     locked, benchmark = parts.locked, parts.benchmark
