@@ -18,6 +18,7 @@ from evoarena.report.results import build_results
 from evoarena.report.results_record import Probes, RunResults, SelectionCandidate, SelectionResult
 from evoarena.report.snapshot import RunSnapshot
 from evoarena.report.store_sections import report_extras
+from evoarena.report.update_quality import update_quality
 from evoarena.store import RunStore, queries
 from evoarena.store.calls import CallRow
 from evoarena.store.probes import probe_rows
@@ -168,12 +169,14 @@ def build_views(
 def run_results(store: RunStore, snap: RunSnapshot | None = None,
                 scores: Sequence[ScoreRecord] | None = None) -> RunResults:
     """The run's record without the views' sections: the store's scores (of done cells; `scores` when the caller
-    has read them), ledger rows and budgets through build_results, and the role probes. What `evoarena view` shows
-    of a run, finished or not."""
+    has read them), ledger rows and budgets through build_results, the update roles' reply quality, and the role
+    probes. What `evoarena view` shows of a run, finished or not."""
     snap = snap or RunSnapshot.load(store)
+    calls = call_records(store, snap)
     results = build_results(run_meta(snap), score_records(store, snap) if scores is None else scores,
-                            call_records(store, snap), cell_budgets(snap), snap.conditions)
-    results = results.model_copy(update={"selections": cell_selections(snap)})
+                            calls, cell_budgets(snap), snap.conditions)
+    results = results.model_copy(update={"selections": cell_selections(snap),
+                                         "update_quality": update_quality(store, snap, calls)})
     return with_probes(store, snap, results)
 
 
