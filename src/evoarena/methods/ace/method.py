@@ -107,12 +107,32 @@ def reflection_flaw(reflection: Mapping[str, Any]) -> Flaw | None:
     return flaw(text, template=template_text(__package__, "reflect"))
 
 
+def _added(op: Any) -> str:
+    """The content an ADD operation would add ("" for any other operation)."""
+    if not isinstance(op, dict) or str(op.get("type", "")).strip().upper() != "ADD":
+        return ""
+    return " ".join(str(op.get("content") or "").split())
+
+
+def drop_repeats(pb: Playbook, operations: Sequence[Any]) -> tuple[list[Any], list[Any]]:
+    """(operations kept, ADD operations dropped): an ADD whose content a bullet of the playbook (or an earlier ADD of
+    the same curation) already has, case and whitespace aside — the exact-duplicate part of ACE's de-duplication."""
+    seen = {" ".join(b.content.split()).lower() for b in pb.bullets()}
+    kept, dropped = [], []
+    for op in operations:
+        key = _added(op).lower()
+        if key and key in seen:
+            dropped.append(op)
+            continue
+        seen.add(key)
+        kept.append(op)
+    return kept, dropped
+
+
 def curation_flaw(pb: Playbook, operations: Sequence[Any]) -> Flaw | None:
     """The shared check of the bullets a curation adds: no refusal, no copy of the curator template's own text, and
     a playbook that would not be one bullet repeated (all its bullets, the new ones included, are the items)."""
-    added = [" ".join(str(op.get("content") or "").split()) for op in operations
-             if isinstance(op, dict) and str(op.get("type", "")).strip().upper() == "ADD"]
-    added = [a for a in added if a]
+    added = [a for a in map(_added, operations) if a]
     if not added:
         return None
     return flaw("\n".join(added), template=template_text(__package__, "curate"),
@@ -237,6 +257,10 @@ class Ace(Method):
         if bad is not None:
             ctx.reject("ace_curation", reply.text, bad.reason, kind=bad.kind)
             return [], next_id
+        operations, repeats = drop_repeats(pb, operations)
+        for op in repeats:
+            ctx.reject("ace_bullet", json.dumps(op, ensure_ascii=False), "repeats a bullet of the playbook", part=True,
+                       kind="repeated")
         added, next_id = apply_operations(pb, operations, next_id)
         return [b.id for b in added], next_id
 
