@@ -89,6 +89,15 @@ class Budget(_Strict):
     max_attempts: int | None = Field(default=None, ge=0)
     max_calls: int | None = Field(default=None, ge=0)
     max_tokens: int | None = Field(default=None, ge=0)
+    max_usd: float | None = Field(default=None, ge=0, allow_inf_nan=False)  # from each model's price table
+
+    def dumped(self) -> dict[str, Any]:
+        """Its JSON form without `max_usd` while unset (so a spec hashes, and a cell's limits read, as before it
+        existed)."""
+        data = self.model_dump(mode="json")
+        if data["max_usd"] is None:
+            del data["max_usd"]
+        return data
 
 
 class BenchmarkSpec(_Strict):
@@ -149,6 +158,9 @@ class ProtocolSpec(_Strict):
     # the smallest difference to the baseline worth finding: `evoarena run` warns before it starts when a comparison
     # cannot detect it at 80% power (`evoarena plan`). A question asked of the run, not what is run: not in the hash
     min_effect: float = Field(default=0.10, gt=0, le=1, allow_inf_nan=False)
+    # report each condition's score-vs-spend curve (results.json `spend_curves`, a chart in report.html): what the
+    # report shows, not what is run, so not in the hash
+    spend_curves: bool = False
 
 
 class ExecutorSpec(_Strict):
@@ -173,6 +185,11 @@ class GenSpec(_Strict):
     seed: Seed | None = None
     logprobs: bool = False
     top_logprobs: int = Field(default=0, ge=0, le=20)
+
+
+UPDATE_ROLE = "update"
+"""A `roles:` entry that is no role: the model of every update role (all a method plays but `solver`) not mapped by
+name — `roles: {solver: small, update: large}` is the asymmetric design in one line."""
 
 
 class ExperimentSpec(_Strict):
@@ -262,8 +279,10 @@ class ExperimentSpec(_Strict):
                 del data["protocol"][key]
         del data["protocol"]["harness"]  # a guard, not what is run: a cell stopped at a cap resumes with a raised one
         data["models"] = {name: m.dumped() for name, m in self.models.items()}
+        data["budget"] = self.budget.dumped()
         del data["protocol"]["concurrency"]  # how fast, not what: the results do not depend on it
         del data["protocol"]["min_effect"]  # what the user hopes to see, not what is run
+        del data["protocol"]["spend_curves"]  # what the report shows, not what is run
         del data["executor"]  # where, not what
         blob = json.dumps(data, sort_keys=True).encode()
         return hashlib.sha256(blob).hexdigest()

@@ -181,3 +181,18 @@ def test_unknown_evidence_rejected() -> None:
 def test_empty_inputs() -> None:
     r = build_results(make_meta("scaled"), [], [], [])
     assert r["conditions"] == [] and r["budgets"] == [] and r["calls"]["totals"]["calls"] == 0
+
+
+def test_identical_scores_give_identical_intervals() -> None:
+    """A CI depends only on the scores: two conditions (and two models) with the same per-task scores get the same
+    interval on every split, and the same pass rate."""
+    rng = random.Random(3)
+    pattern = [float(rng.random() < 0.33) for _ in range(60)]
+    scores = [ScoreRecord(c, m, 0, split, f"t{t:02d}", s, passed=s == 1.0)
+              for c, m in (("ace", "a"), ("frozen", "a"), ("ace", "b"))
+              for split in ("test", "val") for t, s in enumerate(pattern)]
+    r = build_results(make_meta(), scores, [], [], ["frozen", "ace"])
+    ace, frozen, other = _cell(r, "ace", "a"), _cell(r, "frozen", "a"), _cell(r, "ace", "b")
+    for split in ("test", "val"):
+        assert ace[split]["ci_low"] < ace[split]["mean"] < ace[split]["ci_high"]
+        assert ace[split] == frozen[split] == other[split]

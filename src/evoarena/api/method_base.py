@@ -5,6 +5,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from importlib import metadata
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from evoarena.api.params import ParamError, check_params, field_defaults, params_from_defaults
@@ -43,6 +44,9 @@ class Method(ABC):
     library: ClassVar[str | None] = None
     """The PyPI distribution whose optimiser this method runs (`gepa`, `dspy`, `textgrad`), or None for evoarena's
     own: a spec naming it fails in one line when it is not installed, and its version is recorded with the run."""
+    reference_harness: ClassVar[bool] = False
+    """True for a method that installs a known harness unchanged (a positive control): its difference to the
+    baseline is the run's headroom in the report."""
     skill_kind: ClassVar[str] = "skill"
     """What `skill_tree`'s state is called in an exported skill's description ("playbook", "cheatsheet"…)."""
     params: Any
@@ -68,6 +72,12 @@ class Method(ABC):
                              f"{note!r}")
         rest = {k: v for k, v in params.items() if k != "update_note"}
         return check_params(f"methods.{cls.name}.params", cls.Params, rest, also=("update_note",))
+
+    @classmethod
+    def bind_params(cls, params: Mapping[str, Any], base: Path) -> dict[str, Any]:
+        """The spec's params made independent of where the spec lives (`base`: its directory), before they are
+        checked: a method whose params name files reads or resolves them here. The default keeps them as given."""
+        return dict(params)
 
     @classmethod
     def library_version(cls) -> str | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from evoarena.cli.clr import clr_app
+from evoarena.cli.curve import curve
 from evoarena.cli.export import checkout, export_command
 from evoarena.cli.listing import list_command
 from evoarena.cli.plan import plan
@@ -14,6 +15,7 @@ from evoarena.cli.run import run
 from evoarena.cli.serve import serve
 from evoarena.cli.study import study_app
 from evoarena.cli.trace import calls_command, trace
+from evoarena.cli.transfer import transfer
 from evoarena.cli.versions import diff, rollback_cmd, versions
 from evoarena.cli.view import view
 
@@ -22,6 +24,8 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, help="evoarena: ev
 for name, command in (
     ("run", run),
     ("plan", plan),
+    ("transfer", transfer),
+    ("curve", curve),
     ("report", report),
     ("show", show),
     ("versions", versions),

@@ -19,9 +19,9 @@ if TYPE_CHECKING:
 
 
 def print_results(results: RunResults) -> None:
-    """The test accuracy per condition, each condition against the baseline, why each cell tested the version it did
-    (a warning for a final version the budget left ungraded), the update roles' reply quality, and the calls by
-    role."""
+    """The test accuracy per condition, each condition against the baseline, the headroom a reference harness shows
+    (with each condition's share of it), why each cell tested the version it did (a warning for a final version the
+    budget left ungraded), the update roles' reply quality, and the calls by role."""
     table = Table(title=f"test accuracy (evidence: {results.evidence})")
     for col in ("condition", "model", "test acc", "95% CI", "n", "errors"):
         table.add_column(col)
@@ -44,6 +44,14 @@ def print_results(results: RunResults) -> None:
             out.print(f"{v.condition} ({v.model}): {_num(v.mean)}   vs {v.baseline}: {_signed(v.diff)} "
                       f"[{_signed(v.ci_low)}, {_signed(v.ci_high)}] ({v.n_paired} paired tasks{_mde(v.mde)})",
                       soft_wrap=True)
+    for h in results.headroom or []:
+        shares = ", ".join(f"{s.condition} {_signed(s.diff)}" + ("" if s.share is None else f" ({s.share:.0%} of it)")
+                           for s in h.shares)
+        out.print(f"headroom ({h.model}): {h.control} − {h.baseline}: {_signed(h.diff)} [{_signed(h.ci_low)}, "
+                  f"{_signed(h.ci_high)}] ({h.n_paired} paired tasks{_mde(h.mde)})" + (f"; {shares}" if shares else ""),
+                  soft_wrap=True, markup=False)
+        if h.note:
+            out.print(f"[yellow]warning[/]  headroom ({h.model}): {escape(h.note)}", soft_wrap=True)
     for sel in results.selections:
         out.print(f"selected  {sel.condition} ({sel.model}, seed {sel.seed}): {sel.text}", soft_wrap=True,
                   markup=False)

@@ -24,6 +24,7 @@ from evoarena.methods.lib_textgrad import TextGradTGD
 from evoarena.methods.meta_harness import MetaHarness
 from evoarena.methods.prompting import generator_output, render_prompt
 from evoarena.methods.reasoning_bank import ReasoningBank
+from evoarena.methods.reference import Reference
 from evoarena.methods.reflexion import Reflexion
 from evoarena.methods.skillprox import SkillProx
 from evoarena.methods.tf_grpo import TfGrpo
@@ -48,6 +49,7 @@ __all__ = [
     "JitRLMethod",
     "MetaHarness",
     "ReasoningBank",
+    "Reference",
     "Reflexion",
     "SkillProx",
     "TextGradTGD",

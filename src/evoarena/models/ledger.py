@@ -38,11 +38,11 @@ class ModelCallError(RuntimeError):
 
 
 class Meter(Protocol):
-    """Budget hook: `before_call` may raise to refuse a call; `after_call` counts what it used."""
+    """Budget hook: `before_call` may raise to refuse a call; `after_call` counts what it used (tokens, USD)."""
 
     def before_call(self) -> None: ...
 
-    def after_call(self, tokens: int) -> None: ...
+    def after_call(self, tokens: int, usd: float = 0.0) -> None: ...
 
 
 def sample_seed(seed: int, sample_index: int) -> int:
@@ -351,5 +351,5 @@ class RoleModel:
                 **outcome,
             )
         if self.scope.meter is not None and completion is not None:
-            self.scope.meter.after_call(tin + tout)
+            self.scope.meter.after_call(tin + tout, self.cost(tin, tout))
         return call_id

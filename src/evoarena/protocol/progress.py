@@ -34,7 +34,7 @@ class Tally:
     def before_call(self) -> None:
         return None
 
-    def after_call(self, tokens: int) -> None:
+    def after_call(self, tokens: int, usd: float = 0.0) -> None:
         with self._lock:
             self.calls += 1
             self.tokens += tokens

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evoarena.models import GenParams
-from evoarena.spec import ExperimentSpec, MethodSpec
+from evoarena.spec import UPDATE_ROLE, ExperimentSpec, MethodSpec
 
 
 def role_params(spec: ExperimentSpec, role: str, seed: int) -> GenParams:
@@ -18,10 +18,12 @@ def role_params(spec: ExperimentSpec, role: str, seed: int) -> GenParams:
 
 
 def role_map(spec: ExperimentSpec, m: MethodSpec, roles: tuple[str, ...]) -> dict[str, str]:
-    """Every role a condition uses -> model name: the spec's mapping, the solver's model for unmapped roles."""
-    mapped = spec.roles_for(m)
-    fallback = mapped.get("solver", next(iter(mapped.values())))
-    return {**{r: fallback for r in sorted(roles)}, **mapped}
+    """Every role a condition uses -> model name: the spec's mapping; an unmapped update role (any but the solver)
+    played by the `update` entry's model when there is one, else — like an unmapped solver — by the solver's."""
+    mapped = {r: model for r, model in spec.roles_for(m).items() if r != UPDATE_ROLE}
+    solver = mapped.get("solver", next(iter(mapped.values()), spec.roles_for(m).get(UPDATE_ROLE, "")))
+    update = spec.roles_for(m).get(UPDATE_ROLE, solver)
+    return {**{r: solver if r == "solver" else update for r in sorted(roles)}, **mapped}
 
 
 def role_lines(spec: ExperimentSpec, plays: Mapping[str, tuple[str, ...]], grader_roles: Sequence[str]) -> list[str]:
@@ -32,13 +34,23 @@ def role_lines(spec: ExperimentSpec, plays: Mapping[str, tuple[str, ...]], grade
     for m in spec.methods:
         mapped = spec.roles_for(m)
         models = role_map(spec, m, plays[m.condition])
-        shown = [f"{r} → {models[r]}" + ("" if r in mapped else " (unmapped: the solver's model)")
-                 for r in dict.fromkeys(plays[m.condition])]
+        shown = [f"{r} → {models[r]}" + _source(r, mapped) for r in dict.fromkeys(plays[m.condition])]
         lines.append(f"{m.condition}: {', '.join(shown)}")
     if grader_roles:
         lines.append(f"grading: {', '.join(f'{r} → {spec.roles[r]}' for r in grader_roles if r in spec.roles)}")
     played = {r for roles in plays.values() for r in roles} | set(grader_roles)
+    if any(r != "solver" for roles in plays.values() for r in roles):
+        played.add(UPDATE_ROLE)
     idle = [r for r in spec.roles if r not in played]
     if idle:
         lines.append(f"mapped but played by no method here: {', '.join(idle)}")
     return lines
+
+
+def _source(role: str, mapped: Mapping[str, str]) -> str:
+    """How a role got its model, when not by its own entry: the `update` entry, or the solver's model."""
+    if role in mapped:
+        return ""
+    if role != "solver" and UPDATE_ROLE in mapped:
+        return " (update)"
+    return " (unmapped: the solver's model)"

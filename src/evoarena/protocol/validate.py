@@ -7,14 +7,14 @@ from __future__ import annotations
 import difflib
 import importlib.util
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from evoarena.api import Benchmark, Method, ParamError, UnknownName
 from evoarena.protocol import catalog
 from evoarena.protocol.confinement import check_confinement
-from evoarena.spec import ExperimentSpec, SpecError
+from evoarena.spec import UPDATE_ROLE, ExperimentSpec, MethodSpec, SpecError
 
 
 @dataclass(frozen=True)
@@ -25,6 +25,13 @@ class Resolved:
     methods: dict[str, type[Method]]
     benchmark_params: Any = None
     """The benchmark's `Params` from the spec."""
+    method_params: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Each condition's params as its method is built with them: the spec's, bound to the spec's directory
+    (`Method.bind_params`)."""
+
+    def params_of(self, m: MethodSpec) -> dict[str, Any]:
+        """The params the condition's method is built with (the spec's own when it was not checked here)."""
+        return self.method_params.get(m.condition, m.params)
 
 
 def validate_spec(spec: ExperimentSpec, search: Iterable[Path] = ()) -> Resolved:
@@ -43,6 +50,8 @@ def validate_spec(spec: ExperimentSpec, search: Iterable[Path] = ()) -> Resolved
             raise SpecError(f"roles.{role}: the benchmark grades with a {role!r} model; map it in `roles:` "
                             f"({role}: <one of {', '.join(sorted(spec.models))}>)")
     methods: dict[str, type[Method]] = {}
+    bound: dict[str, dict[str, Any]] = {}
+    base = search[0] if search else Path.cwd()
     for i, m in enumerate(spec.methods):
         try:
             cls = catalog.method_class(m.name, search)
@@ -52,7 +61,8 @@ def validate_spec(spec: ExperimentSpec, search: Iterable[Path] = ()) -> Resolved
             raise SpecError(f"methods.{i}.name: {m.name} runs the {cls.library!r} library, which is not installed "
                             "(make install, or pip install 'evoarena[peers]')")
         try:
-            cls.check_params(m.params)
+            bound[m.condition] = cls.bind_params(m.params, base)
+            cls.check_params(bound[m.condition])
         except ParamError as err:
             raise SpecError(f"methods.{i}: {err}") from None
         methods[m.condition] = cls
@@ -65,26 +75,26 @@ def validate_spec(spec: ExperimentSpec, search: Iterable[Path] = ()) -> Resolved
                 raise SpecError(f"models.{key}.model: {err}") from None
     if spec.executor.kind == "ray" and importlib.util.find_spec("ray") is None:
         raise SpecError("executor.kind: ray needs Ray installed (pip install 'evoarena[ray]')")
-    return Resolved(bench, methods, bench_params)
+    return Resolved(bench, methods, bench_params, bound)
 
 
 def check_role_names(spec: ExperimentSpec, methods: Mapping[str, type[Method]], grader_roles: Iterable[str]) -> None:
     """Every role the spec maps (or gives `gen:` defaults) is one something plays: the solver, a grading role of the
     benchmark or a role of a method (`Method.roles`: one of the spec's, or — in `roles:` and `gen:`, which a spec may
     share across method lists — any registered one); a method's own `roles:` only its roles, the solver's or a
-    grading one. A misspelt role would otherwise be a mapping nobody reads, its role silently played by the
-    solver's model."""
+    grading one; both may also map `update` (every update role not mapped by name). A misspelt role would otherwise
+    be a mapping nobody reads, its role silently played by the solver's model."""
     graders = {"solver", *grader_roles}
     here = graders.union(*(cls.roles for cls in methods.values()))
     anywhere = here.union(*(getattr(e.obj, "roles", ()) for e in catalog.entries("method")))
-    for field, names in (("roles", spec.roles), ("gen", spec.gen)):
+    for section, names in (("roles", spec.roles), ("gen", spec.gen)):
         for role in names:
-            if role not in anywhere:
-                raise SpecError(f"{field}.{role}: {_unknown(role, sorted(here), sorted(anywhere))}")
+            if role not in anywhere and not (section == "roles" and role == UPDATE_ROLE):
+                raise SpecError(f"{section}.{role}: {_unknown(role, sorted(here), sorted(anywhere))}")
     for i, m in enumerate(spec.methods):
         own = sorted(graders.union(methods[m.condition].roles))
         for role in m.roles:
-            if role not in own:
+            if role not in own and role != UPDATE_ROLE:
                 raise SpecError(f"methods.{i}.roles.{role}: {_unknown(role, own, own)} ({m.name}'s roles)")
 
 

@@ -17,13 +17,19 @@ from evoarena.report.records import CallRecord, CellBudget, RunMeta, ScoreRecord
 from evoarena.report.results import build_results
 from evoarena.report.results_record import Probes, RunResults, SelectionCandidate, SelectionResult
 from evoarena.report.snapshot import RunSnapshot
+from evoarena.report.spend_curves import CellCheckpoints, Checkpoint, spend_curves
 from evoarena.report.store_sections import report_extras
+from evoarena.report.transfer import transfer_matrix
 from evoarena.report.update_quality import update_quality
 from evoarena.store import RunStore, queries
 from evoarena.store.calls import CallRow
 from evoarena.store.probes import probe_rows
+from evoarena.store.spend import checkpoint_tests, practice_spend
 
 MethodResolver = Callable[[str], StateReader]
+# ledger phases left out of `calls`: the probes before the cells (results.probes) and the gradings asked for after
+# the run (results.transfer, results.spend_curves), so `calls` stays what the run itself spent
+OUTSIDE_CALLS = ("probe", "transfer", "curve")
 
 
 def score_records(store: RunStore, snap: RunSnapshot | None = None) -> list[ScoreRecord]:
@@ -46,7 +52,7 @@ def call_records(store: RunStore, snap: RunSnapshot) -> list[CallRecord]:
     """Ledger rows of the cells (not the probes'), cache hits counted as a sequential run of the spec would have
     made them."""
     cells = snap.by_cell
-    rows = [r for r in queries.calls(store) if r.phase != "probe"]  # probes run before the cells: results.probes
+    rows = [r for r in queries.calls(store) if r.phase not in OUTSIDE_CALLS]
     cached = _canonical_cached(rows, snap.cell_order())
     out: list[CallRecord] = []
     for r in rows:
@@ -55,6 +61,7 @@ def call_records(store: RunStore, snap: RunSnapshot) -> list[CallRecord]:
             condition=c.condition if c else None, model=c.model if c else None, seed=c.seed if c else None,
             role=r.role, model_id=r.model_id, input_tokens=r.input_tokens, output_tokens=r.output_tokens,
             cost_usd=r.cost_usd, latency_s=r.latency_s, cached=cached[r.id], error=r.error, phase=r.phase or "",
+            played_by=r.model,
         ))  # fmt: skip
     return out
 
@@ -83,7 +90,7 @@ def cell_budgets(snap: RunSnapshot) -> list[CellBudget]:
         b = c.budget
         if not b:
             continue
-        used = {k: int(v) for k, v in b["used"].items() if k != "exhausted_by"}
+        used = {k: float(v) if k == "usd" else int(v) for k, v in b["used"].items() if k != "exhausted_by"}
         out.append(CellBudget(condition=c.condition, model=c.model, seed=c.seed, limits=b["limits"], used=used,
                               exhausted=b["used"].get("exhausted_by") is not None))
     return out
@@ -172,12 +179,46 @@ def run_results(store: RunStore, snap: RunSnapshot | None = None,
     has read them), ledger rows and budgets through build_results, the update roles' reply quality, and the role
     probes. What `evoarena view` shows of a run, finished or not."""
     snap = snap or RunSnapshot.load(store)
+    scores = score_records(store, snap) if scores is None else scores
     calls = call_records(store, snap)
-    results = build_results(run_meta(snap), score_records(store, snap) if scores is None else scores,
-                            calls, cell_budgets(snap), snap.conditions)
+    results = build_results(run_meta(snap), scores, calls, cell_budgets(snap), snap.conditions, snap.references)
     results = results.model_copy(update={"selections": cell_selections(snap),
                                          "update_quality": update_quality(store, snap, calls)})
+    after = queries.graded_after(store)
+    matrix = transfer_matrix(snap.cells, scores, queries.transfer_scores(store),
+                             queries.calls(store, phase="transfer")) if "transfer" in after else None
+    if matrix is not None:
+        results = results.model_copy(update={"transfer": matrix})
+    if snap.spec.protocol.spend_curves or "curve" in after:
+        results = results.model_copy(update={"spend_curves": spend_curves(cell_checkpoints(store, snap))})
     return with_probes(store, snap, results)
+
+
+def cell_checkpoints(store: RunStore, snap: RunSnapshot) -> list[CellCheckpoints]:
+    """Each finished cell's checkpoints graded on val, with the practice spend up to each (calls, tokens, dollars)
+    and its val and (where graded) test scores by task: what the score-vs-spend curves select from."""
+    out = []
+    for c in snap.cells:
+        sel = c.selection if c.status == "done" else None
+        if sel is None:
+            continue
+        steps = practice_spend(store, c.cell)
+        prefix = [{"calls": 0.0, "tokens": 0.0, "usd": 0.0}]
+        for st in steps:
+            last = prefix[-1]
+            prefix.append({"calls": last["calls"] + st.calls, "tokens": last["tokens"] + st.tokens,
+                           "usd": last["usd"] + st.usd})
+        checkpoints = []
+        tests = checkpoint_tests(store, c.cell)
+        for k in sel.candidates:
+            if k.val is None:
+                continue
+            by_task = {a.task_id: float(a.score) for a in queries.attempt_scores(store, c.cell, k.version)
+                       if a.phase == "select" and a.error is None and a.score is not None}
+            checkpoints.append(Checkpoint(step=k.step, spend=prefix[min(k.step, len(steps))], val=k.val,
+                                          by_task=by_task, test_by_task=tests.get(k.version)))
+        out.append(CellCheckpoints(c.condition, c.model, c.seed, checkpoints))
+    return out
 
 
 def rebuild_report(

@@ -19,7 +19,8 @@ from markupsafe import Markup
 from .chart import accuracy_svg
 from .hooks import ReportView
 from .labels import MECHANISM_LABEL, evidence_label
-from .results_record import RESULTS_FILE, RunResults
+from .line_chart import Series, line_svg
+from .results_record import RESULTS_FILE, RunResults, SpendCurves
 from .store_sections import MAX_TASKS, ReportExtras
 
 __all__ = ["REPORT_FILE", "RESULTS_FILE", "render_html", "write_report"]
@@ -134,7 +135,26 @@ def render_html(results: RunResults, views: Mapping[str, ReportView] | None = No
         sections=sections,
         extras=extras,
         max_tasks=MAX_TASKS,
+        spend_svgs=spend_svgs(results.spend_curves) if results.spend_curves else [],
     )
+
+
+AXIS_LABELS = {"calls": "practice calls", "tokens": "practice tokens", "usd": "practice spend (USD)"}
+
+
+def spend_svgs(curves: SpendCurves) -> list[Markup]:
+    """One chart per spend axis: a line per condition × model with its 95% CI band."""
+    out = []
+    for axis, label in AXIS_LABELS.items():
+        series = [Series(f"{c.condition} ({c.model})", [(p.spend, p.mean) for p in c.points if p.mean is not None],
+                         [(p.spend, p.ci_low, p.ci_high) for p in c.points
+                          if p.ci_low is not None and p.ci_high is not None])
+                  for c in curves.curves if c.axis == axis]
+        if series:
+            out.append(line_svg(series, title=f"{curves.split} score of the checkpoint selected within the spend",
+                                x_label=label, y_label=f"{curves.split} score", chart_id=f"spend-{axis}",
+                                y_bounds=(0.0, 1.0)))
+    return out
 
 
 def write_report(

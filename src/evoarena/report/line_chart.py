@@ -21,6 +21,7 @@ MARKERS_UP_TO = 80  # points per series drawn as dots (with a tooltip) when ther
 class Series:
     name: str
     points: Sequence[tuple[float, float]]  # (x, y), in x order
+    band: Sequence[tuple[float, float, float]] = ()  # (x, low, high): a confidence band drawn under the line
 
 
 def nice_range(lo: float, hi: float, *, bounds: tuple[float, float] | None = None,
@@ -56,7 +57,7 @@ def line_svg(series: Sequence[Series], *, title: str, x_label: str, y_label: str
              y_bounds: tuple[float, float] | None = None, y_zero: bool = False) -> Markup:
     """The chart of `series`; `y_bounds` keeps the axis inside them (scores: (0, 1)), `y_zero` starts it at 0
     (cumulative counts)."""
-    pts = [p for s in series for p in s.points]
+    pts = [p for s in series for p in s.points] + [(x, y) for s in series for x, lo, hi in s.band for y in (lo, hi)]
     ident = f' id="{escape(chart_id)}"' if chart_id else ""
     head = (f'<svg{ident} class="plot line-chart" width="{_W:.0f}" height="{_H:.0f}" viewBox="0 0 {_W:.0f} {_H:.0f}"'
             f' role="img" aria-label="{escape(title)}" font-family="sans-serif" font-size="11">'
@@ -90,8 +91,13 @@ def line_svg(series: Sequence[Series], *, title: str, x_label: str, y_label: str
         colour = PALETTE[i % len(PALETTE)]
         coords = " ".join(f"{sx(x):.1f},{sy(y):.1f}" for x, y in s.points)
         last = f' data-last="{s.points[-1][1]:.12g}"' if s.points else ""
-        parts.append(f'<g class="series" data-series="{escape(s.name)}" data-points="{len(s.points)}"{last}>'
-                     f'<polyline points="{coords}" fill="none" stroke="{colour}" stroke-width="1.8"/>')
+        parts.append(f'<g class="series" data-series="{escape(s.name)}" data-points="{len(s.points)}"{last}>')
+        if s.band:
+            edge = [f"{sx(x):.1f},{sy(hi):.1f}" for x, _, hi in s.band]
+            edge += [f"{sx(x):.1f},{sy(lo):.1f}" for x, lo, _ in reversed(s.band)]
+            parts.append(f'<polygon class="band" points="{" ".join(edge)}" fill="{colour}" fill-opacity="0.15"'
+                         ' stroke="none"/>')
+        parts.append(f'<polyline points="{coords}" fill="none" stroke="{colour}" stroke-width="1.8"/>')
         if len(s.points) <= MARKERS_UP_TO:
             for x, y in s.points:
                 parts.append(f'<circle cx="{sx(x):.1f}" cy="{sy(y):.1f}" r="2.6" fill="{colour}">'

@@ -38,6 +38,7 @@ class CallRecord:
     cached: bool
     error: str | None
     phase: str  # "practice" | "select" | "test"
+    played_by: str | None = None  # the spec's model (a key of `models:`) that answered; None: not recorded
 
 
 @dataclass(frozen=True)
@@ -47,8 +48,8 @@ class CellBudget:
     condition: str
     model: str
     seed: int
-    limits: dict[str, int | None]  # max_attempts / max_calls / max_tokens
-    used: dict[str, int]  # attempts / calls / tokens used during evolution
+    limits: dict[str, int | float | None]  # max_attempts / max_calls / max_tokens / max_usd
+    used: dict[str, int | float]  # attempts / calls / tokens / usd used during evolution
     exhausted: bool
 
 

@@ -9,16 +9,19 @@ from typing import Any
 
 from evoarena.codec import to_plain
 
+from .headroom import headroom
 from .power import z_sum
 from .records import EVIDENCE_LEVELS, SPLITS, CallRecord, CellBudget, RunMeta, ScoreRecord
 from .results_record import RunResults
-from .stats import BOOTSTRAP_METHOD, bootstrap_ci, clean, mean, stable_seed
+from .stats import BOOTSTRAP_METHOD, bootstrap_ci, clean, mean
 from .versus import versus_baseline
 
 SCHEMA_VERSION = 1
 CI_LEVEL = 0.95
 N_RESAMPLES = 2000
-SEED_BASE = 0  # fixed: every bootstrap seed is stable_seed(labels..., base=SEED_BASE)
+# every interval resamples with this one seed: a CI is a function of its scores alone, so identical per-task scores
+# give identical intervals whatever condition, model, split or run they belong to
+BOOTSTRAP_SEED = 0
 
 
 def _none_last(value: str | None) -> tuple[bool, str]:
@@ -38,15 +41,13 @@ def _check_scores(scores: Sequence[ScoreRecord]) -> None:
         seen.add(key)
 
 
-def _ci(values: Sequence[float], *labels: object) -> dict[str, float]:
-    m, low, high = bootstrap_ci(
-        values, seed=stable_seed(*labels, base=SEED_BASE), n_resamples=N_RESAMPLES, level=CI_LEVEL
-    )
+def _ci(values: Sequence[float]) -> dict[str, float]:
+    m, low, high = bootstrap_ci(values, seed=BOOTSTRAP_SEED, n_resamples=N_RESAMPLES, level=CI_LEVEL)
     return {"mean": m, "ci_low": low, "ci_high": high}
 
 
-def _split_summary(records: Sequence[ScoreRecord], condition: str, model: str, split: str) -> dict[str, Any]:
-    """Accuracy of one (condition, model, split): tasks are the resampling unit.
+def _split_summary(records: Sequence[ScoreRecord]) -> dict[str, Any]:
+    """Accuracy of one (condition, model, split)'s records: tasks are the resampling unit.
 
     Each task's score is first averaged over the seeds that graded it; the mean and CI are over those
     task means (equal to the plain pooled mean when every seed graded every task). Error records
@@ -77,12 +78,12 @@ def _split_summary(records: Sequence[ScoreRecord], condition: str, model: str, s
             verdicts[r.task_id].append(float(r.passed))
     pass_rate = None
     if verdicts:  # "hard" accuracy next to the mean score ("cell" accuracy for partial-credit graders)
-        pass_rate = _ci([mean(verdicts[t]) for t in sorted(verdicts)], condition, model, split, "passed")
+        pass_rate = _ci([mean(verdicts[t]) for t in sorted(verdicts)])
     seed_ci = None
     if len(seed_means) >= 2:
-        seed_ci = {**_ci(seed_means, condition, model, split, "seeds"), "n_seeds": len(seed_means)}
+        seed_ci = {**_ci(seed_means), "n_seeds": len(seed_means)}
     return {
-        **_ci(task_means, condition, model, split),
+        **_ci(task_means),
         "n_tasks": len(task_means),
         "n_graded": sum(len(v) for v in by_task.values()),
         "n_errors": sum(1 for r in records if r.error),
@@ -103,7 +104,7 @@ def _conditions(scores: Sequence[ScoreRecord], budgets: Sequence[CellBudget]) ->
         row: dict[str, Any] = {"condition": condition, "model": model}
         for split in SPLITS:
             recs = grouped.get((condition, model, split))
-            row[split] = _split_summary(recs, condition, model, split) if recs else None
+            row[split] = _split_summary(recs) if recs else None
         out.append(row)
     return out
 
@@ -158,6 +159,15 @@ def _calls(calls: Sequence[CallRecord]) -> dict[str, Any]:
     }
 
 
+def _roles(calls: Sequence[CallRecord]) -> list[dict[str, Any]]:
+    """Which model played each role of each condition, from the ledger (None: the calls made outside any cell)."""
+    played: dict[tuple[str | None, str], dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for r in calls:
+        played[(r.condition, r.role)][r.played_by or r.model_id] += 1
+    return [{"condition": c, "role": role, "models": dict(sorted(played[(c, role)].items()))}
+            for c, role in sorted(played, key=lambda k: (_none_last(k[0]), k[1]))]
+
+
 def _budgets(budgets: Sequence[CellBudget]) -> list[dict[str, Any]]:
     seen: set[tuple[str, str, int]] = set()
     out = []
@@ -191,12 +201,15 @@ def build_results(
     calls: Sequence[CallRecord],
     budgets: Sequence[CellBudget],
     order: Sequence[str] = (),
+    references: Sequence[str] = (),
 ) -> RunResults:
     """The run record (without probes and views). Deterministic and independent of input order; floats rounded.
-    `order`: the spec's conditions, the first being the baseline of `versus_baseline`."""
+    `order`: the spec's conditions, the first being the baseline of `versus_baseline`; `references`: the conditions
+    that install a reference harness, whose difference to the baseline is the headroom."""
     if meta.evidence not in EVIDENCE_LEVELS:
         raise ValueError(f"meta.evidence must be one of {EVIDENCE_LEVELS}, got {meta.evidence!r}")
     _check_scores(scores)
+    versus = versus_baseline(scores, order, n_resamples=N_RESAMPLES, level=CI_LEVEL, seed=BOOTSTRAP_SEED)
     results = {
         "schema_version": SCHEMA_VERSION,
         "meta": to_plain(meta),
@@ -207,7 +220,8 @@ def build_results(
             "method": f"{BOOTSTRAP_METHOD} bootstrap of the mean (scipy.stats.bootstrap)",
             "unit": "task: per-task scores averaged over seeds, then tasks resampled",
             "seed_ci": "over per-seed means, when at least 2 seeds have graded tasks",
-            "bootstrap_seed": f"crc32 of the cell labels + {SEED_BASE}",
+            "bootstrap_seed": f"{BOOTSTRAP_SEED} for every interval: a CI depends only on the scores resampled, so "
+                              "identical per-task scores give identical intervals in any condition or run",
             "errors": "provider errors are excluded from accuracy and counted in n_errors",
             "pass_rate": "share of tasks the grader passed (all-or-nothing, 'hard'); mean is the mean score",
             "versus_baseline": "test score minus the spec's first condition's (same model), per task both graded "
@@ -217,9 +231,10 @@ def build_results(
                    "variance (shrunk to p(1-p), p = (sum + 1) / (n + 2), when its scores are all equal)",
         },
         "conditions": _conditions(scores, budgets),
-        "versus_baseline": versus_baseline(scores, order, n_resamples=N_RESAMPLES, level=CI_LEVEL,
-                                           seed_base=SEED_BASE),
+        "versus_baseline": versus,
         "calls": _calls(calls),
+        "roles": _roles(calls),
         "budgets": _budgets(budgets),
+        "headroom": headroom(versus, references),
     }
     return RunResults.model_validate(clean(results))

@@ -129,14 +129,48 @@ class Calls(CallBreakdown):
     rows: list[CallCell]
 
 
+class RolePlay(Section):
+    """Which model played one role of one condition (None: calls outside any cell), with its calls, from the ledger."""
+
+    condition: str | None
+    role: str
+    models: dict[str, int]
+
+
+class HeadroomShare(Section):
+    """Another condition's paired difference to the baseline, and its share of the headroom (None unless the
+    headroom is positive)."""
+
+    condition: str
+    diff: float | None
+    share: float | None
+
+
+class Headroom(Section):
+    """The reference harness against the baseline graded by the same model: the paired difference with its CI and
+    MDE, whether the CI leaves 0 (`note` says what it means when it does not), and every other condition's share."""
+
+    model: str
+    baseline: str
+    control: str  # the reference condition
+    n_paired: int
+    diff: float | None
+    ci_low: float | None
+    ci_high: float | None
+    mde: float | None
+    detectable: bool
+    note: str | None
+    shares: list[HeadroomShare]
+
+
 class BudgetResult(Section):
     """One cell's evolution budget: limits (`max_*`), what it used, the used share of each limit."""
 
     condition: str
     model: str
     seed: int
-    limits: dict[str, int | None]
-    used: dict[str, int]
+    limits: dict[str, int | float | None]
+    used: dict[str, int | float]
     fraction_used: dict[str, float]
     exhausted: bool
 
@@ -224,6 +258,75 @@ class StatsNotes(Section):
     mde: str | None = Field(default=None, exclude_if=_absent)  # how versus_baseline's MDE is computed
 
 
+class TransferCell(Section):
+    """One condition's selected harnesses, evolved with one model and tested with another (or the same: the run's own
+    test score), pooled over seeds: per-task means over seeds, then their mean and bootstrap CI."""
+
+    condition: str
+    evolved_on: str
+    tested_on: str
+    mean: float | None
+    ci_low: float | None
+    ci_high: float | None
+    n_tasks: int
+    n_seeds: int
+    n_errors: int
+
+
+class TransferSpend(Section):
+    """What grading with one model in phase transfer cost (outside `calls`, which counts the run's own phases)."""
+
+    model: str
+    calls: int
+    cached_calls: int
+    tokens: int
+    cost_usd: float
+
+
+class TransferMatrix(Section):
+    """Evolved on A (rows: condition × model) → tested on B (columns: `models`), from `evoarena transfer`."""
+
+    models: list[str]
+    cells: list[TransferCell]
+    spend: list[TransferSpend]
+
+    def rows(self) -> list[tuple[str, str]]:
+        """The matrix's rows: each condition × the model it evolved with, in order."""
+        return list(dict.fromkeys((c.condition, c.evolved_on) for c in self.cells))
+
+    def cell(self, condition: str, evolved_on: str, tested_on: str) -> TransferCell | None:
+        return next((c for c in self.cells if (c.condition, c.evolved_on, c.tested_on) ==
+                     (condition, evolved_on, tested_on)), None)
+
+
+class CurvePoint(Section):
+    """At one spend: the val score of the checkpoint each seed would have selected by then, averaged over seeds per
+    task, with its bootstrap CI over val tasks; `n_seeds` cells had a graded checkpoint by then."""
+
+    spend: float
+    mean: float | None
+    ci_low: float | None
+    ci_high: float | None
+    n_seeds: int
+
+
+class SpendCurve(Section):
+    """One condition × model's score against what its practice spent on one axis (calls, tokens or usd)."""
+
+    condition: str
+    model: str
+    axis: str
+    points: list[CurvePoint]
+
+
+class SpendCurves(Section):
+    """Score-vs-spend (`protocol.spend_curves`): the split the score is on and how it is read, and the curves."""
+
+    split: str
+    note: str
+    curves: list[SpendCurve]
+
+
 class RunResults(Section):
     """One run's results: what results.json holds."""
 
@@ -234,11 +337,15 @@ class RunResults(Section):
     conditions: list[ConditionResult]
     versus_baseline: list[Versus]
     calls: Calls
+    roles: list[RolePlay] = Field(default_factory=list)  # which model played each role, per condition
     budgets: list[BudgetResult]
+    headroom: list[Headroom] | None = Field(default=None, exclude_if=_absent)  # with a reference condition only
     selections: list[SelectionResult] = Field(default_factory=list)  # per cell that selects, as budgets are ordered
     probes: Probes | None = Field(default=None, exclude_if=_absent)
     update_quality: list[UpdateQuality] = Field(default_factory=list)  # per condition × model × update role
     views: dict[str, Any] | None = Field(default=None, exclude_if=_absent)  # each view's data, by view name
+    transfer: TransferMatrix | None = Field(default=None, exclude_if=_absent)  # only once a transfer was graded
+    spend_curves: SpendCurves | None = Field(default=None, exclude_if=_absent)  # only with protocol.spend_curves
 
     def to_text(self) -> str:
         """results.json's text: sorted keys, indent 2, no NaN, UTF-8 as is, a final newline."""
@@ -256,6 +363,10 @@ class RunResults(Section):
     def selection(self, condition: str, model: str, seed: int) -> SelectionResult | None:
         """Why a cell tested the version it did, if the cell selects one."""
         return next((s for s in self.selections if (s.condition, s.model, s.seed) == (condition, model, seed)), None)
+
+    def played_by(self, condition: str | None, role: str) -> list[str]:
+        """The models that played a role of a condition, by name ([] when the ledger has no such call)."""
+        return next((list(p.models) for p in self.roles if (p.condition, p.role) == (condition, role)), [])
 
     def views_data(self) -> Mapping[str, Any]:
         """The views' sections, by view name ({} without any)."""

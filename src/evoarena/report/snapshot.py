@@ -55,6 +55,11 @@ class RunSnapshot:
         """The spec's conditions (a method's label, else its name), in spec order."""
         return [m.condition for m in self.spec.methods]
 
+    @property
+    def references(self) -> list[str]:
+        """The conditions that install a reference harness (the headroom's), as the run recorded them at its start."""
+        return list(self.started.references or []) if self.started is not None else []
+
     def cell_order(self) -> dict[str, int]:
         """Each cell's place in the spec (seeds outer, methods inner): the order a sequential run makes them in."""
         conditions = self.conditions

@@ -9,7 +9,6 @@ run's report does not pay scipy.stats' ~1 s import.
 from __future__ import annotations
 
 import math
-import zlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -62,12 +61,6 @@ def _quantile7(ordered: np.ndarray, p: float) -> float:
     g = 0.0 if j < 0 else jg % 1
     lo, hi = int(min(max(j, 0), n - 1)), int(min(max(jp1, 0), n - 1))
     return float((1.0 - g) * ordered[lo] + g * ordered[hi])
-
-
-def stable_seed(*parts: object, base: int = 0) -> int:
-    """A bootstrap seed derived from labels, identical across processes (unlike hash())."""
-    key = "\x1f".join(str(p) for p in parts).encode()
-    return (zlib.crc32(key) + base) % (2**32)
 
 
 def clean(obj: Any) -> Any:

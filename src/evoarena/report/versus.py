@@ -11,11 +11,11 @@ from typing import Any
 from .order import spec_rank
 from .power import mde, score_variance
 from .records import ScoreRecord
-from .stats import bootstrap_ci, mean, stable_seed
+from .stats import bootstrap_ci, mean
 
 
 def versus_baseline(scores: Sequence[ScoreRecord], order: Sequence[str], *, n_resamples: int, level: float,
-                    seed_base: int) -> list[dict[str, Any]]:
+                    seed: int) -> list[dict[str, Any]]:
     """One row per (condition, model) in `order` (the spec's conditions; others after, by name), each compared with
     the first condition of `order` graded by the same model."""
     by_cell: dict[tuple[str, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
@@ -33,7 +33,7 @@ def versus_baseline(scores: Sequence[ScoreRecord], order: Sequence[str], *, n_re
         mine, theirs = by_cell[(condition, model)], by_cell[(base, model)]
         shared = sorted(set(mine) & set(theirs))
         diffs = [mean(mine[t]) - mean(theirs[t]) for t in shared]
-        m, low, high = bootstrap_ci(diffs, seed=stable_seed(condition, model, base, "versus", base=seed_base),
+        m, low, high = bootstrap_ci(diffs, seed=seed,
                                     n_resamples=n_resamples, level=level)
         detectable = None
         if condition != base and shared:

@@ -79,6 +79,17 @@ class AttemptScore:
 
 
 @dataclass(frozen=True)
+class ModelGraded:
+    """A test task graded by another model than the cell's (phase transfer): the cell, that model, the score."""
+
+    cell: str
+    model: str
+    task_id: str
+    score: float | None
+    error: str | None
+
+
+@dataclass(frozen=True)
 class PracticeAttempt:
     """A graded attempt of a practice unit (phase practice or rollout) with the harness version it is recorded under
     and the hash of the solver prompt of its call (None when the call is unknown, e.g. a provider error)."""
@@ -180,6 +191,21 @@ def attempt_scores(store: RunStore, cell: str, version_id: str | None) -> list[A
                      passed=None if r["passed"] is None else bool(r["passed"]), error=r["error"])
         for r in rows
     ]
+
+
+def graded_after(store: RunStore) -> set[str]:
+    """Which gradings asked for after the run the store holds: "transfer" (`evoarena transfer`), "curve"
+    (`evoarena curve`); one query, so a run without them costs the report no more."""
+    rows = store.query("SELECT DISTINCT phase FROM attempts WHERE phase IN ('transfer', 'curve')")
+    return {str(r["phase"]) for r in rows}
+
+
+def transfer_scores(store: RunStore) -> list[ModelGraded]:
+    """Every transfer attempt (a cell's selected version graded by another model), in the order recorded; the model
+    is the one its unit (`transfer/<model>`) names."""
+    rows = store.query("SELECT cell, unit_key, task_id, score, error FROM attempts WHERE phase='transfer' ORDER BY id")
+    return [ModelGraded(cell=r["cell"], model=str(r["unit_key"]).partition("/")[2], task_id=r["task_id"],
+                        score=None if r["score"] is None else float(r["score"]), error=r["error"]) for r in rows]
 
 
 def version_results(store: RunStore, cell: str, phases: Sequence[str] | None = None

@@ -28,13 +28,16 @@ def _absent(value: object) -> bool:
 
 class RunStarted(RunEvent):
     """The run started or resumed: the spec's hash, the benchmark's facts (`Benchmark.info`) and, when a condition
-    runs a library's optimiser, that library and version by condition (`{"gepa-lib": "gepa 0.1.4"}`)."""
+    runs a library's optimiser, that library and version by condition (`{"gepa-lib": "gepa 0.1.4"}`), and the
+    conditions that run a reference harness."""
 
     KIND = "run_started"
     resumed: bool = False
     spec_hash: str = ""
     benchmark: dict[str, Any] | None = None
     libraries: dict[str, str] | None = Field(default=None, exclude_if=_absent)
+    # the conditions whose method installs a known harness unchanged (`Method.reference_harness`): the headroom's
+    references: list[str] | None = Field(default=None, exclude_if=_absent)
 
 
 class RunFinished(RunEvent):
@@ -75,6 +78,9 @@ class FinalUnscored(RunEvent):
     selected: str = ""
     warning: str = ""
 
+
+TYPED_KINDS: frozenset[str] = frozenset(cls.KIND for cls in RunEvent.__subclasses__())
+"""Every typed runner event's kind: the runner's own, so a method may not log under one of them."""
 
 E = TypeVar("E", bound=RunEvent)
 

@@ -108,7 +108,7 @@ class CellRunner:
         b = self.spec.budget
         if not self.schedule.independent or self.spec.protocol.isolation != "in-process":
             return False
-        if b.max_attempts is not None or b.max_calls is not None or b.max_tokens is not None:
+        if b.max_attempts is not None or b.max_calls is not None or b.max_tokens is not None or b.max_usd is not None:
             return False
         key = self.schedule.first_key()
         first = None if key is None else read(self.store, self.plan.cell, key, StepResult)
@@ -118,8 +118,9 @@ class CellRunner:
 def _summed(meters: Sequence[BudgetMeter]) -> dict[str, Any]:
     """The state of one meter that counted what all of `meters` did."""
     return {"attempts": sum(m.attempts for m in meters), "calls": sum(m.calls for m in meters),
-            "tokens": sum(m.tokens for m in meters), "exhausted_by": None}
+            "tokens": sum(m.tokens for m in meters), "exhausted_by": None,
+            **({"usd": sum(m.usd for m in meters)} if any(m.usd for m in meters) else {})}
 
 
 def _budget_json(spec: ExperimentSpec, meter: BudgetMeter) -> str:
-    return json.dumps({"limits": spec.budget.model_dump(), "used": meter.state()}, sort_keys=True)
+    return json.dumps({"limits": spec.budget.dumped(), "used": meter.state()}, sort_keys=True)

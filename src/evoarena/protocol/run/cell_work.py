@@ -8,6 +8,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from evoarena.api import Benchmark, Method, Task
 from evoarena.models import Backend, Halt, ResponseCache, RoleModel
@@ -94,7 +95,7 @@ def cell_runner(parts: RunParts, *, store: RunStore, evaluator: Evaluator, cache
             method_cls = parts.resolved.methods[plan.condition]
             models = _role_models(spec, plan.method, method_cls, store, cache, parts.backends, plan.seed, halt,
                                   scheduler.calls)
-            method = _method(spec, method_cls, plan, store.run_dir, cache)
+            method = _method(spec, method_cls, parts.resolved.params_of(plan.method), plan, store.run_dir, cache)
             if isinstance(method, IsolatedMethod):
                 write_event(store, isolation_record(spec.protocol.method_confinement, method.level), cell=plan.cell)
             units = UnitRunner(plan.cell, plan.seed, update_note=plan.method.params.get("update_note"), spec=spec,
@@ -111,15 +112,15 @@ def cell_runner(parts: RunParts, *, store: RunStore, evaluator: Evaluator, cache
     return run_cell
 
 
-def _method(spec: ExperimentSpec, method_cls: type[Method], plan: CellPlan, run_dir: Path,
+def _method(spec: ExperimentSpec, method_cls: type[Method], params: dict[str, Any], plan: CellPlan, run_dir: Path,
             cache: ResponseCache) -> Method:
     """The cell's method: in the cell's thread, or (`protocol.isolation: process`) a stand-in for one in its own
     process at the spec's confinement; under bubblewrap its only writable directory is the cell's harness and it
     sees neither the run directory nor the response cache."""
     if spec.protocol.isolation == "in-process":
-        return method_cls(**plan.method.params)
+        return method_cls(**params)
     harness = Path(run_dir) / "cells" / plan.cell / "harness"
-    return isolated(method_cls, plan.method.params, harness=harness, masked=[Path(run_dir), cache.path.parent],
+    return isolated(method_cls, params, harness=harness, masked=[Path(run_dir), cache.path.parent],
                     cpu_s=spec.protocol.method_cpu_s, confinement=spec.protocol.method_confinement)
 
 

@@ -105,9 +105,11 @@ class Evaluator:
         self, method: Method, tree: Mapping[str, str], models: Mapping[str, RoleModel], *, version_id: str,
         workers: int,
         scheduler: Scheduler | None = None, on_row: Callable[[AttemptRow], None] | None = None,
+        phase: str = "test",
     ) -> list[AttemptRow]:
+        """Grade a version on the whole test split; `phase` names its rows ("transfer": another model's grading)."""
         return evaluate_tree(
-            method, self._benchmark, tree, self._tasks, models, phase="test", version_id=version_id,
+            method, self._benchmark, tree, self._tasks, models, phase=phase, version_id=version_id,
             workers=workers, scheduler=scheduler, on_row=on_row,
         )
 

@@ -98,8 +98,9 @@ def run_experiment(
     store.record_tasks([(t.id, t.split, t.source_id, t.payload_hash()) for t in parts.tasks])
     sweep_scratch()  # what a killed run of this (or any) spec left in the temp dir
     libraries = {c: f"{m.library} {m.library_version()}" for c, m in parts.resolved.methods.items() if m.library}
+    references = [m.condition for m in spec.methods if parts.resolved.methods[m.condition].reference_harness]
     write_event(store, RunStarted(resumed=existing is not None, spec_hash=spec_hash, benchmark=benchmark.info(),
-                                  libraries=libraries or None))
+                                  libraries=libraries or None, references=references or None))
     evaluator = Evaluator(locked, benchmark)
     cache = cache if cache is not None else ResponseCache()
     halt = Halt()  # set by the first cell that stops the run: no cell makes another model call after it

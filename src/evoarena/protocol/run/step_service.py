@@ -32,14 +32,13 @@ from evoarena.protocol.run.evaluate import attempt_row
 from evoarena.protocol.scheduler import SERIAL, Scheduler
 from evoarena.protocol.solve.solve import solve
 from evoarena.store import AttemptRow
+from evoarena.store.run_events import TYPED_KINDS
 
 #: the event kinds the runner writes (the run's lifecycle, its executor, probes, each cell's method isolation, budget
 #: and provider stops, rollbacks): a method may not log them (`tests/security/test_runner_records.py` checks that
 #: every kind the source writes is here)
-RUNNER_EVENTS = frozenset({
-    "run_started", "run_interrupted", "run_finished", "executor", "probes", "method_isolation",
-    "budget_exhausted", "provider_unavailable", "rollback",
-})
+RUNNER_EVENTS = TYPED_KINDS | {"executor", "budget_exhausted", "provider_unavailable", "rollback"}
+"""Event kinds only the runner writes: the typed ones (store.run_events) and the plain ones it logs itself."""
 
 
 class Grader:

@@ -83,7 +83,8 @@ class UnitRunner:
         self.cell, self.seed, self.update_note = cell, seed, update_note
         # a budget on calls or tokens is spent call by call, so which call it refuses depends on their order: such a
         # cell keeps its own work in order (it still runs beside other cells)
-        counted = spec.budget.max_calls is not None or spec.budget.max_tokens is not None
+        b = spec.budget
+        counted = b.max_calls is not None or b.max_tokens is not None or b.max_usd is not None
         self.scheduler = SERIAL if counted else scheduler
         self.test_scheduler = scheduler  # the test is outside the budget: it always runs at the run's concurrency
         self.spec = spec
