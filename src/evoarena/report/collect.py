@@ -183,7 +183,7 @@ def run_results(store: RunStore, snap: RunSnapshot | None = None,
     calls = call_records(store, snap)
     results = build_results(run_meta(snap), scores, calls, cell_budgets(snap), snap.conditions, snap.references)
     results = results.model_copy(update={"selections": cell_selections(snap),
-                                         "update_quality": update_quality(store, snap, calls)})
+                                         "update_quality": update_quality(snap, calls)})
     after = queries.graded_after(store)
     matrix = transfer_matrix(snap.cells, scores, queries.transfer_scores(store),
                              queries.calls(store, phase="transfer")) if "transfer" in after else None

@@ -10,7 +10,6 @@ from collections.abc import Sequence
 from evoarena.report.records import CallRecord
 from evoarena.report.results_record import UpdateQuality
 from evoarena.report.snapshot import RunSnapshot
-from evoarena.store import RunStore, queries
 
 KINDS = ("echo", "duplicate", "repeated", "refused", "malformed")
 """The kinds of a rejected reply (the methods' shared reply check and `malformed`), in the order shown."""
@@ -19,7 +18,7 @@ NO_ROLE = "(no call yet)"
 """The role of a rejection made before the step's first model call."""
 
 
-def update_quality(store: RunStore, snap: RunSnapshot, calls: Sequence[CallRecord]) -> list[UpdateQuality]:
+def update_quality(snap: RunSnapshot, calls: Sequence[CallRecord]) -> list[UpdateQuality]:
     """One row per condition × model × update role that replied or was rejected during practice, in spec order
     then by role. `usable` counts the replies no whole-reply rejection refused; `parts` the rejections of a part of
     a reply (an operation, a change), which leave the rest of it usable."""
@@ -31,7 +30,7 @@ def update_quality(store: RunStore, snap: RunSnapshot, calls: Sequence[CallRecor
     wholes: Counter[tuple[str, str, str]] = Counter()
     parts: Counter[tuple[str, str, str]] = Counter()
     cells = snap.by_cell
-    for e in queries.events(store, ["rejected_output"]):
+    for e in snap.rejections:
         cell = cells.get(e.cell or "")
         if cell is None:
             continue
