@@ -3,8 +3,8 @@ update role (every role but the solver) that was called may have had every one o
 (`rejected_output`) names the role of the reply it refuses; one that refuses only a part of a reply (`part`: an
 operation, a change, a tool call) leaves the rest of it adopted and is not counted; one that names no role (a run
 from before rejections named it, or a program's failure) is not counted either. Runs are narrowed to stay fast: the
-first seed, at most 2 epochs, few test tasks (as tests/protocol/test_results_pinned.py narrows), the first condition
-of each method. Recipes without a scripted model or without an update role are skipped."""
+first seed, at most 2 epochs, few test tasks (as tests/protocol/test_results_pinned.py narrows; `NARROW` per recipe),
+the first condition of each method. Recipes without a scripted model or without an update role are skipped."""
 
 from __future__ import annotations
 
@@ -20,12 +20,15 @@ from evoarena.store import RunStore, queries
 RECIPES = Path(__file__).resolve().parents[2] / "recipes"
 # benchmark params cut where a recipe sets them (never raised)
 CUTS = {"n_test": 6, "n_val": 4, "chains": 2, "tasks": 22, "episodes": 2}
+# benchmark params set per recipe where a cut alone is not enough (each TextWorld game costs ~1.5 s to generate)
+NARROW = {"evotest-transfer": {"transfer": ["key-moved-door-rule"], "n_test": 1}}
 
 
 def narrowed(path: Path) -> ExperimentSpec:
     spec = load_spec(path).with_model("scripted")
     spec = spec.with_seeds(spec.seeds[:1])
     params = {k: min(v, CUTS[k]) if k in CUTS and isinstance(v, int) else v for k, v in spec.benchmark.params.items()}
+    params.update(NARROW.get(path.stem, {}))
     protocol = spec.protocol.model_copy(update={"epochs": min(spec.protocol.epochs, 2)})
     firsts = [m for i, m in enumerate(spec.methods) if m.name not in {n.name for n in spec.methods[:i]}]
     return spec.model_copy(update={"benchmark": spec.benchmark.model_copy(update={"params": params}),

@@ -101,7 +101,11 @@ def run(
     if not as_json:
         print_banner(spec, target, evidence)
         print_roles(spec, resolved)
-        warning = run_warning(spec, (spec_path.resolve().parent,))
+        try:  # it builds the benchmark's splits: a bad task file fails here, in one line
+            warning = run_warning(spec, (spec_path.resolve().parent,))
+        except (SpecError, ValueError) as e:
+            fail(str(e))
+            return
         if warning:
             out.print(f"[yellow]{warning}[/]", highlight=False, soft_wrap=True)
     plans = plan_cells(spec)

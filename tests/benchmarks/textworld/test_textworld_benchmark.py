@@ -42,7 +42,14 @@ def test_a_run_plays_games_step_by_step(tmp_path: Path, monkeypatch: pytest.Monk
                                                ({"settings": {"rooms": 3}}, "settings"),
                                                ({"max_steps": 0}, "max_steps"),
                                                ({"tasks": ["heat"]}, "tasks"),
-                                               ({"family": "tw-household", "tasks": ["bake"]}, "tasks")])
+                                               ({"family": "tw-household", "tasks": ["bake"]}, "tasks"),
+                                               ({"transfer": ["door-rule"]}, "transfer"),
+                                               ({"family": "tw-keydoor", "transfer": ["base"]}, "transfer"),
+                                               ({"family": "tw-keydoor", "transfer": ["door-rule"],
+                                                 "settings": {"variant": "key-moved"}}, "transfer"),
+                                               ({"family": "tw-keydoor", "transfer": ["door-rule"] * 2}, "transfer"),
+                                               ({"family": "tw-keydoor", "transfer": ["door-rule"], "n_train": 1,
+                                                 "n_test": 2}, "transfer")])
 def test_bad_params_fail_in_one_line(params: dict[str, Any], what: str) -> None:
     with pytest.raises(ValueError, match=rf"^benchmark\.params \(textworld\)\.{what}\b") as info:
         TextWorldBenchmark(**params)

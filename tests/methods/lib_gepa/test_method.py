@@ -218,11 +218,13 @@ def test_the_curriculum_is_refused_in_one_line() -> None:
 def test_a_refused_reflection_call_stops_the_library_too(tmp_path: Path, make_spec: Any) -> None:
     """The library swallows a failed reflection call (it skips the proposal); the bridge's stop condition still
     ends its loop when the cell refused the call: 4 val rollouts for the seed, 3 on the first minibatch, then the
-    8th call — the proposer's — is past `max_calls: 7` (the library retries a failed reflection once per task:
-    refused again, reflective_mutation.py:203-225). The seed, the best so far, stays the harness."""
-    store, tree, _ = run(tmp_path, make_spec, {"max_metric_calls": 500}, budget={"max_calls": 7})
+    8th call — the proposer's — is past `max_calls: 15` less the 8 kept back for grading the initial and final
+    versions on val (the library retries a failed reflection once per task: refused again,
+    reflective_mutation.py:203-225). The seed, the best so far, stays the harness."""
+    store, tree, _ = run(tmp_path, make_spec, {"max_metric_calls": 500}, budget={"max_calls": 15})
     result = read_result(tree)
-    assert result is not None and result.stopped_by is not None and "max_calls=7" in result.stopped_by
+    assert result is not None and result.stopped_by is not None
+    assert "max_calls=15 less 8 kept for val" in result.stopped_by
     assert (result.proposals, result.accepted, len(result.candidates)) == (2, 0, 1)
     assert len(attempts(store, "rollout")) == 7
     assert not store.query("SELECT id FROM calls WHERE role='proposer' AND phase='practice'")

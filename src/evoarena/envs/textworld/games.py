@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from evoarena.envs.textworld.household import TASKS as HOUSEHOLD_TASKS
+from evoarena.envs.textworld.keydoor import VARIANTS as KEYDOOR_VARIANTS
 
 Setting = bool | int | str | None
 FORMAT = 1  # bump when this module, keydoor.py, household.py or data/ change what (family, settings, seed) generates
@@ -94,9 +95,9 @@ FAMILIES: dict[str, Family] = {f.name: f for f in [
     Family("tw-coin_collector", {"level": int}, {},
            doc="walk a chain of rooms to the coin; levels 1-300 (distractor rooms from level 101)"),
     Family("tw-keydoor", {"rooms": int, "variant": str}, {"rooms": 4, "variant": "base"},
-           {"variant": ("base", "key-moved", "door-rule")},
-           doc="evoarena's transfer family: take the treasure behind a locked door; variants move the key or change "
-               "which key opens the door, on the same map with the same quest"),
+           {"variant": KEYDOOR_VARIANTS},
+           doc="evoarena's transfer family: take the treasure behind a locked door; variants move the key, change "
+               "which key opens the door, or both, on the same map with the same quest"),
     Family("tw-household", {"task": str, "objects": int}, {"task": "pick", "objects": 4},
            {"task": HOUSEHOLD_TASKS},
            doc="ALFWorld-like household tasks in one room: pick, look (under the desk lamp), clean, heat, cool, "

@@ -5,11 +5,14 @@ map, the objects and the quest together), so this family builds its games with T
 random tree of `rooms` rooms on a grid, the last of them (the vault) behind a locked door, two keys of different
 metals, three pieces of furniture, and the quest "take the treasure in the vault". The seed picks everything: room
 names and layout, the door, the keys, the treasure, the furniture and where it stands. The `variant` setting changes
-one thing on the same map, with the same quest and the same objective text:
+one fact (or two) on the same map, with the same quest and the same objective text:
 
 - `base`: the first key, in a closed container, opens the door; the second key lies on a supporter as a decoy.
 - `key-moved`: the same, but the first key lies in another container in another room (same furniture everywhere).
 - `door-rule`: the keys stay where `base` puts them, but the door now matches the *second* key.
+- `key-moved-door-rule`: both at once, EvoTest's transfer test as its seed words it (move the key, change a door
+  rule): the door now matches the second key, and that key lies in the other container (another room than base's
+  key) instead of on the supporter; the first key stays where `base` puts it and no longer fits.
 
 An agent (or an evolved harness) that learned `base` by rote fails the variants until it reads the world again;
 one that learned "find the key that fits" transfers. The winning commands are planned here and replayed through
@@ -32,6 +35,14 @@ SUPPORTERS = ["table", "shelf", "workbench"]
 STEPS = {"north": (0, 1), "south": (0, -1), "east": (1, 0), "west": (-1, 0)}
 BACK = {"north": "south", "south": "north", "east": "west", "west": "east"}
 Plan = list[tuple[str, tuple[str, ...]]]  # (TextWorld rule, names of the entities it acts on)
+# variant: (where the first key lies, where the second key lies, which key opens the door: 0 first, 1 second)
+PLACES: dict[str, tuple[str, str, int]] = {
+    "base": ("container", "supporter", 0),
+    "key-moved": ("other", "supporter", 0),
+    "door-rule": ("container", "supporter", 1),
+    "key-moved-door-rule": ("container", "other", 1),
+}
+VARIANTS = tuple(PLACES)
 
 
 def layout(rooms: int, seed: int) -> dict[str, Any]:
@@ -69,6 +80,9 @@ def make_keydoor(tw: Any, settings: Mapping[str, Any], seed: int, options: Any) 
     seeds (the text grammar's among them) and knowledge base."""
     variant = settings["variant"]
     world = layout(int(settings["rooms"]), seed)
+    # the built-in knowledge base, parsed once per process (a fresh GameOptions parses it again, ~0.5 s a game);
+    # make_game has checked it is the built-in data, and the game files come out byte for byte the same
+    options.kb = tw.generator.KnowledgeBase.default()
     maker = tw.GameMaker(options)
     rooms = [maker.new_room(name) for name in world["names"]]
     vault = len(rooms) - 1
@@ -78,8 +92,8 @@ def make_keydoor(tw: Any, settings: Mapping[str, Any], seed: int, options: Any) 
             door = maker.new_door(path, name=world["door"])
             door.add_property("locked")
     keys = [maker.new(type="k", name=name) for name in world["keys"]]
-    opener = keys[1] if variant == "door-rule" else keys[0]
-    maker.add_fact("match", opener, door)
+    first_at, second_at, opener = PLACES[variant]
+    maker.add_fact("match", keys[opener], door)
     spots = world["spots"]
     holders = {"container": maker.new(type="c", name=world["container"]),
                "other": maker.new(type="c", name=world["other"]),
@@ -88,15 +102,13 @@ def make_keydoor(tw: Any, settings: Mapping[str, Any], seed: int, options: Any) 
         if kind != "supporter":
             holder.add_property("closed")
         rooms[spots[kind]].add(holder)
-    holders["other" if variant == "key-moved" else "container"].add(keys[0])
-    holders["supporter"].add(keys[1])
+    holders[first_at].add(keys[0])
+    holders[second_at].add(keys[1])
     treasure = maker.new(type="o", name=world["treasure"])
     rooms[vault].add(treasure)
     maker.set_player(rooms[0])
 
-    key_name = world["keys"][1] if variant == "door-rule" else world["keys"][0]
-    key_holder = "supporter" if variant == "door-rule" else ("other" if variant == "key-moved" else "container")
-    plan = _plan(world, key_name, key_holder)
+    plan = _plan(world, world["keys"][opener], (first_at, second_at)[opener])
     quest = tw.generator.Quest(win_events=[tw.generator.Event(actions=replay_plan(maker, plan))])
     maker.quests = [quest]
     game = maker.build()
