@@ -94,3 +94,19 @@ def test_probe_roles_on_the_small_instruct_model(tmp_path: Path) -> None:
     resolved = validate_spec(spec)
     planned = plan_probes(spec, resolved.methods, resolved.benchmark)
     assert len(calls) == len(planned) and all(c.model == "embedded-small" for c in calls)
+
+
+def test_run_stops_on_a_probe_warning_before_any_cell(tmp_path: Path) -> None:
+    spec, run_dir = refusing_spec(tmp_path), tmp_path / "run"
+    result = runner.invoke(app, ["run", str(spec), "--run-dir", str(run_dir), "--stop-on-probe-warning"])
+    assert result.exit_code == 3, result.output
+    assert "error: stopped before any cell: 1 role probe warning(s), first reflector of reflexion (refuser) at " \
+           "0/2 usable" in " ".join(result.output.split())
+    store = RunStore(run_dir)
+    assert [c.phase for c in queries.calls(store)] == ["probe", "probe"]  # no cell made a call
+    assert store.run()["status"] == "interrupted"
+    resumed = runner.invoke(app, ["run", str(spec), "--run-dir", str(run_dir), "--json"])
+    assert resumed.exit_code == 0, resumed.output  # without the flag the run goes on, its probes reused
+    assert len(queries.calls(RunStore(run_dir), phase="probe")) == 2
+    clash = runner.invoke(app, ["run", str(spec), "--no-probe", "--stop-on-probe-warning"])
+    assert clash.exit_code == 2 and "needs the role probes" in clash.output

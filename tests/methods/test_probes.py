@@ -25,7 +25,7 @@ Replier = Callable[[Probe], str]
 def shares(method: Method, role: str, reply: Replier) -> tuple[int, int, int]:
     """(n, well-formed, usable) of `method`'s probes for `role` when every reply is `reply(probe)`."""
     probes = [p for p in method.probes(GENERIC_EXAMPLES) if p.role == role]
-    verdicts: list[Verdict] = [p.check(Reply(reply(p), "stop")) for p in probes]
+    verdicts: list[Verdict] = [p.judge(Reply(reply(p), "stop")) for p in probes]
     return len(probes), sum(v.well_formed for v in verdicts), sum(v.usable for v in verdicts)
 
 

@@ -1,6 +1,7 @@
 """A rejected output names the role whose reply it refuses: the cell adds the role of the method's last model call in
 the step (in process and across the pipe alike, as the cell answers both), a method may name the role itself (an
-episode's calls never reach the step), and a rejection of a part of a reply says so (`part`). Payloads of old runs,
+episode's calls never reach the step), a rejection of a part of a reply says so (`part`), and each names its kind
+(`malformed` unless the shared reply check named a flaw). Payloads of old runs,
 without these fields, stay readable: the fields are optional."""
 
 from __future__ import annotations
@@ -30,6 +31,11 @@ class Rejecter(Method):
         ctx.ask_many("helper", ["Q: 1 + 1 ="], note=False)
         ctx.reject("after helper", "y", "refused")
         ctx.reject("episode", "z", "refused", role="critic")
+        ctx.reject("echoed", "Q: 2 + 3 =", "the prompt returned", kind="echo")
+        try:
+            ctx.reject("bad", "z", "?", kind="odd")
+        except ValueError:
+            ctx.log("test_kind_refused", {})
         return None
 
 
@@ -42,7 +48,10 @@ def test_a_rejection_names_the_role_of_the_last_call_and_whether_it_is_a_part(tm
         "roles": {"solver": "s", "critic": "s", "helper": "s"}, "protocol": {"select": "last"},
     })
     run_experiment(spec, tmp_path / "run", probe=False)
-    got = [(e.payload["what"], e.payload.get("role"), e.payload.get("part", False))
-           for e in queries.events(RunStore(tmp_path / "run"), ["rejected_output"])]
-    assert got == [("early", None, False), ("whole", "critic", False), ("op", "critic", True),
-                   ("after helper", "helper", False), ("episode", "critic", False)]
+    store = RunStore(tmp_path / "run")
+    got = [(e.payload["what"], e.payload["role"], e.payload["part"], e.payload["kind"])
+           for e in queries.events(store, ["rejected_output"])]
+    assert got == [("early", None, False, "malformed"), ("whole", "critic", False, "malformed"),
+                   ("op", "critic", True, "malformed"), ("after helper", "helper", False, "malformed"),
+                   ("episode", "critic", False, "malformed"), ("echoed", "helper", False, "echo")]
+    assert len(queries.events(store, ["test_kind_refused"])) == 1  # a kind outside REJECTION_KINDS is refused

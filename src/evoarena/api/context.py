@@ -163,10 +163,14 @@ class PracticeContext(Protocol):
         """The reference answer of a train task; val and test are refused."""
         ...
 
-    def reject(self, what: str, raw: str, reason: str, *, part: bool = False, role: str | None = None) -> None:
+    def reject(
+        self, what: str, raw: str, reason: str, *, part: bool = False, role: str | None = None,
+        kind: str = "malformed",
+    ) -> None:
         """Record malformed model output that the method refused to adopt. `part`: only a part of a reply (an
         operation, a change, a tool call) is refused, the rest may be kept. The event names the role of the step's
-        last model call; `role` names it instead where the reply came from elsewhere (an episode's calls)."""
+        last model call; `role` names it instead where the reply came from elsewhere (an episode's calls). `kind`:
+        `malformed` (the parser refused it) or the shared check's flaw (`reply_check.FLAW_KINDS`)."""
         ...
 
     def log(self, kind: str, payload: dict[str, Any]) -> None:

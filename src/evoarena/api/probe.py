@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from evoarena.api.context import Reply
+from evoarena.api.reply_check import flaw, refusal
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,13 @@ class Probe:
     max_tokens: int | None = None
     stop: tuple[str, ...] | None = None
 
+    def judge(self, reply: Reply) -> Verdict:
+        """`check`'s verdict, unusable when the reply fails the shared check (`reply_check.flaw`): a refusal or
+        request for input, or the probe's prompt returned."""
+        verdict = self.check(reply)
+        bad = flaw(reply.text, prompt=self.prompt) if verdict.usable else None
+        return verdict if bad is None else Verdict(verdict.well_formed, False, bad.reason)
+
 
 GENERIC_EXAMPLES: tuple[ProbeExample, ...] = (
     ProbeExample(
@@ -99,12 +107,6 @@ def mentions(reply: str, sources: Iterable[str], known: Iterable[str] = ()) -> b
     return bool(content_stems(reply) & news)
 
 
-NON_ANSWERS = ("please provide", "provide the", "i'm sorry", "i am sorry", "as an ai", "i cannot", "i can't",
-               "could you")
-
-
 def non_answer(reply: str) -> bool:
-    """A reply that asks for input or refuses instead of doing the job ("Certainly! Please provide the new
-    instruction.")."""
-    head = " ".join(reply.lower().split())[:160]
-    return any(p in head for p in NON_ANSWERS)
+    """A reply that asks for input or refuses instead of doing the job (`reply_check.refusal`)."""
+    return refusal(reply)

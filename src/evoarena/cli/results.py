@@ -20,8 +20,8 @@ if TYPE_CHECKING:
 
 def print_results(results: RunResults) -> None:
     """The test accuracy per condition, each condition against the baseline, the headroom a reference harness shows
-    (with each condition's share of it), why each cell tested the version it did
-    (a warning for a final version the budget left ungraded), and the calls by role."""
+    (with each condition's share of it), why each cell tested the version it did (a warning for a final version the
+    budget left ungraded), the update roles' reply quality, and the calls by role."""
     table = Table(title=f"test accuracy (evidence: {results.evidence})")
     for col in ("condition", "model", "test acc", "95% CI", "n", "errors"):
         table.add_column(col)
@@ -58,8 +58,26 @@ def print_results(results: RunResults) -> None:
     for sel in results.selections:
         if sel.warning:
             out.print(f"[yellow]warning[/]  {sel.condition} (seed {sel.seed}): {escape(sel.warning)}", soft_wrap=True)
+    if results.update_quality:
+        out.print(quality_table(results))
     rows = [(role, s.model_dump()) for role, s in sorted(results.calls.by_role.items())]
     out.print(role_table("model calls by role (cached calls included and shown)", rows))
+
+
+QUALITY = ("usable", "echo", "duplicate", "repeated", "refused", "malformed")
+
+
+def quality_table(results: RunResults) -> Table:
+    """The update roles' replies during practice and what became of them, per condition × role."""
+    table = Table(title="update quality: what the update roles wrote (rejected replies by kind)")
+    for col in ("condition", "model", "role", "replies", *QUALITY, "parts"):
+        table.add_column(col)
+    for q in results.update_quality:
+        row = q.model_dump()
+        style = "yellow" if q.replies and q.usable < q.replies / 2 else None
+        table.add_row(q.condition, q.model, q.role, str(q.replies), *(str(row[k]) for k in (*QUALITY, "parts")),
+                      style=style)
+    return table
 
 
 def _mde(value: float | None) -> str:

@@ -27,6 +27,10 @@ if TYPE_CHECKING:
     from evoarena.protocol.validate import Resolved
 
 
+PROBE_STOP_EXIT = 3
+"""`run --stop-on-probe-warning`'s exit code when a role probe warned (2: any other error)."""
+
+
 def run(
     spec_path: Annotated[Path, typer.Argument(help="Experiment spec (YAML).")],
     model: Annotated[str | None, typer.Option(help="Map every role to this model (e.g. scripted, embedded).")] = None,
@@ -47,6 +51,9 @@ def run(
     no_probe: Annotated[bool, typer.Option("--no-probe", help="Skip the role probes before the run.")] = False,
     probe_threshold: Annotated[float, typer.Option(
         help="Warn when a role's usable probe share (0 to 1) is below.")] = 0.5,
+    stop_on_probe_warning: Annotated[bool, typer.Option(
+        "--stop-on-probe-warning", help="Stop before any cell runs when a role probe warns: one line on stderr, exit "
+        f"code {PROBE_STOP_EXIT}; the probes stay in the run store, so a later run reuses them.")] = False,
     certified: Annotated[bool, typer.Option(
         "--certified", help="Run each cell's method in a process of its own under bubblewrap (protocol.isolation: "
         "process), which never holds the test split, the grader's data, the run database or the response cache; "
@@ -61,12 +68,20 @@ def run(
     cell tested the version it did, and warns when the budget left a final version ungraded on val (a call budget
     holds that grading's cost back from practice: docs/protocol.md, "Budgets")."""
     from evoarena.protocol.progress import CellProgress
-    from evoarena.protocol.run.runner import RunDirConflict, default_run_dir, plan_cells, run_experiment
+    from evoarena.protocol.run.runner import (
+        ProbeWarningStop,
+        RunDirConflict,
+        default_run_dir,
+        plan_cells,
+        run_experiment,
+    )
     from evoarena.protocol.validate import validate_run
 
     check_range("--parallel", parallel, 1, 1024)
     check_range("--concurrency", concurrency, 1, 1024)
     check_range("--probe-threshold", probe_threshold, 0, 1)
+    if stop_on_probe_warning and no_probe:
+        fail("--stop-on-probe-warning needs the role probes: drop --no-probe")
     try:
         spec = load_spec(spec_path, set_ or ())
         if model:
@@ -120,7 +135,11 @@ def run(
             results = run_experiment(spec, target, progress=progress, cells_in_parallel=parallel,
                                      concurrency=concurrency, search=(spec_path.resolve().parent,), probe=not no_probe,
                                      probe_threshold=probe_threshold,
-                                     on_probes=None if as_json else _probe_warnings, resolved=resolved)
+                                     on_probes=None if as_json else _probe_warnings, resolved=resolved,
+                                     stop_on_probe_warning=stop_on_probe_warning)
+        except ProbeWarningStop as e:
+            fail(str(e), PROBE_STOP_EXIT)
+            return
         except (RunDirConflict, SpecError, ValueError, RuntimeError) as e:
             fail(str(e))
             return

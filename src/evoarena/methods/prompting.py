@@ -31,6 +31,17 @@ def render_prompt(package: str | None, name: str, **values: Any) -> str:
     return _env(package).get_template(f"{name}.md").render(**values)
 
 
+@cache
+def template_text(package: str | None, name: str) -> tuple[str, ...]:
+    """The literal parts of template `<name>.md` (what the method wrote, not the values filled in): a reply that
+    copies them echoes its prompt (`api.reply_check.echo`)."""
+    if not package:
+        raise ValueError(f"prompt {name!r}: no package to read it from (call from a module inside a package)")
+    env = _env(package)
+    source = env.loader.get_source(env, f"{name}.md")[0]  # type: ignore[union-attr]  # a FunctionLoader
+    return tuple(value for _, kind, value in env.lex(source) if kind == "data" and value.strip())
+
+
 def generator_output(ctx: PracticeContext, task: TaskView, attempt: Attempt) -> str:
     """The generator's full output as the curator sees it: its text, plus the execution output where the benchmark
     runs the answer (as released DC appends the output of the code it executes); never a correctness verdict."""

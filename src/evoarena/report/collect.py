@@ -20,6 +20,7 @@ from evoarena.report.snapshot import RunSnapshot
 from evoarena.report.spend_curves import CellCheckpoints, Checkpoint, spend_curves
 from evoarena.report.store_sections import report_extras
 from evoarena.report.transfer import transfer_matrix
+from evoarena.report.update_quality import update_quality
 from evoarena.store import RunStore, queries
 from evoarena.store.calls import CallRow
 from evoarena.store.probes import probe_rows
@@ -175,13 +176,14 @@ def build_views(
 def run_results(store: RunStore, snap: RunSnapshot | None = None,
                 scores: Sequence[ScoreRecord] | None = None) -> RunResults:
     """The run's record without the views' sections: the store's scores (of done cells; `scores` when the caller
-    has read them), ledger rows and budgets through build_results, and the role probes. What `evoarena view` shows
-    of a run, finished or not."""
+    has read them), ledger rows and budgets through build_results, the update roles' reply quality, and the role
+    probes. What `evoarena view` shows of a run, finished or not."""
     snap = snap or RunSnapshot.load(store)
     scores = score_records(store, snap) if scores is None else scores
-    results = build_results(run_meta(snap), scores, call_records(store, snap), cell_budgets(snap),
-                            snap.conditions, snap.references)
-    results = results.model_copy(update={"selections": cell_selections(snap)})
+    calls = call_records(store, snap)
+    results = build_results(run_meta(snap), scores, calls, cell_budgets(snap), snap.conditions, snap.references)
+    results = results.model_copy(update={"selections": cell_selections(snap),
+                                         "update_quality": update_quality(snap, calls)})
     after = queries.graded_after(store)
     matrix = transfer_matrix(snap.cells, scores, queries.transfer_scores(store),
                              queries.calls(store, phase="transfer")) if "transfer" in after else None

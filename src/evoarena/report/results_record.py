@@ -226,6 +226,23 @@ class Probes(Section):
     rows: list[ProbeResult]
 
 
+class UpdateQuality(Section):
+    """What one update role of one condition × model wrote during practice (all seeds): its replies, the usable
+    ones, and the rejections by kind (`parts`: how many of them refused only a part of a reply)."""
+
+    condition: str
+    model: str
+    role: str
+    replies: int
+    usable: int
+    echo: int
+    duplicate: int
+    repeated: int
+    refused: int
+    malformed: int
+    parts: int
+
+
 class StatsNotes(Section):
     """How the intervals were computed: the level, the resamples, and a sentence per choice."""
 
@@ -325,6 +342,7 @@ class RunResults(Section):
     headroom: list[Headroom] | None = Field(default=None, exclude_if=_absent)  # with a reference condition only
     selections: list[SelectionResult] = Field(default_factory=list)  # per cell that selects, as budgets are ordered
     probes: Probes | None = Field(default=None, exclude_if=_absent)
+    update_quality: list[UpdateQuality] = Field(default_factory=list)  # per condition × model × update role
     views: dict[str, Any] | None = Field(default=None, exclude_if=_absent)  # each view's data, by view name
     transfer: TransferMatrix | None = Field(default=None, exclude_if=_absent)  # only once a transfer was graded
     spend_curves: SpendCurves | None = Field(default=None, exclude_if=_absent)  # only with protocol.spend_curves

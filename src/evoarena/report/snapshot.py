@@ -12,13 +12,14 @@ from pydantic import ValidationError
 
 from evoarena.spec import ExperimentSpec
 from evoarena.store import RunStore, queries
-from evoarena.store.queries import CellRow, RunRow
+from evoarena.store.queries import CellRow, EventRow, RunRow
 from evoarena.store.run_events import MethodIsolation, ProbesRan, RunStarted, last_event, read_events
 
 
 @dataclass(frozen=True)
 class RunSnapshot:
-    """One reading of a run: its row, spec, cells (by cell name) and the runner events the report uses."""
+    """One reading of a run: its row, spec, cells (by cell name), the runner events the report uses and the methods'
+    rejected outputs."""
 
     run: RunRow
     spec: ExperimentSpec
@@ -26,7 +27,7 @@ class RunSnapshot:
     started: RunStarted | None
     probes: ProbesRan | None
     isolation: tuple[MethodIsolation, ...]
-    rejected_outputs: int
+    rejections: tuple[EventRow, ...]
 
     @classmethod
     def load(cls, store: RunStore) -> RunSnapshot:
@@ -44,7 +45,12 @@ class RunSnapshot:
         return cls(run=run, spec=spec, cells=tuple(queries.cells(store)), started=last_event(store, RunStarted),
                    probes=last_event(store, ProbesRan),
                    isolation=tuple(read_events(store, MethodIsolation)) if isolated else (),
-                   rejected_outputs=queries.count_events(store, "rejected_output"))
+                   rejections=tuple(queries.events(store, ["rejected_output"])))
+
+    @property
+    def rejected_outputs(self) -> int:
+        """How many model outputs the methods rejected (`rejected_output` events)."""
+        return len(self.rejections)
 
     @cached_property
     def by_cell(self) -> Mapping[str, CellRow]:

@@ -122,6 +122,7 @@ class FakeCtx:
         self.step, self.train = 0, ()
         self.prompts: list[tuple[str, str]] = []
         self.rejected: list[tuple[str, str]] = []
+        self.kinds: list[str] = []
         self.trees: list[dict[str, str] | None] = []
         self.finish = "stop"  # every reply's finish reason
         self._reply, self._passes, self._solver_text = reply, passes, solver_text
@@ -150,8 +151,9 @@ class FakeCtx:
     def label(self, task: TaskView) -> str:
         return "7"
 
-    def reject(self, what: str, raw: str, reason: str) -> None:
+    def reject(self, what: str, raw: str, reason: str, *, kind: str = "malformed", **_: Any) -> None:
         self.rejected.append((what, reason))
+        self.kinds.append(kind)
 
 
 TASK = TaskView("t1", "train", "s1", "What is 2 + 3?")
@@ -245,3 +247,28 @@ def test_json_extraction_order() -> None:
 def test_the_state_file_is_one_compact_line_and_reads_back() -> None:
     assert AceState().text() == '{"next_id": 1}\n' and AceState(next_id=12).text() == '{"next_id": 12}\n'
     assert AceState.model_validate_json(AceState(next_id=12).text()) == AceState(next_id=12)
+
+
+def curating(*contents: str) -> Any:
+    ops = [{"type": "ADD", "section": "common mistakes", "content": c} for c in contents]
+    return lambda role, prompt: replies(role, prompt) if role == "reflector" else json.dumps({"operations": ops})
+
+
+def test_flawed_curations_and_reflections_are_rejected_with_their_kind(tmp_path: Path) -> None:
+    template = ("Identify only the NEW insights in the reflection below that are missing from the current playbook, "
+                "and add them as concise, actionable bullets.")  # the curator template's own words, as the 1.5B wrote
+    same = "Always double-check the count before answering."
+    asks = lambda role, prompt: json.dumps({"key_insight": "Certainly! Please provide the inputs for the task."})  # noqa: E731
+    cases: list[tuple[Any, list[str], int]] = [  # (replies, kinds rejected, bullets added to the 3 seeded)
+        (curating(template), ["echo"], 0),
+        (curating(*[same] * 8), ["repeated"], 0),  # a playbook of one sentence repeated: the curation is refused
+        (curating(same, same, "c"), ["repeated", "repeated"], 1),  # a repeat and a bullet it has ("c"): dropped
+        (asks, ["refused", "malformed"], 0),  # the reflector asks for input; the same reply has no operations
+        (curating("Subtract what is given away; add what is bought."), [], 1),
+        (curating(same, "Count every item to the end of the list."), [], 2),
+    ]
+    for i, (reply, kinds, added) in enumerate(cases):
+        ctx = make_ctx(tmp_path / str(i), reply=reply, passes=lambda n: True)
+        Ace().practice(ctx, TASK)  # type: ignore[arg-type]
+        assert ctx.kinds == kinds, i
+        assert len(parse_playbook(ctx.harness.read(PLAYBOOK)).bullets()) == 3 + added, i

@@ -218,7 +218,7 @@ class FakeCtx:
     def observation(self, task: TaskView, attempt: Attempt) -> str | None:
         return "RAN: 3 inputs, 1 total differs"  # what executing the answer shows (no verdict)
 
-    def reject(self, what: str, raw: str, reason: str) -> None:
+    def reject(self, what: str, raw: str, reason: str, **_: Any) -> None:
         self.events.append(("rejected_output", {"what": what}))
 
     def log(self, kind: str, payload: dict[str, Any]) -> None:

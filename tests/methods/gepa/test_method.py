@@ -14,13 +14,13 @@ from evoarena.api import policy
 from evoarena.benchmarks.arith.generator import family_of
 from evoarena.harness import load_tree
 from evoarena.harness.state import state_text
-from evoarena.methods.gepa.method import POOL, read_pool
+from evoarena.methods.gepa.method import POOL, SAME, read_pool
 from evoarena.methods.replies import parse_instruction
 from evoarena.models import GenParams, Message
 from evoarena.protocol.catalog import build_method
 from evoarena.protocol.run.runner import run_experiment
 from evoarena.scripted.arith import RULES, arith_student
-from evoarena.store import RunStore
+from evoarena.store import RunStore, queries
 
 MARK = "I provided an assistant with the following instructions"
 SEED = "Solve each word problem. Reply with the final answer as a single number.\n"
@@ -79,11 +79,19 @@ def iterations(store: RunStore) -> list[dict[str, Any]]:
     return [json.loads(r["payload"]) for r in rows]
 
 
-def test_non_improving_child_is_rejected(tmp_path: Path, make_spec: Any) -> None:
+def test_a_child_identical_to_its_parent_is_skipped_unpaid(tmp_path: Path, make_spec: Any) -> None:
     store, tree = run(tmp_path, make_spec, "test-gepa-same")
-    its = [i for i in iterations(store) if "accepted" in i]
-    assert its and not any(i["accepted"] for i in its)
-    assert all(sum(i["after"]) == sum(i["before"]) for i in its)
+    its = iterations(store)
+    skipped = [i for i in its if i.get("skipped") == SAME]
+    proposals = [c for c in queries.calls(store, phase="practice") if c.role == "proposer"]
+    assert proposals and len(skipped) == len(proposals)  # every proposal copied its parent: none evaluated
+    assert not any("after" in i for i in its)
+    solver = [c for c in queries.calls(store, phase="practice") if c.role == "solver"]
+    assert len(solver) == 5 + 3 * 6  # the seed on val once, the parent on each step's minibatch: no child rollouts
+    kinds = [e.payload["kind"] for e in queries.events(store, ["rejected_output"])]
+    assert kinds == ["duplicate"] * len(proposals)
+    view = json.loads((tmp_path / "run" / "results.json").read_text())["views"]["gepa"]["cells"]
+    assert [(c["identical"], c["iterations"]) for c in view] == [(len(proposals), 0)]  # counted as skips
     pool = read_pool(tree)
     assert pool is not None and [c.id for c in pool.candidates] == ["c0"]
     assert tree["system.md"] == SEED

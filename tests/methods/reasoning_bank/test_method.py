@@ -192,7 +192,7 @@ class FakeCtx:
     def observation(self, task: TaskView, attempt: Attempt) -> str | None:
         return self.observed
 
-    def reject(self, what: str, raw: str, reason: str) -> None:
+    def reject(self, what: str, raw: str, reason: str, **_: Any) -> None:
         self.events.append(("rejected_output", {"what": what}))
 
     def log(self, kind: str, payload: dict[str, Any]) -> None:

@@ -66,7 +66,7 @@ class FakeCtx:
 
         return SimpleNamespace(default_params=GenParams(), complete=complete)
 
-    def reject(self, what: str, raw: str, reason: str) -> None:
+    def reject(self, what: str, raw: str, reason: str, **_: Any) -> None:
         self.rejected.append((what, reason))
 
     def log(self, kind: str, payload: dict[str, Any]) -> None:

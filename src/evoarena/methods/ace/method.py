@@ -26,7 +26,8 @@ from evoarena.api import (
     Verdict,
     method,
 )
-from evoarena.api.probe import judged, mentions, non_answer, refused
+from evoarena.api.probe import judged, mentions, refused
+from evoarena.api.reply_check import Flaw, flaw
 from evoarena.harness import HarnessWorkspace, Manifest
 from evoarena.harness.state import HarnessStateError
 from evoarena.methods.ace.playbook import (
@@ -39,7 +40,7 @@ from evoarena.methods.ace.playbook import (
     parse_playbook,
     render_playbook,
 )
-from evoarena.methods.prompting import render_prompt
+from evoarena.methods.prompting import render_prompt, template_text
 from evoarena.models import GenParams
 
 PLAYBOOK = "memory/playbook.md"
@@ -98,6 +99,44 @@ def parse_curation(raw: str) -> tuple[list[Any] | None, str]:
 
 def reflection_text(reflection: Mapping[str, Any]) -> str:
     return "\n".join(f"{k}: {reflection[k]}" for k in REFLECTION_KEYS if reflection.get(k))
+
+
+def reflection_flaw(reflection: Mapping[str, Any]) -> Flaw | None:
+    """The shared check of a reflection's analysis: no refusal, no copy of the reflector template's own text."""
+    text = "\n".join(str(reflection[k]) for k in REFLECTION_KEYS if reflection.get(k))
+    return flaw(text, template=template_text(__package__, "reflect"))
+
+
+def _added(op: Any) -> str:
+    """The content an ADD operation would add ("" for any other operation)."""
+    if not isinstance(op, dict) or str(op.get("type", "")).strip().upper() != "ADD":
+        return ""
+    return " ".join(str(op.get("content") or "").split())
+
+
+def drop_repeats(pb: Playbook, operations: Sequence[Any]) -> tuple[list[Any], list[Any]]:
+    """(operations kept, ADD operations dropped): an ADD whose content a bullet of the playbook (or an earlier ADD of
+    the same curation) already has, case and whitespace aside — the exact-duplicate part of ACE's de-duplication."""
+    seen = {" ".join(b.content.split()).lower() for b in pb.bullets()}
+    kept, dropped = [], []
+    for op in operations:
+        key = _added(op).lower()
+        if key and key in seen:
+            dropped.append(op)
+            continue
+        seen.add(key)
+        kept.append(op)
+    return kept, dropped
+
+
+def curation_flaw(pb: Playbook, operations: Sequence[Any]) -> Flaw | None:
+    """The shared check of the bullets a curation adds: no refusal, no copy of the curator template's own text, and
+    a playbook that would not be one bullet repeated (all its bullets, the new ones included, are the items)."""
+    added = [a for a in map(_added, operations) if a]
+    if not added:
+        return None
+    return flaw("\n".join(added), template=template_text(__package__, "curate"),
+                items=[b.content for b in pb.bullets()] + added)
 
 
 @method("ace")
@@ -196,6 +235,11 @@ class Ace(Method):
         data, why = parse_reflection(reply)
         if data is None:
             ctx.reject("ace_reflection", reply.text, why)
+            return None
+        bad = reflection_flaw(data)
+        if bad is not None:
+            ctx.reject("ace_reflection", reply.text, bad.reason, kind=bad.kind)
+            return None
         return data
 
     def _curate(
@@ -209,6 +253,14 @@ class Ace(Method):
         if operations is None:
             ctx.reject("ace_curation", reply.text, why)
             return [], next_id
+        bad = curation_flaw(pb, operations)
+        if bad is not None:
+            ctx.reject("ace_curation", reply.text, bad.reason, kind=bad.kind)
+            return [], next_id
+        operations, repeats = drop_repeats(pb, operations)
+        for op in repeats:
+            ctx.reject("ace_bullet", json.dumps(op, ensure_ascii=False), "repeats a bullet of the playbook", part=True,
+                       kind="repeated")
         added, next_id = apply_operations(pb, operations, next_id)
         return [b.id for b in added], next_id
 
@@ -277,8 +329,11 @@ def check_reflection(example: ProbeExample, reply: Reply) -> Verdict:
     if data is None:
         return refused(why)
     text = reflection_text(data)
-    if not text or non_answer(text):
+    if not text:
         return judged(False, "no error analysis or insight in the reflection")
+    bad = reflection_flaw(data)
+    if bad is not None:
+        return judged(False, bad.reason)
     return judged(mentions(text, [example.feedback], [example.task, example.output]),
                   "the reflection says nothing the feedback told")
 
@@ -289,6 +344,9 @@ def check_curation(reply: Reply) -> Verdict:
     if operations is None:
         return refused(why)
     pb = parse_playbook(render_playbook(probe_playbook()))
+    bad = curation_flaw(pb, operations)
+    if bad is not None:
+        return judged(False, bad.reason)
     added, _ = apply_operations(pb, operations, pb.max_number() + 1)
     return judged(bool(added), "no ADD operation with content")
 

@@ -18,10 +18,11 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from evoarena.api import Method, PracticeContext, Probe, ProbeExample, Reply, TaskView, Verdict, method
-from evoarena.api.probe import judged, non_answer, refused
+from evoarena.api.probe import judged, refused
+from evoarena.api.reply_check import Flaw, flaw
 from evoarena.harness import HarnessWorkspace, Manifest
 from evoarena.harness.state import parse_records
-from evoarena.methods.prompting import generator_output, render_prompt
+from evoarena.methods.prompting import generator_output, render_prompt, template_text
 from evoarena.models import GenParams
 from evoarena.retrieval import Hit, Retriever, RetrieverChoice, RetrieverName
 
@@ -76,15 +77,24 @@ def parse_sheet(raw: str) -> tuple[str | None, str]:
     return text, ""
 
 
-def check_sheet(old: str, reply: Reply) -> Verdict:
-    """A probe reply judged by `parse_sheet` (a cut-off sheet still counts, as in `_curate`); usable when the new
-    sheet differs from the old one and is no request for input."""
+def check_sheet(old: str, template: str, reply: Reply) -> Verdict:
+    """A probe reply judged by `parse_sheet` (a cut-off sheet still counts, as in `_curate`); usable when it passes
+    the shared check `_curate` applies (`sheet_flaw`)."""
     sheet, why = parse_sheet(reply.text)
     if sheet is None:
         return refused(why)
-    if non_answer(sheet):
-        return judged(False, "a request or refusal, not a cheatsheet")
+    bad = sheet_flaw(sheet, template)
+    if bad is not None:
+        return judged(False, bad.reason)
     return judged(sheet.strip() != old.strip(), "the cheatsheet is unchanged")
+
+
+def sheet_flaw(sheet: str, template: str) -> Flaw | None:
+    """The shared check of a new sheet: no refusal, no copy of the curator template `template`'s own text, not one
+    line repeated (its non-empty lines are the items). The old sheet kept as it was is no flaw: the curator may
+    find nothing to add (the step then changes nothing)."""
+    return flaw(sheet, template=template_text(__package__, template),
+                items=[line.strip(" -*\t") for line in sheet.splitlines() if line.strip(" -*\t")])
 
 
 PROBE_SHEET = "## Strategies\n- Read the whole problem before answering. ** Count: 1"
@@ -142,13 +152,14 @@ class DynamicCheatsheet(Method):
                 for name, old in (("empty", EMPTY), ("sheet", PROBE_SHEET)):
                     prompt = render_prompt(__package__, "curate_cumulative", question=ex.task, output=_output(ex),
                                            sheet=old)
-                    out.append(Probe(f"curate-{name}/{ex.id}", "curator", prompt, partial(check_sheet, old),
+                    out.append(Probe(f"curate-{name}/{ex.id}", "curator", prompt,
+                                     partial(check_sheet, old, "curate_cumulative"),
                                      max_tokens=self.params.max_tokens))
             else:
                 nxt = examples[(i + 1) % len(examples)]
                 prompt = render_prompt(__package__, "curate_rs", sheet=EMPTY, pairs=[Pair(ex.task, _output(ex))],
                                        question=nxt.task)
-                out.append(Probe(f"curate-rs/{ex.id}", "curator", prompt, partial(check_sheet, EMPTY),
+                out.append(Probe(f"curate-rs/{ex.id}", "curator", prompt, partial(check_sheet, EMPTY, "curate_rs"),
                                  max_tokens=self.params.max_tokens))
         return tuple(out)
 
@@ -167,7 +178,7 @@ class DynamicCheatsheet(Method):
             return None
         output = generator_output(ctx, task, attempt)
         prompt = render_prompt(__package__, "curate_cumulative", question=task.prompt, output=output, sheet=old)
-        new = self._curate(ctx, prompt)
+        new = self._curate(ctx, prompt, "curate_cumulative")
         if new is None or new == old:
             return None
         ctx.harness.write(SHEET, new + "\n")
@@ -188,7 +199,7 @@ class DynamicCheatsheet(Method):
         changed = []
         prompt = render_prompt(__package__, "curate_rs", sheet=old, pairs=[pairs[i] for i, _ in hits],
                                question=task.prompt)
-        new = self._curate(ctx, prompt)
+        new = self._curate(ctx, prompt, "curate_rs")
         if new is not None and new != old:
             ctx.harness.write(SHEET, new + "\n")
             changed.append("cheatsheet")
@@ -205,12 +216,18 @@ class DynamicCheatsheet(Method):
             evidence=f"curated before {task.id} with {len(hits)} retrieved pair(s) ({retriever.name})",
         )
 
-    def _curate(self, ctx: PracticeContext, prompt: str) -> str | None:
-        """One curator call; the new sheet, or None (recorded as a rejection) when the output is unusable."""
+    def _curate(self, ctx: PracticeContext, prompt: str, template: str) -> str | None:
+        """One curator call; the new sheet, or None (recorded as a rejection) when the output is unusable or fails
+        the shared check (`sheet_flaw`)."""
         reply = ctx.ask("curator", prompt, max_tokens=self.params.max_tokens)  # a cut-off sheet still counts
         if reply is None:
             return None
         sheet, why = parse_sheet(reply.text)
         if sheet is None:
             ctx.reject("cheatsheet", reply.text, why)
+            return None
+        bad = sheet_flaw(sheet, template)
+        if bad is not None:
+            ctx.reject("cheatsheet", reply.text, bad.reason, kind=bad.kind)
+            return None
         return sheet

@@ -18,11 +18,12 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from evoarena.api import Method, PracticeContext, Probe, ProbeExample, Reply, TaskView, Verdict, method
-from evoarena.api.probe import judged, mentions, non_answer, refused
+from evoarena.api.probe import judged, mentions, refused
+from evoarena.api.reply_check import Flaw, flaw
 from evoarena.harness import Manifest
 from evoarena.harness.state import parse_records, parse_state
 from evoarena.methods.front_matter import strip_front_matter
-from evoarena.methods.prompting import render_prompt
+from evoarena.methods.prompting import render_prompt, template_text
 from evoarena.methods.scoring import Outcome, rollouts_by_id, scored, valset
 from evoarena.search import BoundedFrontier, Scored, StrictImprovement, best_index, mean
 
@@ -150,6 +151,16 @@ def parse_skill(raw: str, name: str) -> tuple[str | None, str]:
     return text + "\n", ""
 
 
+def proposal_flaw(prop: Mapping[str, str]) -> Flaw | None:
+    """The shared check of what a proposal says the skill should teach (no refusal, no copy of the template)."""
+    return flaw(prop["proposed_skill"], template=template_text(__package__, "propose"))
+
+
+def skill_flaw(skill: str, existing: str) -> Flaw | None:
+    """The shared check of a written skill: no refusal or copy of the template, not the skill it edits again."""
+    return flaw(skill, template=template_text(__package__, "write"), parent=existing or None)
+
+
 def check_proposal(example: ProbeExample, reply: Reply) -> Verdict:
     """Parsed by `parse_proposal` (no skills yet, so a create); usable when what the skill should teach draws on the
     feedback (a word of it not in the task or the output)."""
@@ -158,8 +169,9 @@ def check_proposal(example: ProbeExample, reply: Reply) -> Verdict:
     prop, why = parse_proposal(reply.text, {})
     if prop is None:
         return refused(why)
-    if non_answer(prop["proposed_skill"]):
-        return judged(False, "a request or refusal, not a proposal")
+    bad = proposal_flaw(prop)
+    if bad is not None:
+        return judged(False, bad.reason)
     return judged(mentions(f"{prop['proposed_skill']} {prop['justification']}", [example.feedback],
                            [example.task, example.output]), "the proposal says nothing the feedback told")
 
@@ -171,6 +183,9 @@ def check_skill(example: ProbeExample, name: str, reply: Reply) -> Verdict:
     skill, why = parse_skill(reply.text, name)
     if skill is None:
         return refused(why)
+    bad = skill_flaw(skill, "")
+    if bad is not None:
+        return judged(False, bad.reason)
     return judged(mentions(skill.split("---", 2)[-1], [example.lesson], [example.task]),
                   "the skill's body does not teach the proposed lesson")
 
@@ -309,6 +324,10 @@ class EvoSkill(Method):
         if prop is None:
             ctx.reject("proposal", reply.text, why)
             return seed_manifest
+        bad = proposal_flaw(prop)
+        if bad is not None:
+            ctx.reject("proposal", reply.text, bad.reason, kind=bad.kind)
+            return seed_manifest
 
         name = prop["target_skill"]
         write = render_prompt(
@@ -319,6 +338,10 @@ class EvoSkill(Method):
         skill, why = parse_skill(reply.text, name)
         if skill is None:
             ctx.reject("skill", reply.text, why)
+            return seed_manifest
+        bad = skill_flaw(skill, parent.skills.get(name, "") if prop["action"] == "edit" else "")
+        if bad is not None:  # an edit that writes the skill again is not paid for with rollouts
+            ctx.reject("skill", reply.text, bad.reason, kind=bad.kind)
             return seed_manifest
 
         child = Program(id=f"p{state.next_id}", parent=parent.id, skills={**parent.skills, name: skill})

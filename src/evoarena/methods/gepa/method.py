@@ -26,11 +26,12 @@ from evoarena.api import (
     Verdict,
     method,
 )
-from evoarena.api.probe import judged, non_answer, refused
+from evoarena.api.probe import judged, refused
+from evoarena.api.reply_check import flaw
 from evoarena.harness import Manifest
 from evoarena.harness.state import Absent, parse_state
 from evoarena.methods.gepa.merge import MergeState, accepts, attempt, schedule_after_accept, subsample
-from evoarena.methods.prompting import render_prompt
+from evoarena.methods.prompting import render_prompt, template_text
 from evoarena.methods.replies import parse_instruction
 from evoarena.methods.scoring import rollouts_by_id, valset
 from evoarena.search import ParetoSampler, Scored, StrictImprovement, best_index, mean, pareto_weights
@@ -74,20 +75,22 @@ Fences = Literal["released", "strict"]
 reply, minus a lone opening or closing fence); `strict` refuses a reply without a fenced pair."""
 
 
+SAME = "identical to parent"
+"""The skip of a child whose components equal its parent's: not evaluated (`gepa_iteration`'s `skipped`)."""
+
 PROBE_INSTRUCTION = "Solve the task. Reply with the final answer on the last line."
 
 
 def check_instruction(parent: str, fences: str, reply: Reply) -> Verdict:
-    """A probe reply judged as `_iterate` adopts it (not cut off, `parse_instruction`); usable when the proposal
-    differs from its parent and is no request for input."""
+    """A probe reply judged as `_iterate` adopts it (not cut off, `parse_instruction`); usable when it passes the
+    shared check `_iterate` applies (no refusal, echo or copy of its parent)."""
     if reply.cut_off:
         return refused("instruction cut off at max_tokens")
     text, why = parse_instruction(reply.text, fences)
     if text is None:
         return refused(why)
-    if non_answer(text):
-        return judged(False, "a request or refusal, not an instruction")
-    return judged(text.strip() != parent.strip(), "the proposal repeats its parent")
+    bad = flaw(text, template=template_text(__package__, "reflect"), parent=parent)
+    return judged(bad is None, bad.reason if bad else "")
 
 
 def aligned(candidates: Sequence[Candidate], ids: Sequence[str]) -> tuple[Scored, ...]:
@@ -277,6 +280,12 @@ class Gepa(Method):
         text, why = parse_instruction(reply.text, self.params.fences)
         if text is None:
             ctx.reject("instruction", reply.text, why)
+            return None
+        bad = flaw(text, template=template_text(__package__, "reflect"), parent=parent.components[component])
+        if bad is not None:  # no rollouts are paid for a refusal, an echo or a copy of the parent
+            ctx.reject("instruction", reply.text, bad.reason, kind=bad.kind)
+            if bad.kind == "duplicate":
+                ctx.log("gepa_iteration", {"parent": parent.id, "component": component, "skipped": SAME})
             return None
 
         child_components = {**parent.components, component: text}

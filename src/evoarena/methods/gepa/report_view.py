@@ -1,7 +1,8 @@
 """GEPA's report view (results.json `views.gepa`, its report.html section), registered as `gepa`: per cell, the
-reflective iterations and how many were accepted, and every merge — its two parents, their common ancestor, the
+reflective iterations, how many were accepted and how many proposals were skipped unevaluated as identical to
+their parent, and every merge — its two parents, their common ancestor, the
 parents' subsample sums and the merged candidate's, accepted or not — with the merges that found no pair. Present
-when a run has merge events (a run with `use_merge` off has nothing to show beyond the lineage)."""
+when a run has merge events or skipped copies (otherwise the lineage shows it all)."""
 
 from __future__ import annotations
 
@@ -9,26 +10,30 @@ from typing import Any
 
 from evoarena.api import view
 from evoarena.api.views import ReportContext, TemplateView
+from evoarena.methods.gepa.method import SAME
 from evoarena.store.queries import events
 
 
 @view("gepa")
 class GepaView(TemplateView):
-    """GEPA: accepted reflective proposals and the merges of each cell."""
+    """GEPA: accepted reflective proposals, proposals identical to their parent, and the merges of each cell."""
 
     method = "gepa"
     template = ("evoarena.methods.gepa", "report_view.html.j2")
 
     def build(self, ctx: ReportContext) -> dict[str, Any] | None:
         cells: dict[str, dict[str, Any]] = {}
-        merged = False
+        merged = copies = False
         for e in events(ctx.store, ["gepa_iteration", "gepa_merge"]):
             if e.cell is None:
                 continue
             c = cells.setdefault(e.cell, {"cell": e.cell, "iterations": 0, "accepted": 0, "merges": [],
-                                          "no_pair": 0})
+                                          "no_pair": 0, "identical": 0})
             p = e.payload
-            if e.kind == "gepa_iteration":
+            if e.kind == "gepa_iteration" and p.get("skipped") == SAME:
+                copies = True
+                c["identical"] += 1
+            elif e.kind == "gepa_iteration":
                 c["iterations"] += 1
                 c["accepted"] += bool(p.get("accepted"))
             elif p.get("merged"):
@@ -38,7 +43,7 @@ class GepaView(TemplateView):
             else:
                 merged = True
                 c["no_pair"] += 1
-        if not merged:
+        if not (merged or copies):
             return None
         rows = [cells[k] for k in sorted(cells)]
         for c in rows:

@@ -18,10 +18,11 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from evoarena.api import Method, PracticeContext, Probe, ProbeExample, Reply, TaskView, Verdict, method
-from evoarena.api.probe import judged, mentions, non_answer, refused
+from evoarena.api.probe import judged, mentions, refused
+from evoarena.api.reply_check import Flaw, flaw
 from evoarena.harness import HarnessWorkspace, Manifest
 from evoarena.harness.state import parse_records
-from evoarena.methods.prompting import generator_output, render_prompt
+from evoarena.methods.prompting import generator_output, render_prompt, template_text
 from evoarena.models import GenParams
 from evoarena.retrieval import Hit, RetrieverChoice, RetrieverName
 
@@ -109,6 +110,13 @@ def check_judge(reply: Reply) -> Verdict:
     return judged(status == "failure", "called a failed trajectory a success")
 
 
+def items_flaw(items: Sequence[MemoryItem], status: str) -> Flaw | None:
+    """The shared check of induced memory items: no refusal, no copy of the inducer template's own text, not one
+    item repeated (their contents are the items)."""
+    text = "\n".join(f"{i.title} {i.description} {i.content}" for i in items)
+    return flaw(text, template=template_text(__package__, PROMPTS[status]), items=[i.content for i in items])
+
+
 def check_items(example: ProbeExample, max_items: int, reply: Reply) -> Verdict:
     """`parse_items` as `_induce` adopts them (not cut off); usable when they mention what running the answer showed
     (where the example shows it) and are no request for input."""
@@ -117,9 +125,10 @@ def check_items(example: ProbeExample, max_items: int, reply: Reply) -> Verdict:
     items, why = parse_items(reply.text, max_items)
     if items is None:
         return refused(why)
+    bad = items_flaw(items, "failure")
+    if bad is not None:
+        return judged(False, bad.reason)
     text = " ".join(f"{i.title} {i.description} {i.content}" for i in items)
-    if non_answer(text):
-        return judged(False, "a request or refusal, not a memory item")
     if not example.observation:
         return judged(True, "")
     return judged(mentions(text, [example.observation], [example.task, example.output]),
@@ -232,6 +241,10 @@ class ReasoningBank(Method):
         items, why = parse_items(reply.text, self.params.max_items)
         if items is None:
             ctx.reject("memory_items", reply.text, why)
+            return None
+        bad = items_flaw(items, status)
+        if bad is not None:
+            ctx.reject("memory_items", reply.text, bad.reason, kind=bad.kind)
             return None
         found = len(_ITEM.findall(reply.text))
         if found > len(items):

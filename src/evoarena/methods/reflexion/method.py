@@ -12,9 +12,10 @@ from functools import partial
 from pydantic import Field
 
 from evoarena.api import Method, PracticeContext, Probe, ProbeExample, Reply, TaskView, Verdict, method
-from evoarena.api.probe import judged, mentions, non_answer, refused
+from evoarena.api.probe import judged, mentions, refused
+from evoarena.api.reply_check import flaw
 from evoarena.harness import Manifest
-from evoarena.methods.prompting import render_prompt
+from evoarena.methods.prompting import render_prompt, template_text
 
 MEMORY = "memory/reflections.md"
 
@@ -40,14 +41,15 @@ def reflect_prompt(question: str, output: str, feedback: str) -> str:
 
 def check_reflection(example: ProbeExample, max_chars: int, reply: Reply) -> Verdict:
     """A probe reply judged as `practice` adopts it (not cut off, `clean_reflection`), usable when it mentions the
-    feedback and is no request for input."""
+    feedback and passes the shared check `practice` applies (no refusal or echo)."""
     if reply.cut_off:
         return refused("reflection cut off at max_tokens")
     text, why = clean_reflection(reply.text, max_chars)
     if text is None:
         return refused(why)
-    if non_answer(text):
-        return judged(False, "a request or refusal, not a reflection")
+    bad = flaw(text, template=template_text(__package__, "reflect"))
+    if bad is not None:
+        return judged(False, bad.reason)
     return judged(mentions(text, [example.feedback], [example.task, example.output]),
                   "says nothing the feedback told")
 
@@ -98,6 +100,10 @@ class Reflexion(Method):
                 ctx.reject("reflection", reply.text, why)
                 break
             kept = (read_reflections(ctx.harness.tree()) + [reflection])[-self.params.max_reflections :]
+            bad = flaw(reflection, template=template_text(__package__, "reflect"), items=kept)
+            if bad is not None:
+                ctx.reject("reflection", reply.text, bad.reason, kind=bad.kind)
+                break
             ctx.harness.write(MEMORY, "".join(f"- {r}\n" for r in kept))
             added.append(reflection)
         if not added:

@@ -28,11 +28,12 @@ from evoarena.api import (
     harness_toml,
     method,
 )
-from evoarena.api.probe import judged, mentions, non_answer, refused
+from evoarena.api.probe import judged, mentions, refused
+from evoarena.api.reply_check import flaw
 from evoarena.harness import HarnessWorkspace, Manifest
 from evoarena.harness.state import Absent
 from evoarena.methods.jsonparse import first_json, whole_and_fenced
-from evoarena.methods.prompting import render_prompt
+from evoarena.methods.prompting import render_prompt, template_text
 from evoarena.models import GenParams
 
 MEMORY = "memory/experiences.json"
@@ -209,7 +210,7 @@ class TfGrpo(Method):
             prompt = render_prompt(__package__, "summarize", question=task.prompt, experiences=library,
                                    output=attempt.text.strip(), reward=fb.score, feedback=fb.message)
             text = self._call(ctx, "summarizer", prompt)
-            if text is None:
+            if text is None or self._flawed(ctx, "tf_grpo_summary", text, text, "summarize"):
                 return None
             summaries.append(f"Rollout {k + 1} (reward {fb.score:g}): {' '.join(text.split())}")
         prompt = render_prompt(__package__, "critique", question=task.prompt, experiences=library,
@@ -223,6 +224,8 @@ class TfGrpo(Method):
         if len(proposed) != 1:
             ctx.reject("tf_grpo_critique", raw, f"expected exactly 1 operation per group, got {len(proposed)}")
             return None
+        if self._flawed(ctx, "tf_grpo_critique", raw, proposed[0].experience or "", "critique"):
+            return None
         proposal = {"option": proposed[0].option, "experience": proposed[0].experience}
         if proposed[0].ids:
             proposal["modified_from"] = proposed[0].ids[0]
@@ -235,6 +238,9 @@ class TfGrpo(Method):
         if ops is None:
             return None
         new = apply_ops(exps, ops)
+        written = " ".join(op.experience or "" for op in ops)
+        if self._flawed(ctx, "tf_grpo_update", raw, written, "update", items=new):
+            return None
         ctx.log("tf_grpo_update", {"task_id": task.id, "mean_reward": mean, "ops": [op.model_dump() for op in ops],
                                    "size": len(new)})
         if new == exps:
@@ -245,6 +251,17 @@ class TfGrpo(Method):
             evidence=f"group of {len(rollouts)} on {task.id}, mean reward {mean:.2f}",
             expected_fixes=[task.id],
         )
+
+    @staticmethod
+    def _flawed(
+        ctx: PracticeContext, what: str, raw: str, text: str, template: str, items: Sequence[str] | None = None
+    ) -> bool:
+        """Whether `text` (a summary, or the experiences a reply writes) fails the shared check — a refusal, a copy
+        of template `template`'s own text, a library of repeated `items` — recorded as a rejection of its kind."""
+        bad = flaw(text, template=template_text(__package__, template), items=items)
+        if bad is not None:
+            ctx.reject(what, raw, bad.reason, kind=bad.kind)
+        return bad is not None
 
     def _checked(
         self, ctx: PracticeContext, what: str, raw: str, allowed: tuple[str, ...], n: int
@@ -273,8 +290,9 @@ def check_summary(example: ProbeExample, reply: Reply) -> Verdict:
         return refused("summary cut off at max_tokens")
     if not reply.text.strip():
         return refused("empty summary")
-    if non_answer(reply.text):
-        return judged(False, "a request or refusal, not a summary")
+    bad = flaw(reply.text, template=template_text(__package__, "summarize"))
+    if bad is not None:
+        return judged(False, bad.reason)
     return judged(mentions(reply.text, [example.feedback], [example.task, example.output]),
                   "the summary says nothing the grader told")
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from evoarena.api import Attempt, Feedback, Reply, Rollout, TaskView
+from evoarena.api.reply_check import REJECTION_KINDS
 from evoarena.harness import HarnessWorkspace
 from evoarena.models import Completion, GenParams, Message, ModelCallError, Tool
 from evoarena.protocol.boundary.channel import Caller
@@ -206,12 +207,15 @@ class StepContext:
         """The reference answer of a train task (as DSPy's labeled demos use). Val and test are refused."""
         return self._port.call(Label(task_id=task.id))
 
-    def reject(self, what: str, raw: str, reason: str, *, part: bool = False, role: str | None = None) -> None:
+    def reject(
+        self, what: str, raw: str, reason: str, *, part: bool = False, role: str | None = None,
+        kind: str = "malformed",
+    ) -> None:
         """See `api.PracticeContext.reject`: the cell adds the role of the step's last model call unless `role`
         names it."""
-        payload: dict[str, Any] = {"what": what, "reason": reason, "raw": raw[:4000]}
-        if part:
-            payload["part"] = True
+        if kind not in REJECTION_KINDS:
+            raise ValueError(f"ctx.reject: kind {kind!r} is not one of {', '.join(REJECTION_KINDS)}")
+        payload: dict[str, Any] = {"what": what, "reason": reason, "raw": raw[:4000], "kind": kind, "part": part}
         if role is not None:
             payload["role"] = role
         self._port.call(Event(kind="rejected_output", payload=payload))

@@ -112,7 +112,7 @@ def _ask(
     except ModelCallError as err:
         return Verdict(False, False, "provider error"), 0, None, str(err)
     reply = Reply(out.text, out.finish_reason, out.call_id)
-    return p.probe.check(reply), out.usage.input_tokens + out.usage.output_tokens, out.call_id, None
+    return p.probe.judge(reply), out.usage.input_tokens + out.usage.output_tokens, out.call_id, None
 
 
 def probe_spec(

@@ -23,11 +23,15 @@ from evoarena.store import DB_NAME, RunStore, now_iso
 from evoarena.store.run_events import ProbesRan, RunFinished, RunInterrupted, RunStarted, write_event
 from evoarena.version import __version__
 
-__all__ = ["RunDirConflict", "code_version", "default_run_dir", "plan_cells", "run_experiment"]
+__all__ = ["ProbeWarningStop", "RunDirConflict", "code_version", "default_run_dir", "plan_cells", "run_experiment"]
 
 
 class RunDirConflict(RuntimeError):
     """The run directory already holds a run of a different spec."""
+
+
+class ProbeWarningStop(RuntimeError):
+    """A role probe warned and the run was asked to stop on a probe warning: no cell ran."""
 
 
 def code_version() -> str:
@@ -63,6 +67,7 @@ def run_experiment(
     on_probes: Callable[[list[ProbeSummary], float], None] | None = None,
     concurrency: int | None = None,
     resolved: Resolved | None = None,
+    stop_on_probe_warning: bool = False,
 ) -> dict[str, Any]:
     """Run (or resume) `spec` in `run_dir`; returns results.json's content. The spec is checked whole, the
     benchmark built and the backends made before anything is written, so a bad spec leaves no run directory.
@@ -70,7 +75,9 @@ def run_experiment(
     the role probes run first (stored ones reused) and `on_probes` sees their summaries and the threshold.
     `concurrency` (default: the spec's `protocol.concurrency`): independent work and model calls in flight at once;
     the results do not depend on it. `resolved`: `validate_run(spec, search)`'s answer when the caller has it (the
-    spec is then not validated again). The typed record of the content is `RunResults.model_validate(...)`."""
+    spec is then not validated again). `stop_on_probe_warning`: a probe warning stops the run before any cell runs
+    (ProbeWarningStop; the run is left interrupted, its probes kept for a resume). The typed record of the content
+    is `RunResults.model_validate(...)`."""
     parts = build_parts(spec, search, resolved)
     _check_cache_apart(spec, cache.path if cache is not None else default_cache_path(), run_dir)
     locked, benchmark = parts.locked, parts.benchmark
@@ -105,6 +112,14 @@ def run_experiment(
                                      warnings=sum(s.warning(probe_threshold) is not None for s in summaries)))
         if on_probes is not None:
             on_probes(summaries, probe_threshold)
+        warned = [s for s in summaries if s.warning(probe_threshold) is not None]
+        if stop_on_probe_warning and warned:
+            first = warned[0]
+            line = (f"stopped before any cell: {len(warned)} role probe warning(s), first {first.role} of "
+                    f"{first.method} ({first.model}) at {first.usable}/{first.n} usable")
+            store.update_run(spec_hash[:16], status="interrupted")
+            write_event(store, RunInterrupted(error=line))
+            raise ProbeWarningStop(line)
 
     limit = concurrency if concurrency is not None else spec.protocol.concurrency
     plans = plan_cells(spec)
