@@ -8,6 +8,7 @@ import json
 import re
 import shutil
 from pathlib import Path
+
 import pytest
 from starlette.testclient import TestClient
 

@@ -39,8 +39,8 @@ def plan(
     """Power check before spending: the minimum detectable paired difference (MDE) of each condition against the
     baseline (the spec's first condition) on the test split, at the given power and α; the chance two checkpoints an
     MDE apart tie on val (ties keep the earlier one) or the better one is selected; and an estimate of calls,
-    tokens, dollars (at the solver model's price table) and sequential wall time per condition (from the pilot). Tasks are the unit: replicate seeds are
-    averaged within a task and add no tasks."""
+    tokens, dollars (at the solver model's price table) and sequential wall time per condition (from the pilot).
+    Tasks are the unit: replicate seeds are averaged within a task and add no tasks."""
     from evoarena.protocol.run.pilot import cached_pilot, run_pilot
     from evoarena.protocol.run.planning import make_plan
 
@@ -105,7 +105,8 @@ def print_plan(p: Plan) -> None:
               "val task's step; tie / picks: the chance two checkpoints an MDE apart tie on val (the earlier is kept) "
               "/ the better is selected; calls, tokens, usd, wall: all seeds, sequential, from the pilot's calls "
               "(≥: no call budget, update calls not counted); usd at the solver model's price table (—: no price "
-              "for a remote model, or no pilot; $0 local: an embedded or scripted model costs nothing)", style="dim", highlight=False, soft_wrap=True)
+              "for a remote model, or no pilot; $0 local: an embedded or scripted model costs nothing)",
+              style="dim", highlight=False, soft_wrap=True)
     line = p.warning()
     if line:
         out.print(f"[yellow]power check: {line}[/]", highlight=False, soft_wrap=True)

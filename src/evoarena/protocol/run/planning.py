@@ -1,7 +1,7 @@
 """The power check before spending: for each comparison against the baseline, the minimum detectable paired difference
 (report/power.py) on the spec's test split, whether val can tell two checkpoints that far apart, and what the run
-will cost in calls, tokens, dollars and time — from a pilot (protocol/run/pilot.py), from given rates, or, with neither, from
-the widest spread a pass/fail baseline can have (p = 0.5)."""
+will cost in calls, tokens, dollars and time — from a pilot (protocol/run/pilot.py), from given rates, or, with
+neither, from the widest spread a pass/fail baseline can have (p = 0.5)."""
 
 from __future__ import annotations
 
