@@ -12,6 +12,7 @@ import yaml
 from typer.testing import CliRunner
 
 from evoarena.cli import app
+from evoarena.protocol.run.pilot import Pilot
 from evoarena.report.power import mde, score_variance
 from evoarena.spec import SpecError, parse_spec
 
@@ -115,3 +116,42 @@ def test_min_effect_is_checked_and_left_out_of_the_hash() -> None:
         parse_spec({**base, "protocol": {"min_effect": 1.5}})
     assert parse_spec(base).protocol.min_effect == 0.10
     assert parse_spec({**base, "protocol": {"min_effect": 0.3}}).spec_hash() == parse_spec(base).spec_hash()
+
+
+def _priced(models: dict[str, Any], **budget: Any) -> Any:
+    return parse_spec({
+        "name": "tiny", "benchmark": {"name": "arith", "params": {"seed": 0, "n_train": 2, "n_val": 4, "n_test": 12}},
+        "methods": [{"name": "frozen"}, {"name": "reflexion", "params": {"max_trials": 1}}], "models": models,
+        "roles": {"solver": "s", "reflector": "s"}, "budget": {"max_calls": 10, **budget}})
+
+
+PILOT = Pilot(model="s", seed=0, task_ids=["a", "b", "c", "d"], scores=[0.0, 1.0, 1.0, 0.0], errors=0, calls=4,
+              cached_calls=0, input_tokens=400, output_tokens=100, call_latency_s=None)
+
+
+def test_the_dollar_estimate_prices_each_call_as_the_ledger_does(capsys: pytest.CaptureFixture[str]) -> None:
+    from evoarena.cli.plan import print_plan
+    from evoarena.protocol.run.planning import make_plan
+
+    price = {"input_per_mtok": 2.0, "output_per_mtok": 6.0}
+    scripted = {"backend": "scripted", "model": "arith-student"}
+    per_call = (100 * 2.0 + 25 * 6.0) / 1e6  # the pilot's mean call: 100 input, 25 output tokens
+    plan = make_plan(_priced({"s": {**scripted, "price": price}}), pilot=PILOT)
+    (cmp,) = plan.comparisons
+    assert cmp.estimate.usd == pytest.approx((10 + 12) * per_call) and not cmp.estimate.local
+    assert plan.baselines[0].estimate.usd == pytest.approx((2 + 4 + 12) * per_call)
+    capped = make_plan(_priced({"s": {**scripted, "price": price}}, max_usd=0.001), pilot=PILOT)
+    assert capped.comparisons[0].estimate.usd == pytest.approx(0.001 + 12 * per_call)  # evolution stops at max_usd
+    print_plan(plan)
+    assert f"${(10 + 12) * per_call:.4f}" in capsys.readouterr().out
+
+    free = make_plan(_priced({"s": scripted}), pilot=PILOT).comparisons[0].estimate
+    assert free.local and free.usd == 0.0
+    remote = {"backend": "openai", "model": "m", "base_url": "http://127.0.0.1:9/v1"}
+    unknown = make_plan(_priced({"s": remote}), pilot=PILOT).comparisons[0].estimate
+    assert unknown.usd is None and not unknown.local
+    assert make_plan(_priced({"s": {**remote, "price": price}})).comparisons[0].estimate.usd is None  # no pilot
+    for models, shown in (({"s": remote}, "—"), ({"s": scripted}, "$0 local")):
+        print_plan(make_plan(_priced(models), pilot=PILOT))
+        (row,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("reflexion")]
+        assert shown in row

@@ -1,5 +1,5 @@
 """`evoarena plan SPEC`: before spending — the minimum detectable difference of each comparison against the baseline,
-whether val can break a tie between checkpoints, and the calls, tokens and time the run will take; and the one
+whether val can break a tie between checkpoints, and the calls, tokens, dollars and time the run will take; and the one
 warning line `evoarena run` prints when a comparison cannot detect `protocol.min_effect`."""
 
 from __future__ import annotations
@@ -39,8 +39,8 @@ def plan(
     """Power check before spending: the minimum detectable paired difference (MDE) of each condition against the
     baseline (the spec's first condition) on the test split, at the given power and α; the chance two checkpoints an
     MDE apart tie on val (ties keep the earlier one) or the better one is selected; and an estimate of calls,
-    tokens and sequential wall time per condition (from the pilot). Tasks are the unit: replicate seeds are
-    averaged within a task and add no tasks."""
+    tokens, dollars (at the solver model's price table) and sequential wall time per condition (from the pilot).
+    Tasks are the unit: replicate seeds are averaged within a task and add no tasks."""
     from evoarena.protocol.run.pilot import cached_pilot, run_pilot
     from evoarena.protocol.run.planning import make_plan
 
@@ -86,7 +86,7 @@ def print_plan(p: Plan) -> None:
     rows = [*p.baselines, *p.comparisons]
     for col, width in (("condition", max(len(c.condition) for c in rows)), ("vs", max(len(c.baseline) for c in rows))):
         table.add_column(col, min_width=width, no_wrap=True)
-    for col in ("MDE", "≤min", "val", "tie", "picks", "calls", "tokens", "wall"):
+    for col in ("MDE", "≤min", "val", "tie", "picks", "calls", "tokens", "usd", "wall"):
         table.add_column(col, justify="right")
     for c in rows:
         is_base = c.condition == c.baseline
@@ -103,18 +103,31 @@ def print_plan(p: Plan) -> None:
     Console(width=max(out.width, 120)).print(table)  # whole numbers, even when piped (80 columns)
     out.print(f"MDE: the smallest paired difference found at {p.power:.0%} power; ≤min: at most min_effect; val: one "
               "val task's step; tie / picks: the chance two checkpoints an MDE apart tie on val (the earlier is kept) "
-              "/ the better is selected; calls, tokens, wall: all seeds, sequential, from the pilot's calls "
-              "(≥: no call budget, update calls not counted)", style="dim", highlight=False, soft_wrap=True)
+              "/ the better is selected; calls, tokens, usd, wall: all seeds, sequential, from the pilot's calls "
+              "(≥: no call budget, update calls not counted); usd at the solver model's price table (—: no price "
+              "for a remote model, or no pilot; $0 local: an embedded or scripted model costs nothing)",
+              style="dim", highlight=False, soft_wrap=True)
     line = p.warning()
     if line:
         out.print(f"[yellow]power check: {line}[/]", highlight=False, soft_wrap=True)
 
 
-def _estimate_cells(e: Estimate) -> tuple[str, str, str]:
+def _estimate_cells(e: Estimate) -> tuple[str, str, str, str]:
     calls = f"{'≥' if e.at_least else ''}{e.calls}"
     tokens = "-" if e.tokens is None else f"{e.tokens / 1000:.1f}k"
     wall = "-" if e.wall_s is None else f"{e.wall_s / 60:.1f}m"
-    return calls, tokens, wall
+    return calls, tokens, usd_cell(e), wall
+
+
+def usd_cell(e: Estimate) -> str:
+    """The dollar column: "$0 local" for a local model without a price, "—" when unknown, else dollars (cents
+    shown down to $0.01, four digits below it; `≥` as for calls)."""
+    if e.local:
+        return "$0 local"
+    if e.usd is None:
+        return "—"
+    at_least = "≥" if e.at_least else ""
+    return f"{at_least}${e.usd:,.2f}" if e.usd >= 0.01 else f"{at_least}${e.usd:.4f}"
 
 
 def run_warning(spec: ExperimentSpec, search: tuple[Path, ...]) -> str | None:

@@ -1,7 +1,7 @@
 """The power check before spending: for each comparison against the baseline, the minimum detectable paired difference
 (report/power.py) on the spec's test split, whether val can tell two checkpoints that far apart, and what the run
-will cost in calls, tokens and time — from a pilot (protocol/run/pilot.py), from given rates, or, with neither, from
-the widest spread a pass/fail baseline can have (p = 0.5)."""
+will cost in calls, tokens, dollars and time — from a pilot (protocol/run/pilot.py), from given rates, or, with
+neither, from the widest spread a pass/fail baseline can have (p = 0.5)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from evoarena.protocol.run.cell_work import plan_cells
 from evoarena.protocol.run.pilot import Pilot
 from evoarena.protocol.validate import validate_run
 from evoarena.report import power
-from evoarena.spec import ExperimentSpec, SpecError
+from evoarena.spec import ExperimentSpec, ModelSpec, SpecError
 
 
 @dataclass(frozen=True)
@@ -29,13 +29,17 @@ class Rates:
 
 @dataclass(frozen=True)
 class Estimate:
-    """One condition's calls (all seeds), tokens and sequential wall time; `at_least` when the budget sets no call
-    limit (a method's update calls are then not counted)."""
+    """One condition's calls (all seeds), tokens, dollars and sequential wall time; `at_least` when the budget sets
+    no call limit (a method's update calls are then not counted). `usd` is None when the solver model has no price
+    (a remote model whose price table is all zero) or no pilot measured tokens; `local` when it is a local model
+    with no price (embedded or scripted: $0)."""
 
     calls: int
     at_least: bool
     tokens: int | None
     wall_s: float | None
+    usd: float | None = None
+    local: bool = False
 
 
 @dataclass(frozen=True)
@@ -107,7 +111,7 @@ def make_plan(spec: ExperimentSpec, *, pilot: Pilot | None = None, baseline: flo
         base = baseline_of.setdefault(model, m.condition)
         mde = None if base == m.condition else power.mde(n_test, psi, alpha=alpha, power=power_)
         tie = power.tie_break(n_val, mde if mde is not None else spec.protocol.min_effect, psi)
-        est = _estimate(spec, sizes, pilot, frozen=m.name == "frozen")
+        est = _estimate(spec, sizes, pilot, spec.models[model], frozen=m.name == "frozen")
         rows.append(Comparison(m.condition, model, base, n_test, mde,
                                None if mde is None else mde <= spec.protocol.min_effect, tie, est))
     return Plan(spec.name, alpha, power_, spec.protocol.min_effect, n_train, n_val, n_test, len(spec.seeds), rates,
@@ -138,9 +142,12 @@ def _rates(spec: ExperimentSpec, pilot: Pilot | None, given: float | None) -> Ra
     return Rates("assumed", 0.5, 0.25, None, None)
 
 
-def _estimate(spec: ExperimentSpec, sizes: tuple[int, int, int], pilot: Pilot | None, *, frozen: bool) -> Estimate:
+def _estimate(spec: ExperimentSpec, sizes: tuple[int, int, int], pilot: Pilot | None, solver: ModelSpec, *,
+              frozen: bool) -> Estimate:
     """Per condition over its seeds: evolution (the call budget when set, else one solver call per practice step and
-    one per val task of every checkpoint it may grade; `frozen` grades one) plus one call per test task."""
+    one per val task of every checkpoint it may grade; `frozen` grades one) plus one call per test task; dollars at
+    the solver's price table (as the ledger prices a call) and the pilot's input/output mix, evolution capped by
+    `max_usd`."""
     n_train, n_val, n_test = sizes
     p = spec.protocol
     steps = n_train * p.epochs
@@ -156,4 +163,26 @@ def _estimate(spec: ExperimentSpec, sizes: tuple[int, int, int], pilot: Pilot | 
     calls = seeds * (evolution + n_test)
     tokens = None if per_call is None or evo_tokens is None else round(seeds * (evo_tokens + n_test * per_call))
     latency = pilot.call_latency_s if pilot is not None else None
-    return Estimate(calls, limit is None and not frozen, tokens, None if latency is None else calls * latency)
+    price = solver.price
+    local = solver.backend != "openai" and price.input_per_mtok == price.output_per_mtok == 0
+    usd: float | None = 0.0 if local else None
+    per_token = _usd_per_token(solver, pilot)
+    if per_token is not None and per_call is not None and evo_tokens is not None:
+        evo_usd = evo_tokens * per_token
+        if spec.budget.max_usd is not None:
+            evo_usd = min(evo_usd, spec.budget.max_usd)
+        usd = seeds * (evo_usd + n_test * per_call * per_token)
+    return Estimate(calls, limit is None and not frozen, tokens, None if latency is None else calls * latency, usd,
+                    local)
+
+
+def _usd_per_token(solver: ModelSpec, pilot: Pilot | None) -> float | None:
+    """Dollars per token at the solver's price and the pilot's share of input and output tokens; None without a
+    price (a remote model whose table is all zero: unknown, not free) or without a pilot's tokens."""
+    p = solver.price
+    if p.input_per_mtok == p.output_per_mtok == 0:
+        return 0.0 if solver.backend != "openai" else None
+    if pilot is None or pilot.input_tokens + pilot.output_tokens == 0:
+        return None
+    paid = pilot.input_tokens * p.input_per_mtok + pilot.output_tokens * p.output_per_mtok
+    return paid / 1e6 / (pilot.input_tokens + pilot.output_tokens)

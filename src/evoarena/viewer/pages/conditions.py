@@ -1,6 +1,7 @@
 """The conditions page: per condition its test (and val) score with CI, n and errors, the difference to the baseline
-(the spec's first condition) with its CI, the budgets used, and tokens and cost per role and phase — all from
-report.collect.run_results (cached per store write mark), so the numbers are results.json's, also mid-run."""
+(the spec's first condition) with its CI, the budgets used, tokens and cost per role and phase, and — when the run
+has them — the transfer matrix and the score-vs-spend curves; all from report.collect.run_results (cached per store
+write mark), so the numbers are results.json's, also mid-run."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 from starlette.routing import Route
 
+from evoarena.report.html import spend_svgs
 from evoarena.report.order import spec_rank
 from evoarena.report.results_record import BudgetResult, Calls, ConditionCalls, ConditionResult, Versus
 from evoarena.store import RunStore, queries
@@ -56,7 +58,10 @@ def _context(run: RunHeader, store: RunStore) -> dict[str, Any]:
             "poll": got.updating or status == "running",
             "conditions": conditions, "versus": versus, "calls": calls, "budgets": budgets,
             "budget_keys": budget_keys, "pending": pending, "progress": progress,
-            "baseline": order[0] if order else None}
+            "baseline": order[0] if order else None,
+            "transfer": results.transfer if results is not None else None,
+            "spend": results.spend_curves if results is not None else None,
+            "spend_svgs": spend_svgs(results.spend_curves) if results is not None and results.spend_curves else []}
 
 
 def conditions(request: Request) -> HTMLResponse:
