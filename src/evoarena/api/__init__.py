@@ -5,7 +5,7 @@ Everything here sits below `methods/`, `benchmarks/` and `scripted/`, and above 
 
 from evoarena.api.attempt import Attempt
 from evoarena.api.benchmark_base import Benchmark
-from evoarena.api.context import PracticeContext, Reply, RoleHandle, Rollout
+from evoarena.api.context import BudgetExhausted, PracticeContext, Reply, RoleHandle, Rollout
 from evoarena.api.environment import Env, InteractiveBenchmark, Step, Turn, episode_answer
 from evoarena.api.episode_agent import AgentAction, EpisodeAgent, EpisodeContext, EpisodeEnd, EpisodeView
 from evoarena.api.grading import GRADING_PHASE, GradingModel
@@ -33,6 +33,7 @@ from evoarena.harness import HarnessWorkspace, Manifest
 
 __all__ = [
     "AgentAction",
+    "BudgetExhausted",
     "EpisodeAgent",
     "EpisodeContext",
     "EpisodeEnd",

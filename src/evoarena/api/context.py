@@ -13,6 +13,11 @@ from evoarena.harness import HarnessWorkspace
 from evoarena.models import Completion, GenParams, Message, Tool, ToolCall
 
 
+class BudgetExhausted(RuntimeError):
+    """Raised by a `PracticeContext` call (or an attempt) that would go past the cell's budget; a method that runs a
+    library's loop catches it to keep its best-so-far."""
+
+
 @dataclass(frozen=True)
 class Reply:
     """A role's answer to `ctx.ask`: its text and why it stopped (`length`: cut off at max_tokens); for

@@ -6,11 +6,10 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from evoarena.api.context import BudgetExhausted
 from evoarena.spec import Budget
 
-
-class BudgetExhausted(RuntimeError):
-    """Raised before an attempt or call that would go past a limit."""
+__all__ = ["BudgetExhausted", "BudgetMeter"]
 
 
 @dataclass

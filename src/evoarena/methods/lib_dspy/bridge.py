@@ -11,7 +11,7 @@ from functools import lru_cache
 from types import ModuleType, SimpleNamespace
 from typing import Any, Literal
 
-from evoarena.api import Attempt, Parsed, PracticeContext, TaskView
+from evoarena.api import Attempt, BudgetExhausted, Parsed, PracticeContext, TaskView
 from evoarena.models import GenParams, Message
 
 PROGRAM = "memory/dspy/program.json"
@@ -119,7 +119,7 @@ def cell_lm(ctx: PracticeContext, role: str) -> Any:
 def halted(err: BaseException) -> BaseException:
     """The cell's budget refusal becomes `Halt` (DSPy would count it as one more failed example and go on); any other
     error is DSPy's to handle."""
-    return Halt(str(err)) if type(err).__name__ == "BudgetExhausted" else err
+    return Halt(str(err)) if isinstance(err, BudgetExhausted) else err
 
 
 class Rollouts:

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from evoarena.api import Method, PracticeContext, Probe, ProbeExample, Reply, TaskView, Verdict, method
+from evoarena.api import BudgetExhausted, Method, PracticeContext, Probe, ProbeExample, Reply, TaskView, Verdict, method
 from evoarena.api.probe import judged, non_answer, refused
 from evoarena.harness import Manifest, tree_hash
 from evoarena.methods.lib_gepa.bridge import Bridge, QuietLogger
@@ -29,9 +29,8 @@ PROBE_INSTRUCTION = "Solve the task. Reply with the final answer on the last lin
 
 
 def budget_stop(err: BaseException) -> bool:
-    """Whether a cell call was refused by the cell's budget (the protocol's `BudgetExhausted`, matched by name: a
-    method may not import the protocol); any other refusal is passed on."""
-    return any(cls.__name__ == "BudgetExhausted" for cls in type(err).__mro__)
+    """Whether a cell call was refused by the cell's budget; any other refusal is passed on."""
+    return isinstance(err, BudgetExhausted)
 
 
 def import_gepa() -> Any:
