@@ -16,6 +16,7 @@ from evoarena.spec import ExperimentSpec, SpecError, load_spec
 
 if TYPE_CHECKING:
     from evoarena.protocol.run.planning import Estimate, Plan
+    from evoarena.protocol.validate import Resolved
 
 
 def plan(
@@ -130,11 +131,11 @@ def usd_cell(e: Estimate) -> str:
     return f"{at_least}${e.usd:,.2f}" if e.usd >= 0.01 else f"{at_least}${e.usd:.4f}"
 
 
-def run_warning(spec: ExperimentSpec, search: tuple[Path, ...]) -> str | None:
+def run_warning(spec: ExperimentSpec, search: tuple[Path, ...], resolved: Resolved) -> str | None:
     """The line `evoarena run` prints before any method runs, from the spec and the last pilot of it if one exists
     (no model call), or None."""
     from evoarena.protocol.run.pilot import cached_pilot
     from evoarena.protocol.run.planning import make_plan
 
-    line = make_plan(spec, pilot=cached_pilot(spec, search), search=search).warning()
+    line = make_plan(spec, pilot=cached_pilot(spec, search), search=search, resolved=resolved).warning()
     return None if line is None else f"power check: {line} (evoarena plan shows the table)"

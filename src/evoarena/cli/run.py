@@ -102,7 +102,7 @@ def run(
         print_banner(spec, target, evidence)
         print_roles(spec, resolved)
         try:  # it builds the benchmark's splits: a bad task file fails here, in one line
-            warning = run_warning(spec, (spec_path.resolve().parent,))
+            warning = run_warning(spec, (spec_path.resolve().parent,), resolved)
         except (SpecError, ValueError) as e:
             fail(str(e))
             return

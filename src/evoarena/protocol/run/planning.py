@@ -11,7 +11,7 @@ from typing import Literal
 
 from evoarena.protocol.run.cell_work import plan_cells
 from evoarena.protocol.run.pilot import Pilot
-from evoarena.protocol.validate import validate_run
+from evoarena.protocol.validate import Resolved, validate_run
 from evoarena.report import power
 from evoarena.spec import ExperimentSpec, ModelSpec, SpecError
 
@@ -90,9 +90,9 @@ class Plan:
 
 def make_plan(spec: ExperimentSpec, *, pilot: Pilot | None = None, baseline: float | None = None,
               discordance: float | None = None, alpha: float = power.ALPHA, power_: float = power.POWER,
-              search: tuple[Path, ...] = ()) -> Plan:
+              search: tuple[Path, ...] = (), resolved: Resolved | None = None) -> Plan:
     """The plan of `spec`: given rates (`baseline`, `discordance`) win over the pilot, the pilot over the assumed
-    p = 0.5. Bad numbers are a one-line SpecError."""
+    p = 0.5. Bad numbers are a one-line SpecError. `resolved`: `validate_run`'s answer when the caller has it."""
     for name, value in (("--baseline", baseline), ("--discordance", discordance)):
         if value is not None and not 0.0 <= value <= 1.0:
             raise SpecError(f"{name}: {value:g} is out of range (from 0 to 1)")
@@ -100,7 +100,7 @@ def make_plan(spec: ExperimentSpec, *, pilot: Pilot | None = None, baseline: flo
         power.z_sum(alpha, power_)
     except ValueError as err:
         raise SpecError(f"--{str(err).split()[0]}: {err}") from None
-    sizes = _split_sizes(spec, search)
+    sizes = _split_sizes(spec, resolved or validate_run(spec, search))
     rates = _rates(spec, pilot, baseline)
     psi = discordance if discordance is not None else rates.variance
     n_train, n_val, n_test = sizes
@@ -124,8 +124,7 @@ def _solver(spec: ExperimentSpec, condition: str) -> str:
     return plan.model
 
 
-def _split_sizes(spec: ExperimentSpec, search: tuple[Path, ...]) -> tuple[int, int, int]:
-    resolved = validate_run(spec, search)
+def _split_sizes(spec: ExperimentSpec, resolved: Resolved) -> tuple[int, int, int]:
     try:
         tasks = resolved.benchmark(**spec.benchmark.params).build()
     except ValueError as err:
