@@ -40,12 +40,9 @@ def eighty() -> Iterator[None]:
     out.width = width
 
 
-@pytest.fixture(scope="module")
-def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    target = tmp_path_factory.mktemp("term") / "run"
-    result = runner.invoke(app, ["run", str(RECIPE), "--model", "scripted", "--run-dir", str(target), "--json"])
-    assert result.exit_code == 0, result.output
-    return target
+@pytest.fixture
+def run_dir(quickstart_run: Path) -> Path:
+    return quickstart_run
 
 
 def _fits(text: str) -> list[str]:
