@@ -12,6 +12,7 @@ from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Column
 
 from evoarena.cli.common import out
 from evoarena.protocol.progress import CellProgress
@@ -22,11 +23,25 @@ WIDE = 110
 """From this many columns a terminal's rows also show a bar, the tokens and the elapsed time."""
 
 
+NAME = 24
+"""A narrow terminal shows at most this much of a cell's name: its start and its end (model and seed)."""
+
+
 def info(p: CellProgress, wide: bool) -> str:
     """The text after a cell's done/total: phase, the phase's score so far, calls (+ in flight), tokens when wide."""
     score = f"{p.score:.2f} ({p.graded})" if p.graded else "-"
-    tokens = f"  {p.tokens / 1000:.1f}k tok" if wide else ""
-    return f"{p.phase:<8} {score:<11} {calls_text(p)}{tokens}"
+    if not wide:
+        return f"{p.phase:<8} {score} {calls_text(p)}"
+    return f"{p.phase:<8} {score:<11} {calls_text(p)}  {p.tokens / 1000:.1f}k tok"
+
+
+def short(cell: str, width: int = NAME) -> str:
+    """`cell` cut in the middle to `width` characters, so its model and seed stay visible."""
+    if len(cell) <= width:
+        return cell
+    parts = cell.split("__")
+    tail = min(width // 2, len("__".join(parts[-2:])) if len(parts) > 2 else 8)
+    return cell[: width - tail - 1] + "…" + cell[-tail:]
 
 
 def eta(p: CellProgress) -> str:
@@ -47,14 +62,15 @@ class LiveRows:
                 upto = self.order.index(p.cell) + 1 if p.cell in self.order else len(self.order)
                 for c in [*self.order[:upto], p.cell]:
                     if c not in self.rows:
-                        self.rows[c] = self.bar.add_task(c, total=None, info="", eta="")
+                        self.rows[c] = self.bar.add_task(c if self.wide else short(c), total=None, info="", eta="")
             self.bar.update(self.rows[p.cell], completed=p.done, total=p.total, info=info(p, self.wide), eta=eta(p))
 
 
 def bar_for(console: Console) -> Progress:
     """The live display: cell, done/total, phase/score/calls, ETA; a bar and elapsed time on a wide terminal."""
     wide = console.width >= WIDE
-    columns: list[Any] = [TextColumn("{task.description}"), *([BarColumn(bar_width=20)] if wide else []),
+    name = TextColumn("{task.description}", table_column=Column(no_wrap=False, overflow="ellipsis"))  # it gives way
+    columns: list[Any] = [name, *([BarColumn(bar_width=20)] if wide else []),
                           MofNCompleteColumn(), TextColumn("{task.fields[info]}"),
                           *([TimeElapsedColumn()] if wide else []), TextColumn("{task.fields[eta]}")]
     return Progress(*columns, console=console)
