@@ -31,6 +31,9 @@ class CellProgress:
 
 Progress = Callable[[CellProgress], None]
 
+PENDING_EVERY_S = 0.5
+"""Calls in flight are counted (a ledger query) at most this often per cell."""
+
 
 class Tally:
     """Counts a cell's calls and tokens outside its budget (the test phase), as a `models.Meter` that never refuses."""
@@ -63,6 +66,7 @@ class Tracker:
         self._report = report
         self._spent = spent  # (calls, tokens) so far
         self._pending = pending
+        self._in_flight, self._looked = 0, float("-inf")  # the last count of calls in flight, and when
         self._clock = clock
         self._start = clock()
         self._eta = Eta(dict(phases or {}), max_calls, self._start)  # its calls baseline: the first look
@@ -106,7 +110,8 @@ class Tracker:
         now = self._clock()
         self._eta.observe(calls, now)
         done = self._state.phase == "done"
-        self._state = replace(self._state, calls=calls, tokens=tokens,
-                              pending=0 if self._pending is None or done else self._pending(),
+        if self._pending is not None and now - self._looked >= PENDING_EVERY_S:
+            self._in_flight, self._looked = self._pending(), now
+        self._state = replace(self._state, calls=calls, tokens=tokens, pending=0 if done else self._in_flight,
                               elapsed_s=now - self._start, eta_s=0.0 if done else self._eta.seconds_left(calls))
         self._report(self._state)
