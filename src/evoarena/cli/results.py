@@ -157,7 +157,8 @@ def _num(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
 
 
-def list_runs(root: Annotated[Path, typer.Argument()] = Path("runs"), as_json: JsonOpt = False) -> None:
+def list_runs(root: Annotated[Path, typer.Argument()] = Path("runs"), as_json: JsonOpt = False,
+              wide: WideOpt = False) -> None:
     """Run directories under ROOT."""
     rows = []
     for db in sorted(root.glob(f"*/{DB_NAME}")):
@@ -177,5 +178,5 @@ def list_runs(root: Annotated[Path, typer.Argument()] = Path("runs"), as_json: J
     keys = ("run_dir", "name", "status", "evidence", "started_at")
     cols = (Col("run_dir", fold=True), Col("name", drop=1), Col("status"), Col("evidence", drop=2),
             Col("started_at", drop=3))
-    show(fitted(cols, [[str(r[k]) for k in keys] for r in rows], title=str(root)))
+    show(fitted(cols, [[str(r[k]) for k in keys] for r in rows], title=str(root), wide=wide), wide)
 
