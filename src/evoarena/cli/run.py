@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from evoarena.cli.common import JsonOpt, check_range, emit_json, fail, out
+from evoarena.cli.fit import WideOpt
 from evoarena.cli.live import run_progress
 from evoarena.cli.plan import run_warning
 from evoarena.cli.probe import probe_warnings
@@ -53,6 +54,7 @@ def run(
         "refuses to start where bubblewrap does not work, unless the spec asks for a weaker "
         "protocol.method_confinement (docs/security.md).")] = False,
     as_json: JsonOpt = False,
+    wide: WideOpt = False,
 ) -> None:
     """Run (or resume) an experiment. Re-running the same command resumes and makes no repeated calls. The role
     probes run first (`evoarena probe-roles`; cached, kept in the run store); a role below the threshold warns. Before
@@ -119,7 +121,7 @@ def run(
     else:
         from evoarena.report.results_record import RunResults
 
-        print_results(RunResults.model_validate(results))
+        print_results(RunResults.model_validate(results), wide)
         out.print(f"wrote {target / 'results.json'} and {target / 'report.html'}")
 
 
