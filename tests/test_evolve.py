@@ -113,3 +113,24 @@ def test_no_public_name_of_the_package_is_also_a_submodule() -> None:
     import evoarena
 
     assert [n for n in evoarena.__all__ if importlib.util.find_spec(f"evoarena.{n}") is not None] == []
+
+
+def test_evolve_reports_progress_events_prints_plain_lines_and_quiet_silences_them(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from evoarena import CellProgress
+
+    seen: list[CellProgress] = []
+    kwargs = {"params": {"grader": "numeric"}, "root": tmp_path / "runs"}
+    got = evoarena.evolve(_rows(), "frozen", "scripted:test-evolve-player", progress=seen.append,
+                          **kwargs)  # type: ignore[arg-type]
+    assert capsys.readouterr() == ("", "")  # a callback given: nothing printed
+    assert all(isinstance(p, CellProgress) and p.cell == got.cell for p in seen)
+    assert [p.phase for p in seen][0] == "practice" and seen[-1].phase == "done" and seen[-1].done == seen[-1].total
+    assert seen[-1].calls == _calls(got.run_dir)
+    evoarena.evolve(_rows(), "frozen", "scripted:test-evolve-player", quiet=True, **kwargs)  # type: ignore[arg-type]
+    assert capsys.readouterr() == ("", "")
+    evoarena.evolve(_rows(), "frozen", "scripted:test-evolve-player", **kwargs)  # type: ignore[arg-type]
+    printed = capsys.readouterr()
+    lines = printed.err.splitlines()
+    assert printed.out == "" and lines[0].startswith(f"{got.cell}  practice  0/") and "eta " in lines[0]
+    assert lines[-1].startswith(f"{got.cell}  done  ") and len(lines) == len(set(lines))

@@ -5,7 +5,8 @@ The public API, importable from here (loaded on first use, so `import evoarena` 
   `Feedback`, `Parsed`, `Manifest`, `HarnessWorkspace`, and the registry decorators `method`, `benchmark`,
   `policy` (scripted-model policies) and `view` (report sections);
 - running: `load_spec`, `parse_spec`, `ExperimentSpec`, `run_experiment`, `validate_spec`;
-- evolving in one call: `evolve` (→ `Evolved`), and `load_prompt` for a prompt that `evoarena export` wrote;
+- evolving in one call: `evolve` (→ `Evolved`; its progress as `CellProgress` events), and `load_prompt` for a
+  prompt that `evoarena export` wrote;
 - reading a run: `RunStore`, `rebuild_report` (→ `RunResults`, the typed record results.json holds).
 Everything else is internal and may move.
 """
@@ -27,7 +28,7 @@ _EXPORTS: dict[str, str] = {
     "run_experiment": "evoarena.protocol.run.runner", "validate_spec": "evoarena.protocol.validate",
     "RunStore": "evoarena.store",
     "rebuild_report": "evoarena.protocol.run.reporting", "RunResults": "evoarena.report.results_record",
-    "evolve": "evoarena.one_call", "Evolved": "evoarena.one_call",
+    "evolve": "evoarena.one_call", "Evolved": "evoarena.one_call", "CellProgress": "evoarena.protocol.progress",
     "load_prompt": "evoarena.protocol.export.prompt_file",
 }
 
@@ -35,6 +36,7 @@ __all__ = [
     "__version__",
     "Attempt",
     "Benchmark",
+    "CellProgress",
     "Evolved",
     "ExperimentSpec",
     "Feedback",
@@ -84,6 +86,7 @@ if TYPE_CHECKING:
     )
     from evoarena.one_call import Evolved, evolve
     from evoarena.protocol.export.prompt_file import load_prompt
+    from evoarena.protocol.progress import CellProgress
     from evoarena.protocol.run.reporting import rebuild_report
     from evoarena.protocol.run.runner import run_experiment
     from evoarena.protocol.validate import validate_spec

@@ -18,6 +18,8 @@ from evoarena.api import ParamError, UnknownName
 from evoarena.protocol import catalog
 from evoarena.protocol.export.bundle import ExportError, instantiate, open_source, prompt_template
 from evoarena.protocol.export.prompt_file import PromptTemplate
+from evoarena.protocol.progress import Progress
+from evoarena.protocol.progress_log import PlainLog
 from evoarena.protocol.run.runner import default_run_dir, run_experiment
 from evoarena.report.results_record import RESULTS_FILE, RunResults, SelectionResult
 from evoarena.spec import EMBEDDED_SHORTHANDS, ExperimentSpec, SpecError, parse_spec
@@ -163,16 +165,20 @@ def evolve(
     name: str | None = None,
     root: Path | str = Path("runs"),
     run_dir: Path | str | None = None,
+    progress: Progress | None = None,
+    quiet: bool = False,
 ) -> Evolved:
     """Evolve a harness with `method` on `tasks` (a JSONL/JSON/CSV path or a list of dicts, read by the `files`
     benchmark with `params` as its params, e.g. `input`, `answer`, `grader`; or a benchmark name with `params`),
     select on val, grade once on test, and return the selected version. `roles` puts named roles on other models.
-    Resumes when the run directory exists."""
+    Resumes when the run directory exists. While it runs, each `CellProgress` goes to `progress`; by default a
+    plain line per phase and every few seconds goes to stderr (`evoarena run`'s log lines); `quiet=True`: nothing."""
     root = Path(root)
     spec = build_spec(tasks, method=method, model=model, roles=roles, budget=budget, seed=seed, params=params,
                       method_params=method_params, protocol=protocol, name=name, root=root)
     target = Path(run_dir) if run_dir is not None else default_run_dir(spec, root)
-    results = RunResults.model_validate(run_experiment(spec, target, search=(Path.cwd(),)))
+    report = None if quiet else progress or PlainLog()
+    results = RunResults.model_validate(run_experiment(spec, target, search=(Path.cwd(),), progress=report))
     return selected(target, results)
 
 

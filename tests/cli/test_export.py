@@ -15,12 +15,9 @@ runner = CliRunner()
 RECIPE = Path(__file__).resolve().parents[2] / "recipes" / "quickstart.yaml"
 
 
-@pytest.fixture(scope="module")
-def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    target = tmp_path_factory.mktemp("cli-export") / "run"
-    result = runner.invoke(app, ["run", str(RECIPE), "--model", "scripted", "--run-dir", str(target), "--json"])
-    assert result.exit_code == 0, result.output
-    return target
+@pytest.fixture
+def run_dir(quickstart_run: Path) -> Path:
+    return quickstart_run
 
 
 def test_each_mode(run_dir: Path, tmp_path: Path) -> None:

@@ -5,12 +5,13 @@ from __future__ import annotations
 import typer
 
 from evoarena.cli.clr import clr_app
+from evoarena.cli.common import summary
 from evoarena.cli.curve import curve
 from evoarena.cli.export import checkout, export_command
 from evoarena.cli.listing import list_command
 from evoarena.cli.plan import plan
 from evoarena.cli.probe import probe_roles
-from evoarena.cli.results import list_runs, report, show
+from evoarena.cli.results import list_runs, report, show_run
 from evoarena.cli.run import run
 from evoarena.cli.serve import serve
 from evoarena.cli.study import study_app
@@ -27,7 +28,7 @@ for name, command in (
     ("transfer", transfer),
     ("curve", curve),
     ("report", report),
-    ("show", show),
+    ("show", show_run),
     ("versions", versions),
     ("diff", diff),
     ("checkout", checkout),
@@ -41,6 +42,6 @@ for name, command in (
     ("export", export_command),
     ("calls", calls_command),
 ):
-    app.command(name=name)(command)
+    app.command(name=name, short_help=summary(command.__doc__))(command)
 app.add_typer(clr_app, name="clr")
 app.add_typer(study_app, name="study")

@@ -51,5 +51,13 @@ def resolve_cell(store: RunStore, cell: str) -> str:
     return matches[0]
 
 
+def summary(doc: str | None) -> str:
+    """A command's line in `--help`'s list: its docstring's first sentence, on one line (the whole docstring is the
+    command's own `--help`)."""
+    text = " ".join((doc or "").split())
+    end = text.find(". ")
+    return text if end < 0 else text[: end + 1]
+
+
 def emit_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")

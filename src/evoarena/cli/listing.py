@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import typer
-from rich.table import Table
 
-from evoarena.cli.common import JsonOpt, emit_json, fail, out
+from evoarena.cli.common import JsonOpt, emit_json, fail
+from evoarena.cli.fit import Col, WideOpt, fitted, show
 
 PLURALS = {"methods": "method", "benchmarks": "benchmark", "policies": "policy", "views": "view"}
 
@@ -27,6 +27,7 @@ def _origin(row: dict[str, Any]) -> str:
 def list_command(
     kind: Annotated[str, typer.Argument(help="methods, benchmarks, policies or views.")],
     as_json: JsonOpt = False,
+    wide: WideOpt = False,
 ) -> None:
     """What a spec can name: every registered method, benchmark, scripted policy or report view (built-ins and
     installed plugins), with its one-line description and params (and a method's roles; with --json, each
@@ -49,13 +50,9 @@ def list_command(
     if as_json:
         emit_json(rows)
         return
-    columns = ("name", "origin", "roles", "description", "params") if kind == "methods" else \
-        ("name", "origin", "description", "params")
-    table = Table(title=kind)
-    for col in columns:
-        table.add_column(col, overflow="fold")
-    for r in rows:
-        shown = {**r, "roles": ", ".join(r.get("roles", ())), "params": _params(r["params"]),
-                 "origin": _origin(r)}
-        table.add_row(*(shown[c] for c in columns))
-    out.print(table)
+    roles = [Col("roles", fold=True)] if kind == "methods" else []
+    cols = [Col("name", fold=True), Col("origin", drop=2, fold=True), *roles,
+            Col("description", fold=True, fold_min=30), Col("params", drop=1, fold=True, fold_min=24)]
+    shown = [{**r, "roles": ", ".join(r.get("roles", ())), "params": _params(r["params"]), "origin": _origin(r)}
+             for r in rows]
+    show(fitted(cols, [[s[c.name] for c in cols] for s in shown], title=kind, wide=wide), wide)

@@ -8,10 +8,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
 from evoarena.cli.common import JsonOpt, check_range, emit_json, fail, out
+from evoarena.cli.fit import Col, WideOpt, fitted, show
 from evoarena.spec import ExperimentSpec, SpecError, load_spec
 
 if TYPE_CHECKING:
@@ -36,6 +35,7 @@ def plan(
     set_: Annotated[list[str] | None, typer.Option(
         "--set", help="KEY=VALUE set in the spec first (repeatable), as `evoarena run --set`.")] = None,
     as_json: JsonOpt = False,
+    wide: WideOpt = False,
 ) -> None:
     """Power check before spending: the minimum detectable paired difference (MDE) of each condition against the
     baseline (the spec's first condition) on the test split, at the given power and α; the chance two checkpoints an
@@ -67,14 +67,14 @@ def plan(
 
         emit_json(to_plain(result))
         return
-    print_plan(result)
+    print_plan(result, wide)
 
 
-def print_plan(p: Plan) -> None:
-    """The plan as a header, one table and the warning line."""
+def print_plan(p: Plan, wide: bool = False) -> None:
+    """The plan as a header, one table (the columns that fit; all with `wide`) and the warning line."""
     r = p.rates
     out.print(f"[bold]{p.spec}[/]: {p.n_train} train / {p.n_val} val / {p.n_test} test tasks × {p.seeds} seed(s); "
-              f"α {p.alpha:g}, power {p.power:.0%}, min_effect {p.min_effect:g}", highlight=False, soft_wrap=True)
+              f"α {p.alpha:g}, power {p.power:.0%}, min_effect {p.min_effect:g}", highlight=False, soft_wrap=False)
     if r.source == "pilot" and p.pilot is not None:
         cached = f", {p.pilot.cached_calls} cached" if p.pilot.cached_calls else ""
         where = f"a pilot of {r.n} test tasks ({p.pilot.model}, seed {p.pilot.seed}; {p.pilot.calls} calls{cached})"
@@ -82,35 +82,33 @@ def print_plan(p: Plan) -> None:
         where = {"given": "given (--baseline)", "assumed": "assumed: no pilot (run `evoarena plan --pilot N`)"}.get(
             r.source, r.source)
     out.print(f"baseline {r.mean:.3f}, {where}; E[D²] {p.discordance:.3f}; tasks are the unit (seeds are averaged "
-              "within a task)", highlight=False, soft_wrap=True)
-    table = Table(show_edge=False, pad_edge=False)
-    rows = [*p.baselines, *p.comparisons]
-    for col, width in (("condition", max(len(c.condition) for c in rows)), ("vs", max(len(c.baseline) for c in rows))):
-        table.add_column(col, min_width=width, no_wrap=True)
-    for col in ("MDE", "≤min", "val", "tie", "picks", "calls", "tokens", "usd", "wall"):
-        table.add_column(col, justify="right")
-    for c in rows:
+              "within a task)", highlight=False, soft_wrap=False)
+    rows = []
+    for c in [*p.baselines, *p.comparisons]:
         is_base = c.condition == c.baseline
         tie = c.tie
-        table.add_row(
+        rows.append((
             c.condition, "-" if is_base else c.baseline,
             "-" if c.mde is None else f"{c.mde:.3f}",
-            "-" if c.detects is None else ("yes" if c.detects else "[red]no[/]"),
+            "-" if c.detects is None else ("yes" if c.detects else "no"),
             "-" if tie.resolution is None else f"{tie.resolution:.3f}",
             "-" if is_base or tie.tie is None else f"{tie.tie:.2f}",
             "-" if is_base or tie.better_wins is None else f"{tie.better_wins:.2f}",
             *_estimate_cells(c.estimate),
-        )
-    Console(width=max(out.width, 120)).print(table)  # whole numbers, even when piped (80 columns)
+        ))
+    right: dict[str, int] = {"MDE": 0, "≤min": 0, "val": 1, "tie": 2, "picks": 2, "calls": 0, "tokens": 3, "usd": 0,
+                             "wall": 0}
+    cols = (Col("condition"), Col("vs"), *(Col(name, drop=drop, justify="right") for name, drop in right.items()))
+    show(fitted(cols, rows, wide=wide, edge=False, pad_edge=False), wide)  # whole numbers: columns drop, not cut
     out.print(f"MDE: the smallest paired difference found at {p.power:.0%} power; ≤min: at most min_effect; val: one "
               "val task's step; tie / picks: the chance two checkpoints an MDE apart tie on val (the earlier is kept) "
               "/ the better is selected; calls, tokens, usd, wall: all seeds, sequential, from the pilot's calls "
               "(≥: no call budget, update calls not counted); usd at the solver model's price table (—: no price "
               "for a remote model, or no pilot; $0 local: an embedded or scripted model costs nothing)",
-              style="dim", highlight=False, soft_wrap=True)
+              style="dim", highlight=False, soft_wrap=False)
     line = p.warning()
     if line:
-        out.print(f"[yellow]power check: {line}[/]", highlight=False, soft_wrap=True)
+        out.print(f"[yellow]power check: {line}[/]", highlight=False, soft_wrap=False)
 
 
 def _estimate_cells(e: Estimate) -> tuple[str, str, str, str]:

@@ -6,23 +6,22 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.table import Table
 
 from evoarena.cli.common import JsonOpt, check_range, emit_json, err, fail, out
+from evoarena.cli.fit import Col, Fitted, WideOpt, fitted, show
 from evoarena.spec import INT64_MAX, SpecError, load_spec
 
 
-def probe_table(rows: list[dict[str, Any]], threshold: float, title: str = "role probes") -> Table:
-    """The probes' rich table: one row per role × method × model; a row below the threshold is marked."""
-    table = Table(title=f"{title} (warning below {threshold:.0%} usable)")
-    for col in ("role", "method", "model", "probes", "well-formed", "usable", "tokens", "most frequent refusal"):
-        table.add_column(col, overflow="fold", justify="left" if col in ("role", "method", "model") else "right")
-    for r in rows:
-        style = "yellow" if r["warning"] else None
-        table.add_row(r["role"], r["method"], r["model"], str(r["n"]), f"{r['well_formed']}/{r['n']}",
-                      f"{r['usable']}/{r['n']}", str(r["tokens"]), r["reasons"][0] if r["reasons"] else "",
-                      style=style)
-    return table
+def probe_table(rows: list[dict[str, Any]], threshold: float, title: str = "role probes",
+                wide: bool = False) -> Fitted:
+    """The probes' table: one row per role × method × model; a row below the threshold is marked."""
+    cols = (Col("role"), Col("method"), Col("model"), Col("probes", drop=3, justify="right"),
+            Col("well-formed", drop=2, justify="right"), Col("usable", justify="right"),
+            Col("tokens", drop=1, justify="right"), Col("most frequent refusal", fold=True))
+    shown = [(r["role"], r["method"], r["model"], str(r["n"]), f"{r['well_formed']}/{r['n']}",
+              f"{r['usable']}/{r['n']}", str(r["tokens"]), r["reasons"][0] if r["reasons"] else "") for r in rows]
+    return fitted(cols, shown, title=f"{title} (warning below {threshold:.0%} usable)", wide=wide,
+                  styles=["yellow" if r["warning"] else None for r in rows])
 
 
 def probe_warnings(rows: list[dict[str, Any]]) -> None:
@@ -39,6 +38,7 @@ def probe_roles(
     threshold: Annotated[float, typer.Option(help="Warn below this share (0 to 1) of usable replies.")] = 0.5,
     max_tokens: Annotated[int, typer.Option(help="Cap on each probe reply's tokens (at least 1).")] = 512,
     as_json: JsonOpt = False,
+    wide: WideOpt = False,
 ) -> None:
     """Send each update role of each method in SPEC a handful of canned update situations (the method's own
     templates, tiny fixed examples) and judge the replies with the method's own parser. Cached and kept in the run
@@ -61,6 +61,6 @@ def probe_roles(
     if as_json:
         emit_json({"run_dir": str(target), "threshold": threshold, "rows": rows})
         return
-    out.print(probe_table(rows, threshold, title=f"role probes: {spec.name}"))
+    show(probe_table(rows, threshold, title=f"role probes: {spec.name}", wide=wide), wide)
     probe_warnings(rows)
     out.print(f"kept in {target}")

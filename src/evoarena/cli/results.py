@@ -9,34 +9,28 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 
 from evoarena.cli.common import JsonOpt, RunDirArg, emit_json, open_run, out
+from evoarena.cli.fit import Col, Fitted, WideOpt, fitted, show
 from evoarena.store import DB_NAME, RunStore
 
 if TYPE_CHECKING:
     from evoarena.report.results_record import RunResults
 
 
-def print_results(results: RunResults) -> None:
+def print_results(results: RunResults, wide: bool = False) -> None:
     """The test accuracy per condition, each condition against the baseline, the headroom a reference harness shows
     (with each condition's share of it), why each cell tested the version it did (a warning for a final version the
     budget left ungraded), the update roles' reply quality, and the calls by role."""
-    table = Table(title=f"test accuracy (evidence: {results.evidence})")
-    for col in ("condition", "model", "test acc", "95% CI", "n", "errors"):
-        table.add_column(col)
+    rows = []
     for c in results.conditions:
         test = c.test
         mean, lo, hi = (test.mean, test.ci_low, test.ci_high) if test else (None, None, None)
-        table.add_row(
-            c.condition,
-            c.model,
-            "-" if mean is None else f"{mean:.3f}",
-            "-" if lo is None or hi is None else f"[{lo:.3f}, {hi:.3f}]",
-            str(test.n_graded if test else 0),
-            str(test.n_errors if test else 0),
-        )
-    out.print(table)
+        rows.append((c.condition, c.model, "-" if mean is None else f"{mean:.3f}",
+                     "-" if lo is None or hi is None else f"[{lo:.3f}, {hi:.3f}]",
+                     str(test.n_graded if test else 0), str(test.n_errors if test else 0)))
+    cols = (Col("condition"), Col("model", drop=1), Col("test acc"), Col("95% CI"), Col("n"), Col("errors"))
+    show(fitted(cols, rows, title=f"test accuracy (evidence: {results.evidence})", wide=wide), wide)
     for v in results.versus_baseline:  # spec order, each against the spec's first condition
         if v.condition == v.baseline:
             out.print(f"{v.condition} ({v.model}): {_num(v.mean)}   baseline")
@@ -59,25 +53,28 @@ def print_results(results: RunResults) -> None:
         if sel.warning:
             out.print(f"[yellow]warning[/]  {sel.condition} (seed {sel.seed}): {escape(sel.warning)}", soft_wrap=True)
     if results.update_quality:
-        out.print(quality_table(results))
-    rows = [(role, s.model_dump()) for role, s in sorted(results.calls.by_role.items())]
-    out.print(role_table("model calls by role (cached calls included and shown)", rows))
+        show(quality_table(results, wide), wide)
+    by_role = [(role, s.model_dump()) for role, s in sorted(results.calls.by_role.items())]
+    show(role_table("model calls by role (cached calls included and shown)", by_role, wide=wide), wide)
 
 
 QUALITY = ("usable", "echo", "duplicate", "repeated", "refused", "malformed")
 
 
-def quality_table(results: RunResults) -> Table:
-    """The update roles' replies during practice and what became of them, per condition × role."""
-    table = Table(title="update quality: what the update roles wrote (rejected replies by kind)")
-    for col in ("condition", "model", "role", "replies", *QUALITY, "parts"):
-        table.add_column(col)
+def quality_table(results: RunResults, wide: bool = False) -> Fitted:
+    """The update roles' replies during practice and what became of them, per condition × role (a kind of
+    rejection no reply had is dropped first when the terminal is narrow)."""
+    rows, styles = [], []
     for q in results.update_quality:
         row = q.model_dump()
-        style = "yellow" if q.replies and q.usable < q.replies / 2 else None
-        table.add_row(q.condition, q.model, q.role, str(q.replies), *(str(row[k]) for k in (*QUALITY, "parts")),
-                      style=style)
-    return table
+        styles.append("yellow" if q.replies and q.usable < q.replies / 2 else None)
+        rows.append((q.condition, q.model, q.role, str(q.replies), *(str(row[k]) for k in (*QUALITY, "parts"))))
+    seen = {k for q in results.update_quality for k in QUALITY if q.model_dump()[k]}
+    cols = (Col("condition"), Col("model", drop=3), Col("role"), Col("replies", justify="right"),
+            *(Col(k, drop=0 if k == "usable" else 1 if k in seen else 2, justify="right") for k in QUALITY),
+            Col("parts", drop=2, justify="right"))
+    return fitted(cols, rows, title="update quality: what the update roles wrote (rejected replies by kind)",
+                  wide=wide, styles=styles)
 
 
 def _mde(value: float | None) -> str:
@@ -89,26 +86,25 @@ def _signed(value: float | None) -> str:
     return "-" if value is None else f"{value:+.3f}"
 
 
-def role_table(title: str, rows: list[tuple[str, dict[str, Any]]]) -> Table:
-    """Calls, cached calls, errors, tokens and cost per role (from results.json or straight from the ledger)."""
-    table = Table(title=title)
-    for col in ("role", "calls", "cached", "errors", "input tokens", "output tokens", "cost $"):
-        table.add_column(col)
+def role_table(title: str, rows: list[tuple[str, dict[str, Any]]], *, pending: dict[str, int] | None = None,
+               wide: bool = False) -> Fitted:
+    """Calls, cached calls, errors, tokens and cost per role (from results.json or straight from the ledger); with
+    `pending` (a live run's calls in flight per role), a pending column, and those calls are not errors."""
+    cols = [Col("role"), Col("calls", justify="right"), *([Col("pending", justify="right")] if pending else []),
+            Col("cached", drop=2, justify="right"), Col("errors", justify="right"),
+            Col("input tokens", drop=3, justify="right"), Col("output tokens", drop=3, justify="right"),
+            Col("cost $", drop=1, justify="right")]
+    shown = []
     for role, r in rows:
-        table.add_row(
-            role,
-            str(r["calls"]),
-            str(r["cached_calls"]),
-            str(r["errors"]),
-            str(r["input_tokens"]),
-            str(r["output_tokens"]),
-            f"{r['cost_usd'] or 0:.4f}",
-        )
-    return table
+        waiting = (pending or {}).get(role, 0)
+        shown.append((role, str(r["calls"]), *([str(waiting)] if pending else []), str(r["cached_calls"]),
+                      str(r["errors"] - waiting), str(r["input_tokens"]), str(r["output_tokens"]),
+                      f"{r['cost_usd'] or 0:.4f}"))
+    return fitted(cols, shown, title=title, wide=wide)
 
 
 
-def report(run_dir: RunDirArg, as_json: JsonOpt = False) -> None:
+def report(run_dir: RunDirArg, as_json: JsonOpt = False, wide: WideOpt = False) -> None:
     """Rebuild results.json and report.html from the run store."""
     from evoarena.protocol.run.reporting import rebuild_report
 
@@ -116,15 +112,16 @@ def report(run_dir: RunDirArg, as_json: JsonOpt = False) -> None:
     if as_json:
         emit_json(results.model_dump())
     else:
-        print_results(results)
+        print_results(results, wide)
         out.print(f"wrote {run_dir / 'results.json'} and {run_dir / 'report.html'}")
 
 
-def show(run_dir: RunDirArg, as_json: JsonOpt = False) -> None:
-    """The run: spec, evidence, each cell's scores and selected version, and call totals per role."""
+def show_run(run_dir: RunDirArg, as_json: JsonOpt = False, wide: WideOpt = False) -> None:
+    """The run: spec, evidence, each cell's scores and selected version, and call totals per role (while the run
+    runs, its calls in flight as pending, not as errors)."""
 
     from evoarena.codec import to_plain
-    from evoarena.store.calls import totals_by_role
+    from evoarena.store.calls import pending_by_role, totals_by_role
     from evoarena.store.scores import cell_scores
 
     store = open_run(run_dir)
@@ -145,22 +142,23 @@ def show(run_dir: RunDirArg, as_json: JsonOpt = False) -> None:
         f"[bold]{run_row.get('name')}[/] status={run_row.get('status')} evidence={run_row.get('evidence')} "
         f"isolation={run_row.get('isolation')} code={run_row.get('code_version')}"
     )
-    t = Table(title="cells (test: the deployed version; val: its selection score)")
-    t.add_column("cell", no_wrap=True)
-    for col in ("status", "version", "test mean", "test pass", "n", "errors", "val mean"):
-        t.add_column(col, no_wrap=True)
-    for s in scores:
-        t.add_row(s.cell, s.status, (s.version or "(curriculum)")[:12], _num(s.test.mean), _num(s.test.pass_rate),
-                  str(s.test.n_graded), str(s.test.n_errors), _num(s.val.mean))
-    out.print(t)
-    out.print(role_table("model calls by role", [(r["role"], r) for r in calls]))
+    cols = (Col("cell"), Col("status", drop=2), Col("version", drop=3), Col("test mean", justify="right"),
+            Col("test pass", drop=4, justify="right"), Col("n", justify="right"), Col("errors", justify="right"),
+            Col("val mean", justify="right"))
+    rows = [(s.cell, s.status, (s.version or "(curriculum)")[:12], _num(s.test.mean), _num(s.test.pass_rate),
+             str(s.test.n_graded), str(s.test.n_errors), _num(s.val.mean)) for s in scores]
+    show(fitted(cols, rows, title="cells (test: the deployed version; val: its selection score)", wide=wide), wide)
+    live = run_row.get("status") == "running"  # its unanswered ledger rows are calls in flight
+    show(role_table("model calls by role", [(r["role"], r) for r in calls],
+                    pending=pending_by_role(store) if live else None, wide=wide), wide)
 
 
 def _num(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
 
 
-def list_runs(root: Annotated[Path, typer.Argument()] = Path("runs"), as_json: JsonOpt = False) -> None:
+def list_runs(root: Annotated[Path, typer.Argument()] = Path("runs"), as_json: JsonOpt = False,
+              wide: WideOpt = False) -> None:
     """Run directories under ROOT."""
     rows = []
     for db in sorted(root.glob(f"*/{DB_NAME}")):
@@ -177,10 +175,8 @@ def list_runs(root: Annotated[Path, typer.Argument()] = Path("runs"), as_json: J
     if as_json:
         emit_json(rows)
         return
-    t = Table(title=str(root))
-    for col in ("run_dir", "name", "status", "evidence", "started_at"):
-        t.add_column(col)
-    for r in rows:
-        t.add_row(*(str(r[k]) for k in ("run_dir", "name", "status", "evidence", "started_at")))
-    out.print(t)
+    keys = ("run_dir", "name", "status", "evidence", "started_at")
+    cols = (Col("run_dir", fold=True), Col("name", drop=1), Col("status"), Col("evidence", drop=2),
+            Col("started_at", drop=3))
+    show(fitted(cols, [[str(r[k]) for k in keys] for r in rows], title=str(root), wide=wide), wide)
 

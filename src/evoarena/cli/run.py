@@ -1,6 +1,6 @@
-"""`evoarena run SPEC`: run (or resume) an experiment with a progress bar per cell, after the lines a run prints at
-its start: the run's target and evidence, the methods' confinement and the promises it lacks, and which model plays
-each role of each condition."""
+"""`evoarena run SPEC`: run (or resume) an experiment with its progress per cell (`live`), after the lines a run
+prints at its start: the run's target and evidence, the methods' confinement and the promises it lacks, and which
+model plays each role of each condition."""
 
 from __future__ import annotations
 
@@ -8,16 +8,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 
-from evoarena.cli.common import JsonOpt, check_range, emit_json, err, fail, out
+from evoarena.cli.common import JsonOpt, check_range, emit_json, fail, out
+from evoarena.cli.fit import WideOpt
+from evoarena.cli.live import run_progress
 from evoarena.cli.plan import run_warning
 from evoarena.cli.probe import probe_warnings
 from evoarena.cli.results import print_results
@@ -60,6 +54,7 @@ def run(
         "refuses to start where bubblewrap does not work, unless the spec asks for a weaker "
         "protocol.method_confinement (docs/security.md).")] = False,
     as_json: JsonOpt = False,
+    wide: WideOpt = False,
 ) -> None:
     """Run (or resume) an experiment. Re-running the same command resumes and makes no repeated calls. The role
     probes run first (`evoarena probe-roles`; cached, kept in the run store); a role below the threshold warns. Before
@@ -67,7 +62,6 @@ def run(
     sits at the floor or ceiling of the spec's last pilot (`evoarena plan`; no model call). The summary says why each
     cell tested the version it did, and warns when the budget left a final version ungraded on val (a call budget
     holds that grading's cost back from practice: docs/protocol.md, "Budgets")."""
-    from evoarena.protocol.progress import CellProgress
     from evoarena.protocol.run.runner import (
         ProbeWarningStop,
         RunDirConflict,
@@ -109,28 +103,7 @@ def run(
         if warning:
             out.print(f"[yellow]{warning}[/]", highlight=False, soft_wrap=True)
     plans = plan_cells(spec)
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[info]}"),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        console=err,
-        disable=as_json,
-    ) as bar:
-        order = [p.cell for p in plans]
-        tasks: dict[str, Any] = {}
-
-        def progress(p: CellProgress) -> None:
-            # bars appear when the cells start, so an error from building the benchmark prints alone; they count
-            # tasks (practice steps, val and test tasks), with the phase's running score, calls and tokens
-            for c in order[: order.index(p.cell) + 1] if p.cell not in tasks else ():
-                tasks.setdefault(c, bar.add_task(c, total=None, info=""))
-            score = f"score {p.score:.2f} ({p.graded})" if p.graded else ""
-            info = f"{p.phase:<8} {score:<18} {p.calls} calls {p.tokens / 1000:.1f}k tok"
-            bar.update(tasks[p.cell], completed=p.done, total=p.total, info=info)
-
+    with run_progress([p.cell for p in plans], quiet=as_json) as progress:
         try:
             results = run_experiment(spec, target, progress=progress, cells_in_parallel=parallel,
                                      concurrency=concurrency, search=(spec_path.resolve().parent,), probe=not no_probe,
@@ -148,7 +121,7 @@ def run(
     else:
         from evoarena.report.results_record import RunResults
 
-        print_results(RunResults.model_validate(results))
+        print_results(RunResults.model_validate(results), wide)
         out.print(f"wrote {target / 'results.json'} and {target / 'report.html'}")
 
 

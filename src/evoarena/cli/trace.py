@@ -13,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from evoarena.cli.common import JsonOpt, RunDirArg, emit_json, err, fail, open_run, out, resolve_cell
+from evoarena.cli.fit import Col, WideOpt, fitted, show
 from evoarena.codec import to_plain
 from evoarena.spec import INT64_MAX
 from evoarena.store import (
@@ -27,6 +28,7 @@ from evoarena.store import (
     find_calls,
     queries,
 )
+from evoarena.store.calls import INTERRUPTED
 from evoarena.store.view_trace import episode
 
 CellOpt = Annotated[
@@ -156,9 +158,9 @@ def trace(
     if not convs:
         err.print("no calls match")
         return
-    show = _print_rich if out.is_terminal else _print_plain
+    printer = _print_rich if out.is_terminal else _print_plain
     for c in convs:
-        show(c)
+        printer(c)
 
 
 def _nth_episode(store: RunStore, cell: str, phase: str, n: int) -> int:
@@ -214,28 +216,27 @@ def calls_command(
     limit: Annotated[int, typer.Option(min=1, max=INT64_MAX,
                                        help="At most this many calls (the last ones matching).")] = 50,
     as_json: JsonOpt = False,
+    wide: WideOpt = False,
 ) -> None:
-    """The call ledger, newest last (filtered by cell, task, role or phase)."""
+    """The call ledger, newest last (filtered by cell, task, role or phase). While the run runs, a call still in
+    flight shows as pending (its ledger row is written before the call is sent)."""
     store = open_run(run_dir)
     rows = _select(store, cell=cell, task=task, role=role, phase=phase, attempt=None, limit=limit)
     if as_json:
         emit_json(to_plain(rows))
         return
-    t = Table(title=f"last {len(rows)} calls")
-    for col in ("id", "cell", "unit", "phase", "role", "model_id", "in", "out", "latency", "cached", "error"):
-        t.add_column(col)
-    for r in rows:
-        t.add_row(
-            str(r.id),
-            str(r.cell),
-            str(r.unit),
-            str(r.phase),
-            r.role,
-            r.model_id,
-            str(r.input_tokens),
-            str(r.output_tokens),
-            f"{r.latency_s:.2f}",
-            "yes" if r.cached else "",
-            (r.error or "")[:40],
-        )
-    out.print(t)
+    live = (store.run() or {}).get("status") == "running"
+    cols = (Col("id", justify="right"), Col("cell"), Col("unit", drop=2), Col("phase", drop=1), Col("role"),
+            Col("model_id", drop=5), Col("in", justify="right"), Col("out", justify="right"),
+            Col("latency", drop=3, justify="right"), Col("cached", drop=4), Col("error", fold=True))
+    shown = [(str(r.id), str(r.cell), str(r.unit), str(r.phase), r.role, r.model_id, str(r.input_tokens),
+              str(r.output_tokens), f"{r.latency_s:.2f}", "yes" if r.cached else "", _error(r, live))
+             for r in rows]
+    show(fitted(cols, shown, title=f"last {len(rows)} calls", wide=wide), wide)
+
+
+def _error(r: CallRow, live: bool) -> str:
+    """A call's error cell: "pending" for a call a running run is still waiting on, else its error (cut)."""
+    if r.error == INTERRUPTED and live:
+        return "pending"
+    return (r.error or "")[:40]

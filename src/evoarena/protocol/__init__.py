@@ -7,7 +7,8 @@ Four rooms, each a floor above the one it leans on, over shared leaves kept here
   process (`isolation: process`) with its child;
 - `solve/` — how an attempt is made: the solver's request, harness programs, episode solving;
 - `export/` — a harness version out of a run: solver prompt file, files, Agent Skill folder.
-Leaves: `catalog` (registries), `validate`, `confinement`, `roles`, `budget`, `scheduler`, `splits`, `progress`.
+Leaves: `catalog` (registries), `validate`, `confinement`, `roles`, `budget`, `scheduler`, `splits`, `progress`
+(with `progress_eta` and `progress_log`).
 
 Nothing is re-exported here: import from the module that owns a name (the public face is `evoarena`).
 """

@@ -178,6 +178,18 @@ INTERRUPTED = "interrupted: the run ended during this call (it may have reached 
 """The error of a ledger row written before its call and never completed (a kill, or a call still in flight)."""
 
 
+def pending_calls(store: RunStore, cell: str) -> int:
+    """`cell`'s ledger rows still marked `INTERRUPTED`: in a live run, its calls in flight."""
+    row = store.query_one("SELECT COUNT(*) AS n FROM calls WHERE cell=? AND error=?", [cell, INTERRUPTED])
+    return int(row["n"]) if row else 0
+
+
+def pending_by_role(store: RunStore) -> dict[str, int]:
+    """Ledger rows still marked `INTERRUPTED`, per role: calls in flight while the run runs (or cut off by a kill)."""
+    rows = store.query("SELECT role, COUNT(*) AS n FROM calls WHERE error=? GROUP BY role", [INTERRUPTED])
+    return {str(r["role"]): int(r["n"]) for r in rows}
+
+
 def errors_since(store: RunStore, cell: str, since: int, shared_phases: Sequence[str] = (),
                  unit: str | None = None) -> list[str]:
     """Provider errors recorded after ledger row `since`, oldest first: `cell`'s own (of its `unit` only, when given:

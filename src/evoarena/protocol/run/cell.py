@@ -57,7 +57,9 @@ class CellRunner:
         self.store.upsert_cell(plan.cell, condition=plan.condition, method=units.method.name, model=plan.model,
                                seed=plan.seed, status="running")
         initial = units.initial()
-        units.tracker = Tracker(plan.cell, self.schedule.total(), units.report, units.spent)
+        units.tracker = Tracker(plan.cell, self.schedule.total(), units.report, units.spent,
+                                phases=self.schedule.phases(), max_calls=self.spec.budget.max_calls,
+                                pending=units.in_flight)
         units.tracker.phase(self.schedule.phase)
         lanes = self.schedule.lanes(initial)
         if self._own_meters():

@@ -45,7 +45,7 @@ from evoarena.protocol.scheduler import SERIAL, Scheduler
 from evoarena.protocol.splits import PracticeSplits
 from evoarena.spec import ExperimentSpec
 from evoarena.store import AttemptRow, RunStore
-from evoarena.store.calls import errors_since, last_call_id
+from evoarena.store.calls import errors_since, last_call_id, pending_calls
 
 #: The record each kind of unit leaves.
 RESULTS: dict[UnitKind, type[UnitResult]] = {
@@ -118,6 +118,7 @@ class UnitRunner:
         if selecting:
             meter.enforce = False  # selection spends from the budget but finishes the checkpoint it started
         done = read(self.store, self.cell, unit.key, RESULTS[unit.kind])
+        replayed = done is not None
         if done is None:
             if unit.optional and not (meter.can_pay(len(unit.tasks)) if selecting else not meter.exhausted()):
                 return None
@@ -127,6 +128,8 @@ class UnitRunner:
             self._replay(unit, done)
         if isinstance(done, StepResult | CheckpointResult):
             meter.restore(done.budget)
+        if replayed:
+            self.tracker.resync()  # its calls were read back, not made now: the ETA does not time them
         return done
 
     def initial(self) -> str:
@@ -144,6 +147,10 @@ class UnitRunner:
         """Calls and tokens the cell spent so far: its meters' and the test's."""
         meters = [self.meter, *self.live_meters]
         return (sum(m.calls for m in meters) + self.tally.calls, sum(m.tokens for m in meters) + self.tally.tokens)
+
+    def in_flight(self) -> int:
+        """The cell's calls sent and not answered yet (ledgered ahead of the call)."""
+        return pending_calls(self.store, self.cell)
 
     # -- helpers --------------------------------------------------------------------------------
     def _models(self, phase: str, meter: Meter | None, unit: str | None = None) -> dict[str, RoleModel]:

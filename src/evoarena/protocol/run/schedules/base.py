@@ -127,6 +127,10 @@ class CellSchedule(ABC):
     def total(self) -> int:
         """Tasks the progress display plans for."""
 
+    def phases(self) -> dict[str, int]:
+        """Tasks planned per progress phase, in order (what a cell's ETA counts down)."""
+        return {self.phase: self.total()}
+
     @abstractmethod
     def lanes(self, initial: str) -> list[Lane]:
         """The cell's lanes, each starting from the initial version."""

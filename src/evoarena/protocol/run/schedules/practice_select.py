@@ -67,6 +67,10 @@ class PracticeSelectTestSchedule(CellSchedule):
     def total(self) -> int:
         return len(self.steps) + self.planned * len(self.inputs.practice.val) + self.inputs.test_size
 
+    def phases(self) -> dict[str, int]:
+        return {"practice": len(self.steps), "select": self.planned * len(self.inputs.practice.val),
+                "test": self.inputs.test_size}
+
     def lanes(self, initial: str) -> list[Lane]:
         return [self._lane(initial)]
 
