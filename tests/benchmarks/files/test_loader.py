@@ -300,7 +300,7 @@ def test_a_bad_json_line_names_its_line(tmp_path: Path) -> None:
                                              r"double quotes at column 28\)$"):
         build(path)
     path.write_text('{"input": "a", "answer": "1"}\n[1, 2]\n')
-    with pytest.raises(FileTasksError, match=r"^t\.jsonl:2: expected a JSON object per line, got list$"):
+    with pytest.raises(FileTasksError, match=r"^t\.jsonl:2: expected a JSON object per line, got a list$"):
         build(path)
 
 
@@ -346,7 +346,7 @@ def test_other_file_errors(tmp_path: Path) -> None:
     with pytest.raises(FileTasksError, match=r"^latin\.csv: not UTF-8 text"):
         build(tmp_path / "latin.csv")
     (tmp_path / "obj.json").write_text('{"input": "a"}')
-    with pytest.raises(FileTasksError, match=r"^obj\.json: expected a JSON array of objects, got dict$"):
+    with pytest.raises(FileTasksError, match=r"^obj\.json: the top level is an object, not a list of records; set "):
         build(tmp_path / "obj.json")
 
 
