@@ -221,12 +221,23 @@ def test_a_missing_file_fails_in_one_line(tmp_path: Path) -> None:
                                    f"against the current directory {tmp_path})")
 
 
-@pytest.mark.parametrize("flags", [("--json",), ()], ids=["json", "progress-bars"])
-def test_a_bad_json_line_fails_in_one_line_with_its_number(tmp_path: Path, flags: tuple[str, ...]) -> None:
-    """Also with progress bars on: no cell's bar is drawn before the benchmark has read its rows."""
+FAULTS: dict[str, tuple[str, str]] = {  # what is appended to tasks.jsonl -> the one line `run` prints
+    "bad-json": ('{"input": "x", "answer": \n', "tasks.jsonl:4: not valid JSON (Expecting value at column 26)"),
+    "missing-field": ('{"input": "x", "part": "test"}\n', "tasks.jsonl:4: no column 'answer' (benchmark.params.answer; "
+                      "columns: input, answer, part)"),
+    "bad-split": ('{"input": "x", "answer": "y", "part": "later"}\n', "tasks.jsonl:4: split 'later' is not train, "
+                  "val or test"),
+}
+
+
+@pytest.mark.parametrize(("fault", "flags"), [("bad-json", ("--json",)), *((f, ()) for f in FAULTS)])
+def test_a_data_error_is_the_only_line_run_prints(tmp_path: Path, fault: str, flags: tuple[str, ...]) -> None:
+    """Before the banner, and with progress bars on before any cell's bar: nothing is written either."""
     spec = write_project(tmp_path, "exact", {}, [("Answer: Paris", "Paris", 1.0, {})])
+    line, message = FAULTS[fault]
     with (tmp_path / "tasks.jsonl").open("a") as fh:
-        fh.write('{"input": "x", "answer": \n')
+        fh.write(line)
     done = evoarena("run", spec.name, "--run-dir", "run", *flags, cwd=tmp_path)
     assert done.returncode == 2 and not (tmp_path / "run").exists()
-    assert done.stderr.strip() == "error: tasks.jsonl:4: not valid JSON (Expecting value at column 26)"
+    assert done.stderr.startswith(f"error: {message}") and len(done.stderr.strip().splitlines()) == 1
+    assert done.stdout == ""  # no banner, no roles
