@@ -12,9 +12,10 @@ from typing import Any
 from pydantic import ValidationError
 
 
-def did_you_mean(name: str, known: Iterable[str]) -> str:
-    """` — did you mean 'X'?` for the known name closest to `name` (or the two closest), or '' when none is close."""
-    close = difflib.get_close_matches(name, [str(k) for k in known], n=2, cutoff=0.6)
+def did_you_mean(name: str, known: Iterable[str], n: int = 1) -> str:
+    """` — did you mean 'X'?` for the known name closest to `name` (`'X' or 'Y'` for the `n` closest), or '' when
+    none is close."""
+    close = difflib.get_close_matches(name, [str(k) for k in known], n=n, cutoff=0.6)
     if not close:
         return ""
     return f" — did you mean {' or '.join(repr(c) for c in close)}?"
@@ -25,11 +26,14 @@ def listing(names: Iterable[Any]) -> str:
     return ", ".join(str(n) for n in names) or "none"
 
 
-def unknown(kind: str, name: str, known: Iterable[str], also: str = "") -> str:
-    """`unknown KIND 'name' — did you mean 'X'? (known: a, b; ALSO)`: one sentence, the closest name first."""
+def unknown(kind: str, name: str, known: Iterable[str], also: str = "", close_to: Iterable[str] | None = None,
+            n: int = 1) -> str:
+    """`unknown KIND 'name' — did you mean 'X'? (known: a, b; ALSO)`: one sentence, the closest name first (looked
+    for among `close_to` when given, else among `known`)."""
     names = list(known)
     more = f"; {also}" if also else ""
-    return f"unknown {kind} {name!r}{did_you_mean(name, names)} (known: {listing(names)}{more})"
+    hint = did_you_mean(name, names if close_to is None else close_to, n)
+    return f"unknown {kind} {name!r}{hint} (known: {listing(names)}{more})"
 
 
 _QUOTED = re.compile(r"'((?:[^'\\]|\\.)*)'")
@@ -53,11 +57,13 @@ def plain(error: Any) -> str:
              "model_attributes_type": "a mapping", "set_type": "a list"}
     if kind in bounds:
         word, key = bounds[kind]
-        return f"must be {word} {ctx.get(key)}{_got(value)}"
+        bound = ctx.get(key)
+        shown = int(bound) if isinstance(bound, float) and bound.is_integer() else bound
+        return f"must be {word} {shown}{_got(value)}"
     if kind in types:
         return f"must be {types[kind]}{_got(value)}"
     if kind == "missing":
-        return "is required"
+        return "missing (it is required)"
     if kind == "extra_forbidden":
         return "is not a known field"
     if kind == "literal_error":

@@ -13,9 +13,9 @@ from evoarena.benchmarks.files import FilesBenchmark
 from evoarena.benchmarks.files.graders import make_grader
 from evoarena.benchmarks.files.parsing import first_number
 
-SMALL = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
-         "seventeen eighteen nineteen").split()
-TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
+SMALL = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
+         "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"]
+TENS = ["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
 
 
 def words(n: int, *, use_and: bool, hyphen: bool) -> str:

@@ -193,8 +193,8 @@ def test_reveal_puts_the_reference_in_the_feedback(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("change", "message"), [
     ({"tolerance": 0.1}, "benchmark.params.tolerance: applies to the numeric grader, not 'exact'"),
-    ({"grader": "exactt"}, "benchmark.params.grader: unknown grader 'exactt' (did you mean exact?)"),
-    ({"answr": "x"}, "benchmark.params (files): unknown param 'answr' (did you mean answer?)"),
+    ({"grader": "exactt"}, "benchmark.params.grader: unknown grader 'exactt' — did you mean 'exact'?"),
+    ({"answr": "x"}, "benchmark.params (files): unknown param 'answr' — did you mean 'answer'?"),
     ({"answer": "gold"}, "tasks.jsonl:1: no column 'gold' (benchmark.params.answer; columns: input, answer, part)"),
     ({"grader": "my_grader:nothing"}, "benchmark.params.grader: 'my_grader:nothing': my_grader has no nothing"),
     ({"split": "", "ratio": [1, 0, 1]}, "split 'val' is empty (3 tasks in 3 sources, ratio [1, 0, 1] seed 0"),

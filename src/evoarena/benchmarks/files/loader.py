@@ -1,6 +1,6 @@
-"""Reading a user's task file into rows: JSONL, JSON (an array of objects, or one found by a dotted path), CSV/TSV, or a Hugging Face `datasets`
-folder written by `save_to_disk` (only when the `datasets` package is installed). Every problem is one line that
-names the file and, where there is one, the line."""
+"""Reading a user's task file into rows: JSONL, JSON (an array of objects, or one at a dotted path inside it),
+CSV/TSV, or a Hugging Face `datasets` folder written by `save_to_disk` (only when the `datasets` package is
+installed). Every problem is one line that names the file and, where there is one, the line."""
 
 from __future__ import annotations
 
@@ -115,7 +115,8 @@ def find_records(data: Any, records: str, name: str) -> Any:
     is one line naming the path."""
     if not records:
         return data
-    node, walked = data, []
+    node: Any = data
+    walked: list[str] = []
     for part in records.split("."):
         here = ".".join([*walked, part])
         if isinstance(node, dict) and part in node:

@@ -7,10 +7,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_UNITS = {w: i for i, w in enumerate("zero one two three four five six seven eight nine".split())}
+_UNITS = {w: i for i, w in enumerate(["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"])}
 _TEENS = {w: 10 + i for i, w in enumerate(
-    "ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen".split())}
-_TENS = {w: 10 * (i + 2) for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split())}
+    ["ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"])}
+_TENS = {w: 10 * (i + 2) for i, w in enumerate(
+    ["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"])}
 _SCALES = {"thousand": 10**3, "million": 10**6, "billion": 10**9, "trillion": 10**12}
 _WORD = "|".join(sorted([*_UNITS, *_TEENS, *_TENS, "hundred", *_SCALES], key=len, reverse=True))
 _PHRASE = re.compile(rf"(?<![\w-])(?:(?:minus|negative)\s+)?(?:{_WORD})(?:(?:\s+and\s+|[\s-]+)(?:{_WORD}))*(?![\w-])",

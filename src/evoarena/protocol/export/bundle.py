@@ -23,6 +23,7 @@ from evoarena.protocol.validate import validate_spec
 from evoarena.spec import ExperimentSpec, MethodSpec, SpecError
 from evoarena.store import RunStore
 from evoarena.store.scores import version_scores
+from evoarena.wording import did_you_mean, listing
 
 MODES: tuple[str, ...] = ("prompt", "files", "skill")
 _SENTINEL = "EVOARENA-TASK-SLOT-5c1e0d"
@@ -76,9 +77,10 @@ def pick_cell(store: RunStore, cell: str | None) -> dict[str, Any]:
             return cells[0]
         raise ExportError(f"this run has {len(cells)} cells; pass --cell (one of: {', '.join(names)})")
     exact = [c for c in cells if c["cell"] == cell] or [c for c in cells if str(c["cell"]).startswith(cell)]
+    if not exact:
+        raise ExportError(f"no cell {cell!r} in this run{did_you_mean(cell, names)} (cells: {listing(names)})")
     if len(exact) != 1:
-        what = "no cell" if not exact else f"{len(exact)} cells match"
-        raise ExportError(f"{what} {cell!r} in this run (cells: {', '.join(names)})")
+        raise ExportError(f"{len(exact)} cells match {cell!r} in this run (cells: {listing(names)})")
     return exact[0]
 
 
