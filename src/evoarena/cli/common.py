@@ -47,7 +47,8 @@ def resolve_cell(store: RunStore, cell: str) -> str:
     names = [str(c["cell"]) for c in store.cells()]
     matches = [cell] if cell in names else [n for n in names if n.startswith(cell)]
     if not matches:
-        fail(f"no cell {cell!r} in this run{did_you_mean(cell, names)} (cells: {listing(names)})")
+        close = did_you_mean(cell, [*names, *{str(c["condition"]) for c in store.cells()}])
+        fail(f"no cell {cell!r} in this run{close} (cells: {listing(names)})")
     if len(matches) != 1:
         fail(f"{len(matches)} cells match {cell!r} in this run (cells: {listing(names)})")
     return matches[0]
