@@ -6,12 +6,12 @@ import hashlib
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal, get_args, get_origin
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from evoarena.wording import did_you_mean, first_error, listing, unknown, where
+from evoarena.wording import first_error, listing, unknown, where
 
 Backend = Literal["openai", "embedded", "scripted"]
 
@@ -293,28 +293,10 @@ class ExperimentSpec(_Strict):
 def _format_error(err: ValidationError, model: type[BaseModel] | None = None, prefix: Sequence[str] = ()) -> str:
     """The first problem of `err` in one plain line naming its field: `protocol.epochs: must be at least 1 (got 0)`;
     an unknown field with the closest known one (the fields of `model`, ExperimentSpec by default, at that place)."""
-    loc, phrase = first_error(err)
-    if err.errors()[0]["type"] == "extra_forbidden" and loc:
-        fields = _fields_at(model or ExperimentSpec, loc[:-1])
-        known = f" (known: {listing(fields)})" if fields else ""
-        phrase = f"unknown field{did_you_mean(loc[-1], fields or [])}{known}"
+    loc, phrase = first_error(err, model or ExperimentSpec)
     if not loc and err.errors()[0]["type"] == "value_error":  # a whole-spec check: its message names the field
         return phrase
     return f"{where([*prefix, *loc]) or 'spec'}: {phrase}"
-
-
-def _fields_at(model: type[BaseModel], path: Sequence[str]) -> list[str] | None:
-    """The field names of the model found at `path` inside `model` (through mappings and lists of models: a key or
-    index in `path` steps into one), or None when no model is there."""
-    node: Any = model
-    for part in path:
-        if get_origin(node) in (dict, list):  # `models: dict[str, ModelSpec]`, `methods: list[MethodSpec]`
-            node = get_args(node)[-1]
-        elif isinstance(node, type) and issubclass(node, BaseModel) and part in node.model_fields:
-            node = node.model_fields[part].annotation
-        else:
-            return None
-    return list(node.model_fields) if isinstance(node, type) and issubclass(node, BaseModel) else None
 
 
 def parse_spec(data: Any) -> ExperimentSpec:

@@ -7,9 +7,9 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, get_args, get_origin
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 
 def did_you_mean(name: str, known: Iterable[str], n: int = 1) -> str:
@@ -82,13 +82,17 @@ def plain(error: Any) -> str:
     return f"{msg[:1].lower()}{msg[1:]}"
 
 
-def first_error(err: ValidationError) -> tuple[list[str], str]:
+def first_error(err: ValidationError, model: type[BaseModel] | None = None) -> tuple[list[str], str]:
     """The first problem of `err`: its location (the path of field names and list indexes, without a union's member
     tags) and its plain phrase; the members of a union that all failed on one field read as one phrase (`must be an
-    integer or null`)."""
+    integer or null`). With the `model` validated, an unknown field names the closest of the fields at its place."""
     errors = err.errors()
     first = errors[0]
-    loc = [str(p) for p in first["loc"] if isinstance(p, int) or not _is_tag(p, first)]
+    loc = [str(p) for p in first["loc"] if isinstance(p, int) or not _is_tag(p)]
+    if first["type"] == "extra_forbidden" and loc and model is not None:
+        fields = fields_at(model, loc[:-1])
+        known = f" (known: {listing(fields)})" if fields else ""
+        return loc, f"unknown field{did_you_mean(loc[-1], fields or [])}{known}"
     phrases = [plain(e) for e in errors if e["loc"][:1] == first["loc"][:1]]
     if len(phrases) > 1 and all(p.startswith("must be ") for p in phrases):
         got = phrases[0][phrases[0].rfind(" (got "):] if " (got " in phrases[0] else ""
@@ -99,7 +103,21 @@ def first_error(err: ValidationError) -> tuple[list[str], str]:
     return loc, phrases[0]
 
 
-def _is_tag(part: Any, error: Any) -> bool:
+def fields_at(model: type[BaseModel], path: Sequence[str]) -> list[str] | None:
+    """The field names of the model found at `path` inside `model` (through mappings and lists of models: a key or
+    index in `path` steps into one), or None when no model is there."""
+    node: Any = model
+    for part in path:
+        if get_origin(node) in (dict, list):  # `models: dict[str, ModelSpec]`, `methods: list[MethodSpec]`
+            node = get_args(node)[-1]
+        elif isinstance(node, type) and issubclass(node, BaseModel) and part in node.model_fields:
+            node = node.model_fields[part].annotation
+        else:
+            return None
+    return list(node.model_fields) if isinstance(node, type) and issubclass(node, BaseModel) else None
+
+
+def _is_tag(part: Any) -> bool:
     """A union member's tag in a location (`int`, `list[int]`, `function-after[...]`), not a field name."""
     return isinstance(part, str) and bool(re.search(r"[\[\]()]", part) or part in _TAGS)
 
