@@ -114,8 +114,9 @@ class Normalized(Grader):
 
 
 class Numeric(Grader):
-    """The first number of the answer equals the reference's within `tolerance` (absolute) or `rel_tolerance`
-    (relative to the reference); a `%` on one side only also matches as a fraction (50% = 0.5)."""
+    """The first number of the answer (in digits, or a whole number in English words: `twenty-one`) equals the
+    reference's within `tolerance` (absolute) or `rel_tolerance` (relative to the reference); a `%` on one side only
+    also matches as a fraction (50% = 0.5)."""
 
     name = "numeric"
     options = ("tolerance", "rel_tolerance")
