@@ -230,14 +230,30 @@ FAULTS: dict[str, tuple[str, str]] = {  # what is appended to tasks.jsonl -> the
 }
 
 
-@pytest.mark.parametrize(("fault", "flags"), [("bad-json", ("--json",)), *((f, ()) for f in FAULTS)])
-def test_a_data_error_is_the_only_line_run_prints(tmp_path: Path, fault: str, flags: tuple[str, ...]) -> None:
+@pytest.mark.parametrize("flags", [("--json",), ()], ids=["json", "progress-bars"])
+def test_a_data_error_is_the_only_line_run_prints(tmp_path: Path, flags: tuple[str, ...]) -> None:
     """Before the banner, and with progress bars on before any cell's bar: nothing is written either."""
     spec = write_project(tmp_path, "exact", {}, [("Answer: Paris", "Paris", 1.0, {})])
-    line, message = FAULTS[fault]
+    line, message = FAULTS["bad-json"]
     with (tmp_path / "tasks.jsonl").open("a") as fh:
         fh.write(line)
     done = evoarena("run", spec.name, "--run-dir", "run", *flags, cwd=tmp_path)
     assert done.returncode == 2 and not (tmp_path / "run").exists()
-    assert done.stderr.startswith(f"error: {message}") and len(done.stderr.strip().splitlines()) == 1
+    assert done.stderr == f"error: {message}\n"
     assert done.stdout == ""  # no banner, no roles
+
+
+@pytest.mark.parametrize("fault", ["missing-field", "bad-split"])
+def test_other_data_errors_come_before_the_banner_too(project: Path, fault: str) -> None:
+    from typer.testing import CliRunner
+
+    from evoarena.cli import app
+
+    spec = write_project(project, "exact", {}, [("Answer: Paris", "Paris", 1.0, {})])
+    line, message = FAULTS[fault]
+    with (project / "tasks.jsonl").open("a") as fh:
+        fh.write(line)
+    result = CliRunner().invoke(app, ["run", spec.name, "--run-dir", "run", "--no-probe"])
+    assert result.exit_code == 2 and not (project / "run").exists()
+    assert result.stderr.startswith(f"error: {message}") and result.stderr.count("\n") == 1
+    assert result.stdout == ""
