@@ -121,6 +121,7 @@ def test_a_version_by_id_prefix(quickstart: tuple[Path, ExperimentSpec, Path], t
     ({"cell": None}, "this run has 3 cells; pass --cell (best, or one of: bootstrap_fewshot__scripted__s0, "),
     ({"cell": "nosuch"}, "no cell 'nosuch' in this run (cells: "),
     ({"cell": "reflxion"}, "no cell 'reflxion' in this run — did you mean 'reflexion'? (cells: "),
+    ({"cell": "bset"}, "no cell 'bset' in this run — did you mean 'best'? (cells: "),
     ({"cell": "frozen", "version": "ffffffff"}, "no harness version 'ffffffff'"),
     ({"cell": "frozen", "version": "sel"}, "no harness version 'sel'"),
     ({"cell": "frozen", "mode": "skill"}, "frozen keeps no skill or playbook"),

@@ -123,7 +123,7 @@ def pick_cell(store: RunStore, cell: str | None, spec: ExperimentSpec | None = N
         raise ExportError(f"this run has {len(cells)} cells; pass --cell (best, or one of: {', '.join(names)})")
     exact = [c for c in cells if c["cell"] == cell] or [c for c in cells if str(c["cell"]).startswith(cell)]
     if not exact:
-        close = did_you_mean(cell, [*names, *{str(c["condition"]) for c in cells}])  # a condition is a prefix too
+        close = did_you_mean(cell, [*names, *{str(c["condition"]) for c in cells}, BEST])  # a condition is a prefix
         raise ExportError(f"no cell {cell!r} in this run{close} (cells: {listing(names)})")
     if len(exact) != 1:
         raise ExportError(f"{len(exact)} cells match {cell!r} in this run (cells: {listing(names)})")
