@@ -1,5 +1,6 @@
 """`records:` finds the list of tasks inside a JSON file (`{"examples": [...]}`, `data.items`); a path that is not
-there, or not a list, is one line naming it, and the option is refused for a file that is not JSON."""
+there, or not a list, is one line naming it, and the option is refused for a file that is not JSON. A file that
+cannot be read at all is one line too."""
 
 from __future__ import annotations
 
@@ -60,3 +61,18 @@ def test_records_only_for_json_and_checked_with_the_spec(tmp_path: Path) -> None
     with pytest.raises(ParamError, match=r"^benchmark\.params\.records: only for a JSON file \(format json\), not "
                                          r"jsonl$"):
         FilesBenchmark.check_params({"path": str(jsonl), "records": "examples"})
+
+
+@pytest.mark.parametrize("name", ["t.jsonl", "t.json", "t.csv"])
+def test_an_unreadable_file_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    path = tmp_path / name
+    path.write_text("input,answer\na,1\n" if name.endswith(".csv") else json.dumps(rows(3)))
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(Path, "open", refuse)
+    monkeypatch.setattr(Path, "read_text", refuse)
+    with pytest.raises(FileTasksError) as err:
+        FilesBenchmark(path=str(path)).build()
+    assert str(err.value) == f"{name}: cannot be read (Permission denied)"
