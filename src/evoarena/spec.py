@@ -261,7 +261,7 @@ class ExperimentSpec(_Strict):
         try:
             return ExperimentSpec.model_validate({**dict(self), "seeds": list(seeds)})
         except ValidationError as err:
-            raise SpecError(f"--seeds: {first_error(err)[1]}") from None
+            raise SpecError(f"--seeds: {first_error(err)[1].removeprefix('seeds: ')}") from None
 
     def roles_for(self, method: MethodSpec) -> dict[str, str]:
         """The role -> model map one condition uses: the spec's, with the method's overrides."""

@@ -108,6 +108,7 @@ def test_spec_errors_are_one_plain_sentence(spec_file: Path, setting: str, messa
                                               "echo, embedded, embedded-small, gemma, qwen, scripted; or a path to a "
                                               ".gguf)"),
     (["run", "{spec}", "--seeds", "1,-2"], "--seeds: must be at least 0 (got -2)"),
+    (["run", "{spec}", "--seeds", "3,3"], "--seeds: seed 3 is listed twice (3, 3)"),
     (["list", "methodz"], "list: unknown kind 'methodz' — did you mean 'methods'? (known: "),
 ])
 def test_option_errors_are_one_plain_sentence(spec_file: Path, args: list[str], message: str) -> None:
