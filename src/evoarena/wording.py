@@ -46,7 +46,7 @@ def _got(value: Any) -> str:
 
 def plain(error: Any) -> str:
     """One pydantic error (an item of `ValidationError.errors()`) as a phrase without its location: `must be an
-    integer (got 'zero')`, `is required`, `'z' is not one of x, y — did you mean 'y'?`."""
+    integer (got 'zero')`, `missing (it is required)`, `'z' is not one of x, y — did you mean 'y'?`."""
     kind, ctx, value = error["type"], error.get("ctx") or {}, error.get("input")
     bounds = {"greater_than_equal": ("at least", "ge"), "greater_than": ("greater than", "gt"),
               "less_than_equal": ("at most", "le"), "less_than": ("less than", "lt")}
