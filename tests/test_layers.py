@@ -26,7 +26,7 @@ FLOORS: dict[str, int] = {
     "viewer": 13,
     "report": 12,
     "models": 11, "harness": 11,
-    "store": 5, "sandbox": 5, "search": 5, "spec": 5, "version": 0, "codec": 0,
+    "store": 5, "sandbox": 5, "search": 5, "spec": 5, "version": 0, "codec": 0, "wording": 0,
 }
 
 

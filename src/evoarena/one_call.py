@@ -24,6 +24,7 @@ from evoarena.protocol.run.runner import default_run_dir, run_experiment
 from evoarena.report.results_record import RESULTS_FILE, RunResults, SelectionResult
 from evoarena.spec import EMBEDDED_SHORTHANDS, ExperimentSpec, SpecError, parse_spec
 from evoarena.store.scores import version_scores
+from evoarena.wording import unknown
 
 TASK_FILE_SUFFIXES = (".jsonl", ".json", ".csv", ".tsv")
 Tasks = str | Path | Sequence[Mapping[str, Any]]
@@ -70,8 +71,8 @@ def _model_spec(model: str | Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
         return "gguf", {"backend": "embedded", "model": model}
     if model.startswith("scripted:") and model[len("scripted:"):]:
         return "scripted", {"backend": "scripted", "model": model[len("scripted:"):]}
-    known = ", ".join([*EMBEDDED_SHORTHANDS, "PATH.gguf", "scripted:POLICY", "a ModelSpec mapping"])
-    raise SpecError(f"model: unknown model {model!r} (use one of: {known})")
+    also = "or PATH.gguf, scripted:POLICY, a ModelSpec mapping"
+    raise SpecError(f"model: {unknown('model', model, EMBEDDED_SHORTHANDS, also)}")
 
 
 def _tasks_file(rows: Sequence[Mapping[str, Any]], root: Path) -> Path:

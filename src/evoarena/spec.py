@@ -11,6 +11,8 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from evoarena.wording import first_error, listing, unknown, where
+
 Backend = Literal["openai", "embedded", "scripted"]
 
 # `--model NAME` shorthands for the shipped embedded models, when the spec has no model of that name: NAME -> the
@@ -209,27 +211,27 @@ class ExperimentSpec(_Strict):
     def _check(self) -> ExperimentSpec:
         for role, model in self.roles.items():
             if model not in self.models:
-                raise ValueError(f"roles.{role}: unknown model {model!r} (known: {sorted(self.models)})")
+                raise ValueError(f"roles.{role}: {unknown('model', model, sorted(self.models))}")
         for i, m in enumerate(self.methods):
             for role, model in m.roles.items():
                 if model not in self.models:
-                    raise ValueError(f"methods.{i}.roles.{role}: unknown model {model!r}")
+                    raise ValueError(f"methods.{i}.roles.{role}: {unknown('model', model, sorted(self.models))}")
         if not self.methods:
             raise ValueError("methods: at least one method is needed")
         conditions = [m.condition for m in self.methods]
         if len(set(conditions)) != len(conditions):
-            raise ValueError("methods: two methods share a condition name; give one a label")
+            twice = next(c for c in conditions if conditions.count(c) > 1)
+            raise ValueError(f"methods: two methods share the condition name {twice!r}; give one a label")
         if not self.seeds:
             raise ValueError("seeds: at least one seed is needed")
         if len(set(self.seeds)) != len(self.seeds):
-            raise ValueError(f"seeds: a seed is listed twice ({self.seeds})")
+            seed = next(s for s in self.seeds if self.seeds.count(s) > 1)
+            raise ValueError(f"seeds: seed {seed} is listed twice ({listing(self.seeds)})")
         for role, gen in self.gen.items():
             try:
                 GenSpec.model_validate(gen)
             except ValidationError as err:
-                first = err.errors()[0]
-                where = ".".join(["gen", role, *(str(p) for p in first["loc"])])
-                raise ValueError(f"{where}: {first['msg']}") from None
+                raise ValueError(_format_error(err, GenSpec, ["gen", role])) from None
         return self
 
     def with_model(self, name: str) -> ExperimentSpec:
@@ -250,7 +252,7 @@ class ExperimentSpec(_Strict):
                 name = scripted[0]
             else:
                 known = sorted({*models, *EMBEDDED_SHORTHANDS, "scripted"})
-                raise SpecError(f"--model: unknown model {name!r} (known: {known}, or a path to a .gguf)")
+                raise SpecError(f"--model: {unknown('model', name, known, 'or a path to a .gguf')}")
         roles = {role: name for role in self.roles}
         return self.model_copy(update={"models": models, "roles": roles})
 
@@ -259,7 +261,7 @@ class ExperimentSpec(_Strict):
         try:
             return ExperimentSpec.model_validate({**dict(self), "seeds": list(seeds)})
         except ValidationError as err:
-            raise SpecError(f"--seeds: {_format_error(err)}") from None
+            raise SpecError(f"--seeds: {first_error(err)[1].removeprefix('seeds: ')}") from None
 
     def roles_for(self, method: MethodSpec) -> dict[str, str]:
         """The role -> model map one condition uses: the spec's, with the method's overrides."""
@@ -288,13 +290,13 @@ class ExperimentSpec(_Strict):
         return hashlib.sha256(blob).hexdigest()
 
 
-def _format_error(err: ValidationError) -> str:
-    first = err.errors()[0]
-    loc = ".".join(str(p) for p in first["loc"])
-    msg = first["msg"]
-    if first["type"] == "value_error" and not loc:  # a whole-spec check: its message names the field itself
-        return msg.removeprefix("Value error, ")
-    return f"{loc or 'spec'}: {msg}"
+def _format_error(err: ValidationError, model: type[BaseModel] | None = None, prefix: Sequence[str] = ()) -> str:
+    """The first problem of `err` in one plain line naming its field: `protocol.epochs: must be at least 1 (got 0)`;
+    an unknown field with the closest known one (the fields of `model`, ExperimentSpec by default, at that place)."""
+    loc, phrase = first_error(err, model or ExperimentSpec)
+    if not loc and err.errors()[0]["type"] == "value_error":  # a whole-spec check: its message names the field
+        return phrase
+    return f"{where([*prefix, *loc]) or 'spec'}: {phrase}"
 
 
 def parse_spec(data: Any) -> ExperimentSpec:

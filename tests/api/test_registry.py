@@ -18,7 +18,7 @@ def test_get_suggests_the_closest_name_in_one_line() -> None:
     with pytest.raises(UnknownName) as err:
         reg.get("method", "refelxion")
     message = str(err.value)
-    assert "did you mean reflexion?" in message and "\n" not in message
+    assert "did you mean 'reflexion'?" in message and "\n" not in message
     assert closest("zzz", ["reflexion"]) == ""
 
 

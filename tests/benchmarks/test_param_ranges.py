@@ -23,16 +23,16 @@ def _spec(benchmark: str, params: dict[str, Any], student: str) -> Any:
 
 
 @pytest.mark.parametrize(("benchmark", "params", "student", "message"), [
-    ("arith", {"n_train": -3}, "arith-student", "benchmark.params (arith).n_train: input should be greater than or "
-                                                "equal to 0, got int -3"),
-    ("arith", {"n_test": 0}, "arith-student", "benchmark.params (arith).n_test: input should be greater than or equal "
-                                              "to 1"),
-    ("arith", {"families": []}, "arith-student", "benchmark.params (arith).families: list should have at least 1 item"),
-    ("arith", {"families": ["add", "division"]}, "arith-student", "benchmark.params (arith).families.1: input should "
-                                                                  "be 'add', 'sub'"),
-    ("clr", {"chains": 0}, "clr-student", "benchmark.params (clr).chains: input should be greater than or equal to 1"),
-    ("clr", {"layers": 5}, "clr-student", "benchmark.params (clr).layers: input should be less than or equal to 4"),
-    ("clr", {"max_attempts": 0}, "clr-student", "benchmark.params (clr).max_attempts: input should be greater than"),
+    ("arith", {"n_train": -3}, "arith-student", "benchmark.params (arith).n_train: must be at least 0 "
+                                                "(got -3)"),
+    ("arith", {"n_test": 0}, "arith-student", "benchmark.params (arith).n_test: must be at least 1 "
+                                              "(got 0)"),
+    ("arith", {"families": []}, "arith-student", "benchmark.params (arith).families: needs at least 1 item"),
+    ("arith", {"families": ["add", "division"]}, "arith-student", "benchmark.params (arith).families.1: 'division' "
+                                                                  "is not one of add, sub"),
+    ("clr", {"chains": 0}, "clr-student", "benchmark.params (clr).chains: must be at least 1"),
+    ("clr", {"layers": 5}, "clr-student", "benchmark.params (clr).layers: must be at most 4"),
+    ("clr", {"max_attempts": 0}, "clr-student", "benchmark.params (clr).max_attempts: must be at least 1 (got 0)"),
     ("clr", {"release": "no/such/release.json"}, "clr-student", "benchmark.params (clr).release: no such file"),
 ])
 def test_out_of_range_params_fail_in_one_line(tmp_path: Path, benchmark: str, params: dict[str, Any], student: str,

@@ -52,3 +52,9 @@ def test_an_existing_dest_needs_force(run_dir: Path, tmp_path: Path) -> None:
     assert result.exit_code == 2 and "already holds files (pass --force" in result.stderr
     assert [p.name for p in (tmp_path / "out").iterdir()] == ["x.txt"]
     assert runner.invoke(app, [*args, "--force"]).exit_code == 0 and (tmp_path / "out" / "system.md").is_file()
+
+
+def test_cell_best(run_dir: Path, tmp_path: Path) -> None:
+    result = runner.invoke(app, ["export", str(run_dir), str(tmp_path / "b"), "--as", "files", "--cell", "best"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("exported reflexion__scripted__s0 version ") and "the best val" in result.stdout

@@ -37,7 +37,7 @@ def test_a_negative_dollar_budget_is_one_line() -> None:
     with pytest.raises(SpecError) as err:
         parse_spec({"name": "x", "benchmark": {"name": "arith"}, "methods": [{"name": "frozen"}],
                     "models": PRICED, "roles": {"solver": "scripted"}, "budget": {"max_usd": -1}})
-    assert str(err.value) == "budget.max_usd: Input should be greater than or equal to 0"
+    assert str(err.value) == "budget.max_usd: must be at least 0 (got -1)"
 
 
 def test_an_unset_dollar_budget_leaves_the_spec_hash_alone(make_spec: Any) -> None:

@@ -18,7 +18,15 @@ from evoarena.harness import load_tree
 from evoarena.models import ResponseCache, RoleModel, build_backend
 from evoarena.models.cache import call_key
 from evoarena.protocol import catalog
-from evoarena.protocol.export.bundle import ExportError, ExportSource, export, open_source, prompt_template
+from evoarena.protocol.export.bundle import (
+    ExportError,
+    ExportSource,
+    export,
+    open_source,
+    pick_best,
+    prompt_template,
+    summary,
+)
 from evoarena.protocol.export.prompt_file import PromptFileError, PromptTemplate, load_prompt
 from evoarena.protocol.run.runner import run_experiment
 from evoarena.spec import ExperimentSpec, MethodSpec, load_spec, parse_spec
@@ -110,8 +118,10 @@ def test_a_version_by_id_prefix(quickstart: tuple[Path, ExperimentSpec, Path], t
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    ({"cell": None}, "this run has 3 cells; pass --cell (one of: bootstrap_fewshot__scripted__s0, "),
-    ({"cell": "nosuch"}, "no cell 'nosuch' in this run"),
+    ({"cell": None}, "this run has 3 cells; pass --cell (best, or one of: bootstrap_fewshot__scripted__s0, "),
+    ({"cell": "nosuch"}, "no cell 'nosuch' in this run (cells: "),
+    ({"cell": "reflxion"}, "no cell 'reflxion' in this run — did you mean 'reflexion'? (cells: "),
+    ({"cell": "bset"}, "no cell 'bset' in this run — did you mean 'best'? (cells: "),
     ({"cell": "frozen", "version": "ffffffff"}, "no harness version 'ffffffff'"),
     ({"cell": "frozen", "version": "sel"}, "no harness version 'sel'"),
     ({"cell": "frozen", "mode": "skill"}, "frozen keeps no skill or playbook"),
@@ -249,3 +259,30 @@ def test_a_harness_that_mentions_the_slot_gets_a_longer_one(
     t = prompt_template(source, catalog.method_class("frozen")(), catalog.benchmark_class("arith")())
     assert t.slot == "{{task}}" and t.messages[0].content == "Read {task} carefully."
     assert t.render("2 + 2 =")[-1].content == "Q: 2 + 2 =\nA:" and t.render("x")[0].content == "Read {task} carefully."
+
+
+def test_cell_best_is_the_condition_with_the_best_val(quickstart: tuple[Path, ExperimentSpec, Path],
+                                                      tmp_path: Path) -> None:
+    from evoarena.store.scores import version_scores
+
+    run_dir, _, _ = quickstart
+    store = RunStore(run_dir)
+    vals = {c["cell"]: version_scores(store, c["cell"], c["selected_version"])[0].mean for c in store.cells()}
+    source = export(run_dir, tmp_path / "best", "files", cell="best")
+    assert vals[source.cell] == max(vals.values()) and list(vals.values()).count(max(vals.values())) == 1
+    assert source.which == "selected" and source.chosen_by == "best val"
+    assert source.version == next(c["selected_version"] for c in store.cells() if c["cell"] == source.cell)
+    assert "(selected, the best val; val 1.000" in summary(source)
+
+
+def test_best_ties_go_to_the_spec_order_and_seeds_average() -> None:
+    def row(condition: str, seed: int) -> dict[str, Any]:
+        return {"cell": f"{condition}__m__s{seed}", "condition": condition, "seed": seed}
+
+    spec_order, seeds = ["frozen", "gepa", "ace"], [3, 1]
+    tie = [(row("ace", 3), 0.5), (row("gepa", 3), 0.5), (row("frozen", 3), 0.25)]
+    assert pick_best(tie, spec_order, seeds)["condition"] == "gepa"
+    assert pick_best(list(reversed(tie)), spec_order, seeds)["condition"] == "gepa"
+    # gepa's best seed beats ace's, but ace's mean over its seeds is higher; within ace, the seeds tie: 3 is first
+    spread = [(row("gepa", 3), 1.0), (row("gepa", 1), 0.0), (row("ace", 1), 0.75), (row("ace", 3), 0.75)]
+    assert pick_best(spread, spec_order, seeds)["cell"] == "ace__m__s3"

@@ -3,7 +3,6 @@ options or range and a one-line description); the rest is refused, one line nami
 
 from __future__ import annotations
 
-import difflib
 import json
 from collections.abc import Iterable, Mapping
 from types import NoneType, UnionType
@@ -12,6 +11,8 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 from pydantic import BaseModel, ConfigDict, StrictBool, StrictFloat, StrictInt, StrictStr, ValidationError, create_model
 from pydantic.fields import FieldInfo
 from pydantic_core import to_jsonable_python
+
+from evoarena.wording import did_you_mean, first_error, unknown
 
 
 class ParamError(ValueError):
@@ -37,9 +38,8 @@ class DefaultsParams(Params):
 
 
 def closest(name: str, known: Iterable[str]) -> str:
-    """' (did you mean X?)' for the nearest known name, or '' when none is close."""
-    match = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
-    return f" (did you mean {match[0]}?)" if match else ""
+    """` — did you mean 'X'?` for the nearest known name, or '' when none is close (`wording.did_you_mean`)."""
+    return did_you_mean(name, known)
 
 
 def _annotation(default: Any) -> Any:
@@ -125,23 +125,16 @@ def _members(annotation: Any) -> tuple[Any, ...]:
 
 
 def _one_line(where: str, model: type[BaseModel], err: ValidationError, also: Iterable[str]) -> str:
-    first = err.errors()[0]
-    loc = [str(p) for p in first["loc"]]
-    if first["type"] == "extra_forbidden":
-        name = loc[0]
-        known = [*model.model_fields, *also]
-        return f"{where}: unknown param {name!r}{closest(name, known)} (known: {', '.join(sorted(known)) or 'none'})"
-    said = [" ".join(str(e["msg"]).split()) for e in err.errors() if e["loc"][:1] == first["loc"][:1]]
-    msg = " or ".join([said[0], *(m.removeprefix("Input should be ") for m in said[1:])])  # a union's members
-    if first["type"] == "value_error":  # the model's own check; one of the whole model names its field first
-        said_of = msg.removeprefix("Value error, ")
-        field, _, rest = said_of.partition(": ")
-        if not loc and field in model.model_fields:
-            loc, said_of = [field], rest
-        return f"{where}{'.' + loc[0] if loc else ''}: {said_of}"
-    value = first.get("input")
-    path = ".".join([loc[0], *(str(x) for x in first["loc"][1:] if isinstance(x, int))])  # an index, no union tag
-    return f"{where}.{path}: {msg[:1].lower()}{msg[1:]}, got {type(value).__name__} {value!r}"
+    loc, phrase = first_error(err)
+    kind = err.errors()[0]["type"]
+    if kind == "extra_forbidden":
+        known = sorted([*model.model_fields, *also])
+        return f"{where}: {unknown('param', loc[0], known)}"
+    if kind == "value_error" and not loc:  # the model's own check; one of the whole model names its field first
+        field, _, rest = phrase.partition(": ")
+        if field in model.model_fields:
+            loc, phrase = [field], rest
+    return f"{where}{'.' + '.'.join(loc) if loc else ''}: {phrase}"
 
 
 def check_params(where: str, model: type[BaseModel], params: Mapping[str, Any], also: Iterable[str] = ()) -> Any:

@@ -18,7 +18,8 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel
 
-from evoarena.api.params import closest, field_rows
+from evoarena.api.params import field_rows
+from evoarena.wording import unknown
 
 Kind = Literal["method", "benchmark", "policy", "view"]
 KINDS: tuple[Kind, ...] = ("method", "benchmark", "policy", "view")
@@ -96,8 +97,7 @@ class Registry:
             return import_ref(kind, name, search)
         if name not in self._entries[kind]:
             known = self.names(kind)
-            raise UnknownName(f"unknown {kind} {name!r}{closest(name, known)} (known: {', '.join(known)}; "
-                              f"or module:Name for your own)")
+            raise UnknownName(unknown(kind, name, known, "or module:Name for your own"))
         return self._entries[kind][name].obj
 
 

@@ -11,6 +11,7 @@ import typer
 from evoarena.cli.common import fail, out
 from evoarena.spec import SpecError, load_spec
 from evoarena.store import RunStore
+from evoarena.wording import unknown
 
 clr_app = typer.Typer(no_args_is_help=True, help="CLR-Bench: build (and, later, certify) releases.")
 
@@ -65,7 +66,7 @@ def clr_certify(
         fail(str(e))
         return
     if model not in spec.models:
-        fail(f"--model: unknown model {model!r} (known: {sorted(spec.models)})")
+        fail(f"--model: {unknown('model', model, sorted(spec.models))}")
     try:
         backend = catalog.backend_of(spec, model)
     except SpecError as e:

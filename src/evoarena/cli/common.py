@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from evoarena.store import RunStore
+from evoarena.wording import did_you_mean, listing
 
 out = Console()
 err = Console(stderr=True)
@@ -45,9 +46,11 @@ def resolve_cell(store: RunStore, cell: str) -> str:
     """A cell of the run by its name or a unique prefix of it (`evotest` for `evotest__embedded__s0`)."""
     names = [str(c["cell"]) for c in store.cells()]
     matches = [cell] if cell in names else [n for n in names if n.startswith(cell)]
+    if not matches:
+        close = did_you_mean(cell, [*names, *{str(c["condition"]) for c in store.cells()}])
+        fail(f"no cell {cell!r} in this run{close} (cells: {listing(names)})")
     if len(matches) != 1:
-        what = "no cell" if not matches else f"{len(matches)} cells match"
-        fail(f"{what} {cell!r} in this run (cells: {', '.join(names)})")
+        fail(f"{len(matches)} cells match {cell!r} in this run (cells: {listing(names)})")
     return matches[0]
 
 

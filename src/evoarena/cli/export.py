@@ -17,7 +17,9 @@ def export_command(
     dest: Annotated[Path, typer.Argument(help="Directory to write (absent or empty unless --force).")],
     as_: Annotated[str, typer.Option("--as", help="prompt (what the solver is shown, with a {task} slot), files "
                                                   "(the harness tree) or skill (an Agent Skills folder).")],
-    cell: Annotated[str | None, typer.Option(help="The cell (default: the run's only cell).")] = None,
+    cell: Annotated[str | None, typer.Option(help="The cell, a unique prefix of one, or `best`: the condition with "
+                                                  "the best val (ties: the one listed first in the spec) and its best "
+                                                  "seed (default: the run's only cell).")] = None,
     version: Annotated[str, typer.Option(help="selected (what test graded), final, or a version id/prefix.")]
     = "selected",
     force: Annotated[bool, typer.Option(help="Write over files already in DEST (nothing is removed).")] = False,

@@ -8,6 +8,7 @@ import typer
 
 from evoarena.cli.common import JsonOpt, emit_json, fail
 from evoarena.cli.fit import Col, WideOpt, fitted, show
+from evoarena.wording import unknown
 
 PLURALS = {"methods": "method", "benchmarks": "benchmark", "policies": "policy", "views": "view"}
 
@@ -36,7 +37,7 @@ def list_command(
     from evoarena.protocol.catalog import entries
 
     if kind not in PLURALS:
-        fail(f"list: unknown kind {kind!r} (known: {', '.join(PLURALS)})")
+        fail(f"list: {unknown('kind', kind, PLURALS)}")
     rows: list[dict[str, Any]] = [{"name": e.name, "origin": e.origin, "description": e.description, "params": e.params}
             for e in entries(PLURALS[kind])]  # type: ignore[arg-type]
     if kind == "methods":  # the roles a spec maps for it (an unmapped one is played by the solver's model)

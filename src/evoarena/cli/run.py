@@ -93,13 +93,13 @@ def run(
     target = run_dir or default_run_dir(spec)
     evidence = spec.derived_evidence()
     if not as_json:
-        print_banner(spec, target, evidence)
-        print_roles(spec, resolved)
-        try:  # it builds the benchmark's splits: a bad task file fails here, in one line
+        try:  # it builds the benchmark's splits: a bad task file fails here, in one line, before the banner
             warning = run_warning(spec, (spec_path.resolve().parent,), resolved)
         except (SpecError, ValueError) as e:
             fail(str(e))
             return
+        print_banner(spec, target, evidence)
+        print_roles(spec, resolved)
         if warning:
             out.print(f"[yellow]{warning}[/]", highlight=False, soft_wrap=True)
     plans = plan_cells(spec)

@@ -1,10 +1,9 @@
 """Check a whole spec against the catalog before anything is written: every name, every param, every policy.
 
-Errors are one line naming the field (`methods.2.name: unknown method 'refelxion' (did you mean reflexion?) …`)."""
+Errors are one line naming the field (`methods.2.name: unknown method 'refelxion' — did you mean 'reflexion'? …`)."""
 
 from __future__ import annotations
 
-import difflib
 import importlib.util
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -15,6 +14,7 @@ from evoarena.api import Benchmark, Method, ParamError, UnknownName
 from evoarena.protocol import catalog
 from evoarena.protocol.confinement import check_confinement
 from evoarena.spec import UPDATE_ROLE, ExperimentSpec, MethodSpec, SpecError
+from evoarena.wording import listing, unknown
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ def validate_spec(spec: ExperimentSpec, search: Iterable[Path] = ()) -> Resolved
     for role in bench.grader_roles(bench_params):
         if role not in spec.roles:
             raise SpecError(f"roles.{role}: the benchmark grades with a {role!r} model; map it in `roles:` "
-                            f"({role}: <one of {', '.join(sorted(spec.models))}>)")
+                            f"({role}: <one of {listing(sorted(spec.models))}>)")
     methods: dict[str, type[Method]] = {}
     bound: dict[str, dict[str, Any]] = {}
     base = search[0] if search else Path.cwd()
@@ -95,14 +95,13 @@ def check_role_names(spec: ExperimentSpec, methods: Mapping[str, type[Method]], 
         own = sorted(graders.union(methods[m.condition].roles))
         for role in m.roles:
             if role not in own and role != UPDATE_ROLE:
-                raise SpecError(f"methods.{i}.roles.{role}: {_unknown(role, own, own)} ({m.name}'s roles)")
+                raise SpecError(f"methods.{i}.roles.{role}: {unknown(f'{m.name} role', role, own, n=2)}")
 
 
 def _unknown(role: str, known: list[str], close_to: list[str]) -> str:
-    """`unknown role 'reflectr' (did you mean reflector?); known: …`: the closest names of `close_to`, then `known`."""
-    close = difflib.get_close_matches(role, close_to, n=3, cutoff=0.6)
-    hint = f" (did you mean {' or '.join(close)}?)" if close else ""
-    return f"unknown role {role!r}{hint}; known: {', '.join(known)}"
+    """`unknown role 'reflectr' — did you mean 'reflector'? (known: …)`: the closest names of `close_to`, then
+    `known`."""
+    return unknown("role", role, known, close_to=close_to, n=2)
 
 
 def validate_run(spec: ExperimentSpec, search: Iterable[Path] = ()) -> Resolved:

@@ -334,7 +334,7 @@ def test_function_grader_errors_are_one_line(user_module: Any) -> None:
 
 
 def test_unknown_grader_suggests_the_closest() -> None:
-    with pytest.raises(GraderError, match=r"unknown grader 'numerc' \(did you mean numeric\?\) \(known: exact, "):
+    with pytest.raises(GraderError, match=r"unknown grader 'numerc' — did you mean 'numeric'\? \(known: exact, "):
         make_grader("numerc", FilesBenchmark.defaults)
 
 

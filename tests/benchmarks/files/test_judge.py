@@ -163,8 +163,8 @@ def test_a_users_rubric_replaces_the_default(project: Path) -> None:
     ({"rubric": "nope.md"}, "benchmark.params.rubric: no such file 'nope.md'"),
     ({"rubric": "bad.md"}, "benchmark.params.rubric: bad.md uses unknown field(s) gold (known: question, answer"),
     ({"grader": "exact", "rubric": "bad.md"}, "benchmark.params.rubric: applies to the judge grader, not 'exact'"),
-    ({"judge_max_tokens": 0}, "benchmark.params (files).judge_max_tokens: input should be greater than or "
-                              "equal to 1"),
+    ({"judge_max_tokens": 0}, "benchmark.params (files).judge_max_tokens: must be at least 1 "
+                              "(got 0)"),
 ])
 def test_bad_judge_params_are_refused_in_one_line(project: Path, params: dict[str, Any], message: str) -> None:
     (project / "bad.md").write_text("{{ answer }} vs {{ gold }}")

@@ -66,11 +66,13 @@ def test_the_page_runs_from_an_empty_directory(tmp_path: Path) -> None:
         shown = sh(command, tmp_path)
         assert shown.returncode == 0, f"{command}: {shown.stderr}"
         outputs[command] = shown.stdout
-    show, solver, reflector = outputs.values()
+    show, solver, reflector, exported = outputs.values()
     assert "frozen__scripted__s0" in show and "reflexion__scripted__s0" in show
     assert "How many minutes are in 2 hours?" in solver and "Answer: " in solver
     assert "Feedback: The answer 300 is not the expected value (tolerance: relative 0.01)." in reflector
     assert "Time does not go in hundreds" in reflector
+    assert exported.startswith("exported reflexion__scripted__s0 ") and "the best val" in exported
+    assert "Time does not go in hundreds" in (tmp_path / "best-prompt" / "prompt.txt").read_text()
 
     again = sh(commands[0], tmp_path)  # resumes: the same results, no new calls
     assert again.returncode == 0, again.stderr

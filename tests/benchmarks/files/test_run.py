@@ -193,8 +193,8 @@ def test_reveal_puts_the_reference_in_the_feedback(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("change", "message"), [
     ({"tolerance": 0.1}, "benchmark.params.tolerance: applies to the numeric grader, not 'exact'"),
-    ({"grader": "exactt"}, "benchmark.params.grader: unknown grader 'exactt' (did you mean exact?)"),
-    ({"answr": "x"}, "benchmark.params (files): unknown param 'answr' (did you mean answer?)"),
+    ({"grader": "exactt"}, "benchmark.params.grader: unknown grader 'exactt' — did you mean 'exact'?"),
+    ({"answr": "x"}, "benchmark.params (files): unknown param 'answr' — did you mean 'answer'?"),
     ({"answer": "gold"}, "tasks.jsonl:1: no column 'gold' (benchmark.params.answer; columns: input, answer, part)"),
     ({"grader": "my_grader:nothing"}, "benchmark.params.grader: 'my_grader:nothing': my_grader has no nothing"),
     ({"split": "", "ratio": [1, 0, 1]}, "split 'val' is empty (3 tasks in 3 sources, ratio [1, 0, 1] seed 0"),
@@ -221,12 +221,39 @@ def test_a_missing_file_fails_in_one_line(tmp_path: Path) -> None:
                                    f"against the current directory {tmp_path})")
 
 
+FAULTS: dict[str, tuple[str, str]] = {  # what is appended to tasks.jsonl -> the one line `run` prints
+    "bad-json": ('{"input": "x", "answer": \n', "tasks.jsonl:4: not valid JSON (Expecting value at column 26)"),
+    "missing-field": ('{"input": "x", "part": "test"}\n', "tasks.jsonl:4: no column 'answer' (benchmark.params.answer; "
+                      "columns: input, answer, part)"),
+    "bad-split": ('{"input": "x", "answer": "y", "part": "later"}\n', "tasks.jsonl:4: split 'later' is not train, "
+                  "val or test"),
+}
+
+
 @pytest.mark.parametrize("flags", [("--json",), ()], ids=["json", "progress-bars"])
-def test_a_bad_json_line_fails_in_one_line_with_its_number(tmp_path: Path, flags: tuple[str, ...]) -> None:
-    """Also with progress bars on: no cell's bar is drawn before the benchmark has read its rows."""
+def test_a_data_error_is_the_only_line_run_prints(tmp_path: Path, flags: tuple[str, ...]) -> None:
+    """Before the banner, and with progress bars on before any cell's bar: nothing is written either."""
     spec = write_project(tmp_path, "exact", {}, [("Answer: Paris", "Paris", 1.0, {})])
+    line, message = FAULTS["bad-json"]
     with (tmp_path / "tasks.jsonl").open("a") as fh:
-        fh.write('{"input": "x", "answer": \n')
+        fh.write(line)
     done = evoarena("run", spec.name, "--run-dir", "run", *flags, cwd=tmp_path)
     assert done.returncode == 2 and not (tmp_path / "run").exists()
-    assert done.stderr.strip() == "error: tasks.jsonl:4: not valid JSON (Expecting value at column 26)"
+    assert done.stderr == f"error: {message}\n"
+    assert done.stdout == ""  # no banner, no roles
+
+
+@pytest.mark.parametrize("fault", ["missing-field", "bad-split"])
+def test_other_data_errors_come_before_the_banner_too(project: Path, fault: str) -> None:
+    from typer.testing import CliRunner
+
+    from evoarena.cli import app
+
+    spec = write_project(project, "exact", {}, [("Answer: Paris", "Paris", 1.0, {})])
+    line, message = FAULTS[fault]
+    with (project / "tasks.jsonl").open("a") as fh:
+        fh.write(line)
+    result = CliRunner().invoke(app, ["run", spec.name, "--run-dir", "run", "--no-probe"])
+    assert result.exit_code == 2 and not (project / "run").exists()
+    assert result.stderr.startswith(f"error: {message}") and result.stderr.count("\n") == 1
+    assert result.stdout == ""

@@ -123,13 +123,14 @@ def test_reveal_names_the_reference_in_practice_feedback(tmp_path: Path) -> None
 
 @pytest.mark.parametrize(("params", "message"), [
     ({"dataset": "basic_arithmetc"}, "benchmark.params.dataset: unknown reasoning_gym dataset 'basic_arithmetc' "
-                                     "(did you mean basic_arithmetic"),
+                                     "— did you mean 'basic_arithmetic"),
     ({"config": {"max_digit": 2}}, "benchmark.params.config.max_digit: not a field of basic_arithmetic's config "
-                                   "(did you mean max_digits"),
+                                   "— did you mean 'max_digits"),
     ({"config": {"size": 9}}, "benchmark.params.config.size: set by the benchmark"),
     ({"config": {"min_terms": 5, "max_terms": 2}}, "benchmark.params.config: basic_arithmetic refuses this config"),
-    ({"parse": "tags"}, "benchmark.params (reasoning_gym).parse: input should be 'tag', 'answer'"),
-    ({"n_tset": 3}, "benchmark.params (reasoning_gym): unknown param 'n_tset' (did you mean n_test?)"),
+    ({"parse": "tags"}, "benchmark.params (reasoning_gym).parse: 'tags' is not one of tag, answer, last_line, "
+                        "first_line, full — did you mean 'tag'?"),
+    ({"n_tset": 3}, "benchmark.params (reasoning_gym): unknown param 'n_tset' — did you mean 'n_test'?"),
 ])
 def test_a_bad_spec_is_refused_before_anything_is_written(tmp_path: Path, params: dict[str, Any],
                                                           message: str) -> None:
@@ -148,5 +149,5 @@ def test_evoarena_run_refuses_an_unknown_dataset_in_one_line(tmp_path: Path) -> 
                           cwd=tmp_path, capture_output=True, text=True, timeout=120, env=env)
     assert done.returncode == 2 and not (tmp_path / "run").exists()
     assert done.stderr.strip().startswith("error: benchmark.params.dataset: unknown reasoning_gym dataset "
-                                          "'leg_countin' (did you mean leg_counting")
+                                          "'leg_countin' — did you mean 'leg_counting")
     assert len(done.stderr.strip().splitlines()) == 1

@@ -240,7 +240,7 @@ def test_params_are_validated() -> None:
         ReasoningBank(top_n=0)
     with pytest.raises(ValueError, match="unknown"):
         ReasoningBank(top_k=3)
-    with pytest.raises(ValueError, match="params.retriever: input should be 'auto', 'embedding' or 'lexical'"):
+    with pytest.raises(ValueError, match="params.retriever: 'bm25' is not one of auto, embedding, lexical"):
         ReasoningBank(retriever="bm25")
 
 

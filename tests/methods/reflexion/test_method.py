@@ -65,5 +65,5 @@ def test_malformed_reflections_are_recorded_and_never_adopted(tmp_path: Path, ma
 
 
 def test_unknown_method_params_are_refused() -> None:
-    with pytest.raises(ValueError, match=r"reflexion\.params: unknown param .max_trail. \(did you mean max_trials\?\)"):
+    with pytest.raises(ValueError, match=r"reflexion\.params: unknown param .max_trail. — did you mean 'max_trials'\?"):
         build_method("reflexion", {"max_trail": 3})

@@ -12,7 +12,7 @@ from evoarena.api import Benchmark, Feedback, Parsed, Task, benchmark
 from evoarena.api.grading import GradingModel
 from evoarena.benchmarks.files.graders import Grader, make_grader
 from evoarena.benchmarks.files.judge import ROLE, Judge
-from evoarena.benchmarks.files.loader import FileTasksError, load, resolve
+from evoarena.benchmarks.files.loader import FileTasksError, check_records, detect, load, resolve
 from evoarena.benchmarks.files.tasks import (
     Columns,
     check_ratio,
@@ -40,6 +40,9 @@ class FilesBenchmark(Benchmark):
                           "resolves against the current directory.")
         format: str = Field("", description="`jsonl`, `json`, `csv`, `tsv` or `hf`; empty: from the suffix (a "
                                             "directory is `hf`).")
+        records: str = Field("", description="A JSON file whose list of records sits inside an object: the dotted "
+                             "path to it (`examples` for `{\"examples\": [...]}`, `data.items` nested); empty: the "
+                             "file is the list.")
         limit: int = Field(0, ge=0, description="Use only the first N rows (0: all).")
         input: str = Field("input", min_length=1, description="The column with the task text (`{input}` in the "
                                                               "template).")
@@ -95,7 +98,7 @@ class FilesBenchmark(Benchmark):
         check_ratio(p.ratio)
         template_fields(p.template)
         _grader(p)
-        resolve(p.path)
+        check_records(p.records, detect(resolve(p.path), p.format))
         return p
 
     @classmethod
@@ -118,7 +121,7 @@ class FilesBenchmark(Benchmark):
 
     def generate(self) -> list[Task]:
         p = self.params
-        loaded = load(p.path, p.format)
+        loaded = load(p.path, p.format, p.records)
         rows = loaded.rows[: p.limit] if p.limit else loaded.rows
         items, dropped = drafts(rows, loaded.columns, self.columns, p.template, self.grader)
         if p.split:

@@ -24,6 +24,7 @@ from typing import Any, ClassVar
 from evoarena.api import Feedback, Parsed
 from evoarena.benchmarks.files.loader import FileTasksError
 from evoarena.benchmarks.files.parsing import LETTERS, PARSE_MODES, Number, first_number, normalize, region
+from evoarena.wording import unknown
 
 __all__ = [
     "LETTERS", "PARSE_MODES", "Grader", "GraderError", "Number", "first_number", "make_grader", "normalize", "region",
@@ -113,8 +114,9 @@ class Normalized(Grader):
 
 
 class Numeric(Grader):
-    """The first number of the answer equals the reference's within `tolerance` (absolute) or `rel_tolerance`
-    (relative to the reference); a `%` on one side only also matches as a fraction (50% = 0.5)."""
+    """The first number of the answer (in digits, or a whole number in English words: `twenty-one`) equals the
+    reference's within `tolerance` (absolute) or `rel_tolerance` (relative to the reference); a `%` on one side only
+    also matches as a fraction (50% = 0.5)."""
 
     name = "numeric"
     options = ("tolerance", "rel_tolerance")
@@ -377,10 +379,8 @@ def make_grader(name: str, params: Mapping[str, Any], given: Sequence[str] = (),
     every = (*ALL, *extra)
     cls: type[Grader] | None = Function if ":" in name else known.get(name)
     if cls is None:
-        from evoarena.api import closest
-
-        raise GraderError(f"benchmark.params.grader: unknown grader {name!r}{closest(name, known)} "
-                          f"(known: {', '.join(known)}; or module:function for your own)")
+        also = "or module:function for your own"
+        raise GraderError(f"benchmark.params.grader: {unknown('grader', name, known, also)}")
     options = {o for g in every for o in g.options}
     for option in given:
         if option in options and option not in cls.options:

@@ -17,6 +17,8 @@ import unicodedata
 from dataclasses import dataclass
 from fractions import Fraction
 
+from evoarena.benchmarks.files.number_words import first_word_number
+
 PARSE_MODES = ("answer", "last_line", "first_line", "full")
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
@@ -102,10 +104,14 @@ class Number:
 
 
 def first_number(text: str) -> Number | None:
-    """The first number in `text`: `1,234.5`, `-3`, `2.5e3`, `3/4`, `45%` (thousands commas dropped, `%` noted)."""
+    """The first number in `text`: `1,234.5`, `-3`, `2.5e3`, `3/4`, `45%` (thousands commas dropped, `%` noted), or
+    a whole number in words (`seven`, `twenty-one`, `minus three`: number_words.py), whichever comes first."""
+    words = first_word_number(text)
     for m in _NUMBER.finditer(text):
         if not (m.group("int") or m.group("frac")):
             continue
+        if words is not None and words.start < m.start():
+            break
         digits = (m.group("int") or "0").replace(",", "") + (m.group("frac") or "")
         exp = m.group("exp")
         value = Fraction(digits) * (Fraction(10) ** int(exp) if exp else 1)
@@ -115,4 +121,4 @@ def first_number(text: str) -> Number | None:
         if m.group("sign") in ("-", "\u2212"):
             value = -value
         return Number(value, bool(m.group("pct")), m.group(0).strip())
-    return None
+    return None if words is None else Number(Fraction(words.value), False, words.text)

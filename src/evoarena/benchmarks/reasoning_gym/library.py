@@ -4,7 +4,6 @@ building a seeded dataset. The package is imported lazily, so evoarena starts wi
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import enum
 from collections.abc import Mapping
 from importlib import import_module
@@ -12,6 +11,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from evoarena.api import ParamError
+from evoarena.wording import did_you_mean
 
 RESERVED = ("seed", "size")
 """Config fields the benchmark sets itself (from `seed` and the split sizes)."""
@@ -45,9 +45,8 @@ def dataset_names() -> list[str]:
 
 
 def suggest(name: str, known: list[str]) -> str:
-    """' (did you mean a, b?)' for up to three close names, or ''."""
-    close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
-    return f" (did you mean {', '.join(close)}?)" if close else ""
+    """` — did you mean 'a' or 'b'?` for up to three close names, or ''."""
+    return did_you_mean(name, known, n=3)
 
 
 def _coerce(field: dataclasses.Field[Any], value: Any) -> Any:

@@ -23,6 +23,7 @@ from evoarena.protocol.validate import validate_spec
 from evoarena.spec import ExperimentSpec, MethodSpec, SpecError
 from evoarena.store import RunStore
 from evoarena.store.scores import version_scores
+from evoarena.wording import did_you_mean, listing
 
 MODES: tuple[str, ...] = ("prompt", "files", "skill")
 _SENTINEL = "EVOARENA-TASK-SLOT-5c1e0d"
@@ -45,6 +46,8 @@ class ExportSource:
     version: str
     which: str  # "selected", "final" or "id"
     tree: dict[str, str]
+    chosen_by: str = ""  # how the cell was picked when not by name: `best val` (`--cell best`)
+    notes: tuple[str, ...] = ()  # what the export left out (`3 repeated bullets dropped`)
 
     def describe(self) -> dict[str, Any]:
         """Provenance recorded in every export: run, cell, method, benchmark, version and its scores."""
@@ -55,6 +58,7 @@ class ExportSource:
             "evidence": run.get("evidence"), "code_version": run.get("code_version"), "cell": self.cell,
             "condition": self.method_spec.condition, "method": self.method_spec.name, "seed": self.seed,
             "benchmark": self.spec.benchmark.name, "tasks_file": _file_name(self.spec.benchmark.params.get("path")),
+            "task_set": _task_set(self.spec),
             "version": self.version, "version_is": self.which,
             "val": {"mean": val.mean, "n": val.n_graded}, "test": {"mean": test.mean, "n": test.n_graded},
         }
@@ -65,20 +69,64 @@ def _file_name(path: Any) -> str | None:
     return Path(path).name if isinstance(path, str) and path else None
 
 
-def pick_cell(store: RunStore, cell: str | None) -> dict[str, Any]:
-    """The named cell (or a unique prefix of one); the only cell when none is named."""
+def _task_set(spec: ExperimentSpec) -> str:
+    """What the tasks are called: the task file's name without its suffix (`units` for units.jsonl), else the
+    benchmark's name."""
+    name = _file_name(spec.benchmark.params.get("path"))
+    return Path(name).stem if name else spec.benchmark.name
+
+
+BEST = "best"
+"""`--cell best`: the cell of the condition with the best val."""
+
+
+def best_cell(store: RunStore, spec: ExperimentSpec) -> dict[str, Any]:
+    """The condition whose selected versions have the best val mean (averaged over its seeds; ties go to the one
+    listed first in the spec), and of its cells the one with the best val (ties: the spec's first seed)."""
+    scored = []
+    for row in store.cells():
+        if row.get("selected_version"):
+            val, _ = version_scores(store, str(row["cell"]), str(row["selected_version"]))
+            if val.mean is not None:
+                scored.append((row, val.mean))
+    if not scored:
+        raise ExportError("--cell best: no cell has a selected version graded on val (unfinished, select: last, or "
+                          "a curriculum run); name a cell with --cell")
+    return pick_best(scored, [m.condition for m in spec.methods], list(spec.seeds))
+
+
+def pick_best(scored: list[tuple[dict[str, Any], float]], conditions: list[str], seeds: list[int]) -> dict[str, Any]:
+    """Of (cell row, val mean) pairs: the best condition by its mean over its cells, then its best cell; ties go to
+    the condition and the seed listed first."""
+    by_condition: dict[str, list[tuple[dict[str, Any], float]]] = {}
+    for row, val in scored:
+        by_condition.setdefault(str(row["condition"]), []).append((row, val))
+    rank = {c: i for i, c in enumerate(conditions)}
+    best = max(by_condition, key=lambda c: (sum(v for _, v in by_condition[c]) / len(by_condition[c]),
+                                            -rank.get(c, len(rank))))
+    order = {s: i for i, s in enumerate(seeds)}
+    return max(by_condition[best], key=lambda p: (p[1], -order.get(int(p[0]["seed"]), len(order))))[0]
+
+
+def pick_cell(store: RunStore, cell: str | None, spec: ExperimentSpec | None = None) -> dict[str, Any]:
+    """The named cell (or a unique prefix of one); the only cell when none is named; `best` (with the run's spec):
+    `best_cell`."""
     cells = store.cells()
     names = [str(c["cell"]) for c in cells]
     if not cells:
         raise ExportError(f"{store.run_dir} has no cells yet")
+    if cell == BEST and spec is not None and BEST not in names:
+        return best_cell(store, spec)
     if cell is None:
         if len(cells) == 1:
             return cells[0]
-        raise ExportError(f"this run has {len(cells)} cells; pass --cell (one of: {', '.join(names)})")
+        raise ExportError(f"this run has {len(cells)} cells; pass --cell (best, or one of: {', '.join(names)})")
     exact = [c for c in cells if c["cell"] == cell] or [c for c in cells if str(c["cell"]).startswith(cell)]
+    if not exact:
+        close = did_you_mean(cell, [*names, *{str(c["condition"]) for c in cells}, BEST])  # a condition is a prefix
+        raise ExportError(f"no cell {cell!r} in this run{close} (cells: {listing(names)})")
     if len(exact) != 1:
-        what = "no cell" if not exact else f"{len(exact)} cells match"
-        raise ExportError(f"{what} {cell!r} in this run (cells: {', '.join(names)})")
+        raise ExportError(f"{len(exact)} cells match {cell!r} in this run (cells: {listing(names)})")
     return exact[0]
 
 
@@ -116,13 +164,14 @@ def open_source(run_dir: Path, *, cell: str | None = None, version: str = "selec
     if run is None:
         raise ExportError(f"{run_dir} holds no run")
     spec = ExperimentSpec.model_validate_json(run["spec_json"])
-    row = pick_cell(store, cell)
+    row = pick_cell(store, cell, spec)
     vid, which = pick_version(store, row, version)
     method_spec = next((m for m in spec.methods if m.condition == row["condition"]), None)
     if method_spec is None:
         raise ExportError(f"cell {row['cell']}: its condition {row['condition']!r} is not in the run's spec")
     return ExportSource(store=store, spec=spec, cell=str(row["cell"]), method_spec=method_spec, seed=int(row["seed"]),
-                        solver_model=str(row["model"]), version=vid, which=which, tree=load_tree(store, vid))
+                        solver_model=str(row["model"]), version=vid, which=which, tree=load_tree(store, vid),
+                        chosen_by="best val" if cell == BEST and cell != row["cell"] else "")
 
 
 def instantiate(source: ExportSource, search: Iterable[Path] = ()) -> tuple[Method, Benchmark]:
@@ -164,22 +213,25 @@ def prompt_template(source: ExportSource, method: Method, benchmark: Benchmark) 
     return PromptTemplate(messages, params, slot, model, source.describe())
 
 
-def export_files(source: ExportSource, mode: str, search: Iterable[Path] = ()) -> dict[str, str]:
-    """{relative path: text} of an export in `mode`; raises ExportError before anything is written."""
+def export_files(source: ExportSource, mode: str, search: Iterable[Path] = (),
+                 ) -> tuple[dict[str, str], tuple[str, ...]]:
+    """({relative path: text}, what was left out) of an export in `mode`; raises ExportError before anything is
+    written."""
     if mode == "files":
-        return dict(source.tree)
+        return dict(source.tree), ()
     if mode not in MODES:
         raise ExportError(f"--as {mode!r}: expected one of {', '.join(MODES)}")
     if mode == "prompt":
-        return prompt_files(prompt_template(source, *instantiate(source, search)))
+        return prompt_files(prompt_template(source, *instantiate(source, search))), ()
     try:  # a skill needs only the method's class: the benchmark (and its task file) need not be there
         method_cls = catalog.method_class(source.method_spec.name, tuple(search))
     except UnknownName as err:
         raise ExportError(f"cannot find the run's method: {err}") from None
     try:
-        return skill_files(source.describe(), method_cls, source.tree)
+        folder = skill_files(source.describe(), method_cls, source.tree)
     except SkillExportError as err:
         raise ExportError(str(err)) from None
+    return folder.files, folder.notes()
 
 
 def check_dest(dest: Path, *, force: bool = False) -> None:
@@ -206,20 +258,22 @@ def export(run_dir: Path, dest: Path, mode: str, *, cell: str | None = None, ver
         raise ExportError(f"--as {mode!r}: expected one of {', '.join(MODES)}")
     check_dest(dest, force=force)  # before any work
     source = open_source(run_dir, cell=cell, version=version)
-    files = export_files(source, mode, search)
+    files, notes = export_files(source, mode, search)
     try:
         check_tree(files, None)  # a version stored before names were checked: refused before anything is written
     except HarnessPathError as err:
         raise ExportError(f"version {source.version[:12]} of {source.cell}: {err}") from None
     write_export(dest, files, force=force)
-    return source
+    return replace(source, notes=notes)
 
 
 def summary(source: ExportSource) -> str:
     """One line naming what was exported."""
     d = source.describe()
-    return (f"{d['cell']} version {source.version[:12]} ({source.which}; val {_num(d['val']['mean'])}, "
-            f"test {_num(d['test']['mean'])})")
+    chosen = f", the {source.chosen_by}" if source.chosen_by else ""
+    left_out = f"; {', '.join(source.notes)}" if source.notes else ""
+    return (f"{d['cell']} version {source.version[:12]} ({source.which}{chosen}; val {_num(d['val']['mean'])}, "
+            f"test {_num(d['test']['mean'])}{left_out})")
 
 
 def _num(v: float | None) -> str:
