@@ -10,6 +10,7 @@ from starlette.responses import HTMLResponse
 from starlette.routing import Route
 
 from evoarena.store.calls import conversation
+from evoarena.store.view_lineage import unit_versions
 from evoarena.store.view_trace import attempt, call_attempts, episode, neighbours, output_text, unit_calls
 from evoarena.viewer.pages.common import header, run_store
 from evoarena.viewer.pages.paging import row_id
@@ -36,7 +37,8 @@ def call_page(request: Request) -> HTMLResponse:
     prev, nxt = neighbours(store, c.id)
     return page(request, "trace_call.html.j2", run=header(run_id, store), conv=conv, c=c, prev=prev, next=nxt,
                 attempts=call_attempts(store, c.cell, c.id),
-                unit_calls=unit_calls(store, c.cell, c.unit) if c.cell and c.unit else [])
+                unit_calls=unit_calls(store, c.cell, c.unit) if c.cell and c.unit else [],
+                made=unit_versions(store, c.cell, c.unit) if c.cell and c.unit and c.role != "solver" else [])
 
 
 ROUTES = [Route("/run/{run}/attempt/{id}", attempt_page, name="trace_attempt"),
