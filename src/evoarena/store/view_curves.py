@@ -1,5 +1,5 @@
 """Read-only queries of the viewer's curves page (and the report's learning curves): a cell's score per practice
-step, and the ledger's tokens per role in call order, both aggregated in SQL so a big run is not loaded whole."""
+step, its checkpoints' val scores, and the ledger's tokens per role in call order, both aggregated in SQL so a big run is not loaded whole."""
 
 from __future__ import annotations
 
@@ -30,6 +30,29 @@ def practice_steps(store: RunStore, cell: str) -> list[StepScore]:
     )
     return [StepScore(str(r["unit_key"]), int(r["n"]), int(r["g"] or 0), None if r["m"] is None else float(r["m"]))
             for r in rows]
+
+
+@dataclass(frozen=True)
+class CheckpointVal:
+    """A checkpoint's val grading: the step that recorded the version ("init" for the initial harness), the version,
+    and the mean score of its graded select attempts (provider errors left out) and how many."""
+
+    step: str
+    version: str
+    mean: float
+    n: int
+
+
+def checkpoint_vals(store: RunStore, cell: str) -> list[CheckpointVal]:
+    """The val score of each version of a cell graded in the select phase, in the order the versions were made."""
+    rows = store.query(
+        "SELECT v.step AS step, a.version_id AS version, AVG(a.score) AS m, COUNT(*) AS n FROM attempts a"
+        " JOIN harness_versions v ON v.cell = a.cell AND v.id = a.version_id"
+        " WHERE a.cell=? AND a.phase='select' AND a.error IS NULL AND a.score IS NOT NULL"
+        " GROUP BY a.version_id ORDER BY MIN(v.created_at), MIN(v.rowid)",
+        [cell],
+    )
+    return [CheckpointVal(str(r["step"]), str(r["version"]), float(r["m"]), int(r["n"])) for r in rows]
 
 
 @dataclass(frozen=True)

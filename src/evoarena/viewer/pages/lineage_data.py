@@ -46,9 +46,9 @@ class Node:
 
     @property
     def step_label(self) -> str:
-        """The step without its phase and epoch ("0003/train-011"), short enough for a node's box."""
+        """The step without its phase ("e2/0003/train-011": epoch, step, task), short enough for a node's box."""
         parts = self.row.step.split("/")
-        return "/".join(parts[-2:]) if len(parts) > 2 else self.row.step
+        return "/".join(parts[1:]) if len(parts) > 2 else self.row.step
 
     @property
     def clade_val(self) -> PhaseMean | None:
