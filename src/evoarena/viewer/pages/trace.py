@@ -11,6 +11,7 @@ from starlette.routing import Route
 
 from evoarena.store.calls import conversation
 from evoarena.store.view_lineage import unit_versions
+from evoarena.store.view_tasks import task_texts
 from evoarena.store.view_trace import attempt, call_attempts, episode, neighbours, output_text, unit_calls
 from evoarena.viewer.pages.common import header, run_store
 from evoarena.viewer.pages.paging import row_id
@@ -25,7 +26,8 @@ def attempt_page(request: Request) -> HTMLResponse:
     conv = conversation(store, a.call_id) if a.call_id is not None else None
     output, cut = output_text(store, a.output_blob)
     return page(request, "trace.html.j2", run=header(run_id, store), a=a, conv=conv, output=output, output_cut=cut,
-                episode=episode(store, a.answer), unit_calls=unit_calls(store, a.cell, a.unit_key))
+                episode=episode(store, a.answer), unit_calls=unit_calls(store, a.cell, a.unit_key),
+                task=task_texts(store, [a.task_id]).get(a.task_id))
 
 
 def call_page(request: Request) -> HTMLResponse:
