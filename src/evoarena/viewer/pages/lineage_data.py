@@ -20,7 +20,7 @@ PHASES = (("practice", "practice"), ("rollout", "rollouts"), ("select", "val"), 
 # events methods log about their search over versions: the policy's statistics and decisions, step by step
 LINEAGE_EVENTS = ("gepa_seed", "gepa_iteration", "gepa_merge", "hgm_step", "evoskill_seed", "evoskill_iteration",
                   "evoskill_discarded", "evoskill_skip", "ahe_round", "autogenesis_step", "skillprox_candidate",
-                  "skillprox_iteration", "skillprox_prox", "evotest_episode", "rollback")
+                  "skillprox_iteration", "skillprox_prox", "evotest_episode", "rollback", "search_node")
 
 
 @dataclass(frozen=True)
