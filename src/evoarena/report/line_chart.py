@@ -102,8 +102,9 @@ def line_svg(series: Sequence[Series], *, title: str, x_label: str, y_label: str
                          ' stroke="none"/>')
         parts.append(f'<polyline points="{coords}" fill="none" stroke="{colour}" stroke-width="1.8"{dash}/>')
         if len(s.points) <= MARKERS_UP_TO:
+            radius = 3.8 if s.dashed else 2.6
             for x, y in s.points:
-                parts.append(f'<circle cx="{sx(x):.1f}" cy="{sy(y):.1f}" r="{3.8 if s.dashed else 2.6}" fill="{colour}">'
+                parts.append(f'<circle cx="{sx(x):.1f}" cy="{sy(y):.1f}" r="{radius}" fill="{colour}">'
                              f'<title>{escape(s.name)}: {_fmt(x)} → {y:.4g}</title></circle>')
         ly = _TOP + 6 + 16 * i
         parts.append(f'</g><line x1="{right + 14:.1f}" x2="{right + 26:.1f}" y1="{ly + 1.5:.1f}" y2="{ly + 1.5:.1f}"'

@@ -1,5 +1,6 @@
 """Read-only queries of the viewer's curves page (and the report's learning curves): a cell's score per practice
-step, its checkpoints' val scores, and the ledger's tokens per role in call order, both aggregated in SQL so a big run is not loaded whole."""
+step, its checkpoints' val scores, and the ledger's tokens per role in call order, all aggregated in SQL so a big run
+is not loaded whole."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""The lineage page (a cell's version graph as inline SVG, its search pool as a tree, each node's scores, the policy's
-statistics, manifests and their verdicts, the search's events with their acceptance and the version each step made) and a version's page (its files, manifest, and diff to its parent or to
-any other version of the cell)."""
+"""The lineage page (a cell's version graph as inline SVG, its search pool as a tree, each node's scores, the
+policy's statistics, manifests and their verdicts, the search's events with their acceptance and the version each
+step made) and a version's page (its files, manifest, and diff to its parent or to any other version of the cell)."""
 
 from __future__ import annotations
 

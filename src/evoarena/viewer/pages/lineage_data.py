@@ -1,6 +1,7 @@
 """What the lineage pages show of a cell's versions: each version's scores by phase, its clade's means and its
 parent policy's statistic (`report.lineage_tree`), the update calls of the step that made it, its manifest and the
-verdict of its change on the next attempts of the tasks it names (`report.change_report.score_cell`, computed as `results.json` does; nothing is stored)."""
+verdict of its change on the next attempts of the tasks it names (`report.change_report.score_cell`, computed as
+`results.json` does; nothing is stored)."""
 
 from __future__ import annotations
 

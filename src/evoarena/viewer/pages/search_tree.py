@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from evoarena.search.tree_log import SEARCH_NODE, SearchNode
 from evoarena.store import RunStore
-from evoarena.store.view_lineage import cell_events, update_calls, unit_versions
+from evoarena.store.view_lineage import cell_events, unit_versions, update_calls
 from evoarena.viewer.pages.lineage_graph import Layout, layout
 
 MAX_NODES = 500  # a pool bigger than this is drawn from its first events only
