@@ -34,7 +34,7 @@ def test_curves_has_a_running_mean_and_val_per_checkpoint(viewer: Server, runs_r
         tokens = dict(db.execute("SELECT role, SUM(input_tokens + output_tokens) FROM calls GROUP BY role").fetchall())
     assert len(step_means) == 3
     for cond, means in step_means.items():
-        line = page.locator(f"#practice-curve g.series[data-series='{cond} running mean']")
+        line = page.locator(f"#practice-curve g.series[data-series='{cond}']")
         assert int(line.get_attribute("data-points")) == len(means) == 12
         assert len(line.locator("polyline").get_attribute("points").split()) == len(means)
         assert line.locator("circle").count() == len(means)

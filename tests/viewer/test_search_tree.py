@@ -79,7 +79,6 @@ def test_gepas_pool_is_drawn_as_its_tree(server: Server, page: Any, shoot: Any) 
     accepted = page.locator("#events tr[data-kind='search_node'] td.accepted")
     assert accepted.count() == len(pool.candidates) and all("yes" in t for t in accepted.all_inner_texts())
     assert page.locator("#events tr[data-kind='search_node'] a.step-version").count() >= len(pool.candidates) - 1
-    shoot(page, "search-tree")
 
     # a proposal turned away, as GEPA logs it at the step of a proposer call
     call = store.query_one("SELECT id, unit FROM calls WHERE cell=? AND role='proposer' ORDER BY id", [GEPA])
@@ -95,6 +94,7 @@ def test_gepas_pool_is_drawn_as_its_tree(server: Server, page: Any, shoot: Any) 
     node, href = next(iter(rejected.items()))
     assert (last.id, node) in _edges(page) and href.endswith(f"/call/{call['id']}")
     assert "a rejected rewrite" in page.locator(f"#search-svg a.node[data-node='{node}'] title").text_content()
+    shoot(page, "search-tree")
 
 
 def test_hgms_tree_is_drawn_with_each_node_linked_to_its_version(server: Server, page: Any) -> None:

@@ -42,7 +42,7 @@ class ConditionCurve:
 
     @property
     def series(self) -> Series:
-        return Series(f"{self.name} running mean", [(float(x), y) for x, y in self.running])
+        return Series(self.name, [(float(x), y) for x, y in self.running])  # solid; the chart's title says so
 
     @property
     def val_series(self) -> Series:
@@ -90,7 +90,7 @@ def practice_svg(curves: Sequence[ConditionCurve], word: str, chart_id: str) -> 
     (dashed, the same colour), on an axis from the data's range within 0–1."""
     series = [s for i, c in enumerate(curves)
               for s in (replace(c.series, colour=i), replace(c.val_series, colour=i)) if s.points]
-    return line_svg(series, title=f"Practice score per {word}: running mean, and val per checkpoint",
+    return line_svg(series, title=f"Practice score per {word}: running mean (solid), val per checkpoint (dashed)",
                     x_label=word, y_label="mean score (axis: the data's range)", chart_id=chart_id,
                     y_bounds=(0.0, 1.0))
 

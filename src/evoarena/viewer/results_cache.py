@@ -62,9 +62,9 @@ def _compute(key: Path, mark: StoreMark) -> RunResults:
             _running.pop(key, None)
 
 
-def cached_results(store: RunStore, wait: float = WAIT_S) -> Results:
-    """The run's results as of now (see the module's docstring); a computation is waited for `wait` seconds (the
-    runs list, which asks for every run, waits none)."""
+def cached_results(store: RunStore, wait: float | None = None) -> Results:
+    """The run's results as of now (see the module's docstring); a computation is waited for `wait` seconds (WAIT_S
+    when None; the runs list, which asks for every run, waits none)."""
     run = queries.run(store)
     if run is None:
         return Results(None, False, "store")
@@ -84,6 +84,6 @@ def cached_results(store: RunStore, wait: float = WAIT_S) -> Results:
             job = (mark, _pool.submit(_compute, key, mark))
             _running[key] = job
     try:
-        return Results(job[1].result(timeout=wait), job[0] != mark, "store")
+        return Results(job[1].result(timeout=WAIT_S if wait is None else wait), job[0] != mark, "store")
     except TimeoutError:
         return Results(hit[1] if hit else None, True, hit[2] if hit else "store")

@@ -14,10 +14,10 @@ from evoarena.store.view_queries import run_totals
 from evoarena.viewer.pages.common import catalog, header, run_store, wall_time
 from evoarena.viewer.pages.scores import score_lines
 from evoarena.viewer.render import page
-from evoarena.viewer.results_cache import WAIT_S, cached_results
+from evoarena.viewer.results_cache import cached_results
 
 
-def _summary(run_id: str, store: RunStore, wait: float = WAIT_S) -> dict[str, Any]:
+def _summary(run_id: str, store: RunStore, wait: float | None = None) -> dict[str, Any]:
     head, totals = header(run_id, store), run_totals(store)
     row = head.row
     got = cached_results(store, wait)
