@@ -66,12 +66,13 @@ def practice_curves(store: RunStore, order: Sequence[str] = (), cells: Sequence[
     rank = spec_rank(order)
     groups: dict[str, list[list[float | None]]] = {}
     vals: dict[str, dict[int, list[float]]] = {}
+    checkpoints, all_steps = checkpoint_vals(store), practice_steps(store)
     for c in sorted(cells, key=lambda c: (rank(c.condition), c.condition, c.model, c.seed)):
         name = f"{c.condition} · {c.model}" if several_models else c.condition
-        steps = practice_steps(store, c.cell)
+        steps = all_steps.get(c.cell, [])
         groups.setdefault(name, []).append([s.mean for s in steps])
         at = {s.unit_key: i + 1 for i, s in enumerate(steps)}
-        for v in checkpoint_vals(store, c.cell):
+        for v in checkpoints.get(c.cell, []):
             vals.setdefault(name, {}).setdefault(at.get(v.step, 0), []).append(v.mean)
     out = []
     for name, per_cell in groups.items():
