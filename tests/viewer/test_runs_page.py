@@ -58,6 +58,7 @@ def test_runs_list_and_overview_show_results_json_scores(viewer: Server, runs_ro
     page.goto(viewer.url + "/")
     lines = page.locator("#runs tr[data-run='quickstart'] .score-line")
     assert lines.count() == len(results.conditions) == 3
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")  # the scores wrap
     page.goto(viewer.url + "/run/quickstart")
     rows = page.locator("#run-scores tbody tr")
     assert rows.count() == 3 and rows.first.get_attribute("data-condition") == "frozen"  # the baseline first
