@@ -64,7 +64,7 @@ def _compute(key: Path, mark: StoreMark) -> RunResults:
 
 def cached_results(store: RunStore, wait: float | None = None) -> Results:
     """The run's results as of now (see the module's docstring); a computation is waited for `wait` seconds (WAIT_S
-    when None; the runs list, which asks for every run, waits none)."""
+    when None; the runs list and a run's overview, which refresh every 3 s anyway, wait none)."""
     run = queries.run(store)
     if run is None:
         return Results(None, False, "store")

@@ -17,10 +17,12 @@ from evoarena.viewer.render import page
 from evoarena.viewer.results_cache import cached_results
 
 
-def _summary(run_id: str, store: RunStore, wait: float | None = None) -> dict[str, Any]:
+def _summary(run_id: str, store: RunStore) -> dict[str, Any]:
+    """The run's row, totals and scores; the scores of a run without a readable results.json are computed in the
+    background (the pages do not wait: they refresh every 3 s and show them once ready)."""
     head, totals = header(run_id, store), run_totals(store)
     row = head.row
-    got = cached_results(store, wait)
+    got = cached_results(store, wait=0.0)
     return {"scores": score_lines(got.results, head.conditions), "scores_updating": got.updating,
             "id": run_id, "name": head.name, "evidence": row.evidence if row else "-",
             "status": row.status if row else "empty", "started": row.started_at if row else None,
@@ -31,7 +33,7 @@ def _summary(run_id: str, store: RunStore, wait: float | None = None) -> dict[st
 
 def _summaries(request: Request) -> list[dict[str, Any]]:
     cat = catalog(request)
-    return [_summary(e.id, cat.store(e.id), wait=0.0) for e in cat.entries()]
+    return [_summary(e.id, cat.store(e.id)) for e in cat.entries()]
 
 
 def runs(request: Request) -> HTMLResponse:
