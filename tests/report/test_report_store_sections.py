@@ -62,7 +62,9 @@ def test_the_per_task_table_holds_the_stores_test_scores(quickstart: Path) -> No
         for a in tests:
             assert body[a.task_id][j] == f"{a.score:.3f}"
     store.close()
-    assert re.search(r'<svg id="learning-curves"', page) and page.count('class="series"') == len(cells)
+    assert re.search(r'<svg id="learning-curves"', page)
+    names = re.findall(r'class="series" data-series="([^"]*)"', page)  # a running mean and a val line per condition
+    assert sorted(names) == sorted([c.condition for c in cells] + [f"{c.condition} val" for c in cells])
 
 
 def test_the_per_task_table_is_capped() -> None:

@@ -166,3 +166,25 @@ def test_the_layout_puts_a_node_below_all_its_parents_and_draws_an_edge_from_eac
     boxes = {n.id: n for n in graph.nodes}
     assert boxes["a"].y == boxes["c"].y and boxes["a"].x < boxes["c"].x  # a row keeps the order they were made
     assert graph.height >= boxes["m"].y + NODE_H
+
+
+def test_evotests_configuration_tree_is_drawn_as_its_search_tree(server: Server, page: Any) -> None:
+    """EvoTest's nodes (its state in the cell's last version) are the search tree's: one per node, an edge per
+    parent, each linked to the version it was last played as."""
+    from evoarena.methods.evotest.state import read_state
+
+    run, cell = "evotest-maze", "evotest-paper__scripted__s0"
+    store = _store(server, run)
+    current = next(c["current_version"] for c in store.cells() if c["cell"] == cell)
+    state = read_state(load_tree(store, current))
+    store.close()
+    assert state is not None and len(state.nodes) > 2
+    page.goto(f"{server.url}/run/{run}/lineage?cell={cell}")
+    drawn = page.locator("#search-svg a.node").evaluate_all(
+        "ns => ns.map(n => [n.dataset.node, n.getAttribute('href') || ''])")
+    assert {n for n, _ in drawn} == {n.id for n in state.nodes}
+    edges = page.locator("#search-svg path.edge").evaluate_all(
+        "es => es.map(e => e.dataset.parent + '>' + e.dataset.child)")
+    assert set(edges) == {f"{n.parent}>{n.id}" for n in state.nodes if n.parent}
+    hrefs = dict(drawn)
+    assert all(hrefs[n.id].endswith(f"/{n.versions[-1]}") for n in state.nodes if n.versions)

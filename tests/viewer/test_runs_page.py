@@ -47,3 +47,35 @@ def test_a_live_runs_new_attempts_appear(tmp_path: Path, runs_root: Path, page: 
                        text="answer") for i in range(3)])
         page.wait_for_function(f"document.querySelector('#attempt-count').innerText == '{before + 3}'", timeout=15000)
     writer.close()
+
+
+def test_runs_list_and_overview_show_results_json_scores(viewer: Server, runs_root: Path, page: Any) -> None:
+    """Each condition's test score and its difference to the baseline, with CIs, are results.json's."""
+    from evoarena.report.results_record import RESULTS_FILE, RunResults
+
+    results = RunResults.read(runs_root / "quickstart" / RESULTS_FILE)
+    versus = {v.condition: v for v in results.versus_baseline}
+    page.goto(viewer.url + "/")
+    lines = page.locator("#runs tr[data-run='quickstart'] .score-line")
+    assert lines.count() == len(results.conditions) == 3
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")  # the scores wrap
+    page.goto(viewer.url + "/run/quickstart")
+    rows = page.locator("#run-scores tbody tr")
+    assert rows.count() == 3 and rows.first.get_attribute("data-condition") == "frozen"  # the baseline first
+    for c in results.conditions:
+        assert c.test is not None
+        row = page.locator(f"#run-scores tr[data-condition='{c.condition}']")
+        assert float(row.locator("td.test .score").get_attribute("data-mean")) == c.test.mean
+        assert f"[{c.test.ci_low:.3f}, {c.test.ci_high:.3f}]" in row.locator("td.test").inner_text()
+        v = versus[c.condition]
+        if v.condition == v.baseline:
+            assert row.locator("td.versus").inner_text() == "baseline"
+        else:
+            assert float(row.locator("td.versus .score").get_attribute("data-diff")) == v.diff
+            assert f"[{v.ci_low:.3f}, {v.ci_high:.3f}]" in row.locator("td.versus").inner_text()
+    page.goto(viewer.url + "/")
+    for c in results.conditions:
+        line = page.locator(f"#runs tr[data-run='quickstart'] .score-line[data-condition='{c.condition}']")
+        assert float(line.locator(".score").first.get_attribute("data-mean")) == c.test.mean  # type: ignore[union-attr]
+        v = versus[c.condition]
+        assert line.locator("[data-diff]").count() == (0 if v.condition == v.baseline else 1)

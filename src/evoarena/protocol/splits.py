@@ -53,3 +53,11 @@ def split_tasks(tasks: Sequence[Task]) -> tuple[PracticeSplits, LockedTestSplit]
     if overlap:
         raise ValueError(f"test split shares sources with train/val: {sorted(overlap)[:3]}")
     return PracticeSplits(train, val), LockedTestSplit(test)
+
+
+def task_rows(tasks: Sequence[Task]) -> list[tuple[str, str, str, str, str | None, str | None]]:
+    """The store's `tasks` rows: id, split, source, payload hash, the prompt (every split: the viewer shows what the
+    solver was asked) and the reference of train tasks only (the labels methods may read; val and test references
+    stay with the grader)."""
+    return [(t.id, t.split, t.source_id, t.payload_hash(), t.prompt, t.reference if t.split == "train" else None)
+            for t in tasks]

@@ -22,6 +22,8 @@ class Series:
     name: str
     points: Sequence[tuple[float, float]]  # (x, y), in x order
     band: Sequence[tuple[float, float, float]] = ()  # (x, low, high): a confidence band drawn under the line
+    colour: int | None = None  # the palette index (default: the series' place), so two series can share a colour
+    dashed: bool = False  # a dashed line with bigger dots (e.g. checkpoints beside a running mean)
 
 
 def nice_range(lo: float, hi: float, *, bounds: tuple[float, float] | None = None,
@@ -88,7 +90,8 @@ def line_svg(series: Sequence[Series], *, title: str, x_label: str, y_label: str
                  f'<text class="y-label" transform="translate(16 {(_TOP + bottom) / 2:.1f}) rotate(-90)" '
                  f'text-anchor="middle">{escape(y_label)}</text>')
     for i, s in enumerate(series):
-        colour = PALETTE[i % len(PALETTE)]
+        colour = PALETTE[(i if s.colour is None else s.colour) % len(PALETTE)]
+        dash = ' stroke-dasharray="6 4"' if s.dashed else ""
         coords = " ".join(f"{sx(x):.1f},{sy(y):.1f}" for x, y in s.points)
         last = f' data-last="{s.points[-1][1]:.12g}"' if s.points else ""
         parts.append(f'<g class="series" data-series="{escape(s.name)}" data-points="{len(s.points)}"{last}>')
@@ -97,13 +100,15 @@ def line_svg(series: Sequence[Series], *, title: str, x_label: str, y_label: str
             edge += [f"{sx(x):.1f},{sy(lo):.1f}" for x, lo, _ in reversed(s.band)]
             parts.append(f'<polygon class="band" points="{" ".join(edge)}" fill="{colour}" fill-opacity="0.15"'
                          ' stroke="none"/>')
-        parts.append(f'<polyline points="{coords}" fill="none" stroke="{colour}" stroke-width="1.8"/>')
+        parts.append(f'<polyline points="{coords}" fill="none" stroke="{colour}" stroke-width="1.8"{dash}/>')
         if len(s.points) <= MARKERS_UP_TO:
+            radius = 3.8 if s.dashed else 2.6
             for x, y in s.points:
-                parts.append(f'<circle cx="{sx(x):.1f}" cy="{sy(y):.1f}" r="2.6" fill="{colour}">'
+                parts.append(f'<circle cx="{sx(x):.1f}" cy="{sy(y):.1f}" r="{radius}" fill="{colour}">'
                              f'<title>{escape(s.name)}: {_fmt(x)} → {y:.4g}</title></circle>')
         ly = _TOP + 6 + 16 * i
-        parts.append(f'</g><rect x="{right + 14:.1f}" y="{ly:.1f}" width="12" height="3" fill="{colour}"/>'
+        parts.append(f'</g><line x1="{right + 14:.1f}" x2="{right + 26:.1f}" y1="{ly + 1.5:.1f}" y2="{ly + 1.5:.1f}"'
+                     f' stroke="{colour}" stroke-width="3"{dash}/>'
                      f'<text x="{right + 32:.1f}" y="{ly + 5:.1f}">{escape(s.name)}</text>')
     parts.append("</svg>")
     return Markup("".join(parts))

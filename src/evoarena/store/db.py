@@ -29,6 +29,8 @@ _ADDED_COLUMNS = (
     ("calls", "prompt_format", "TEXT"),  # embedded: "chat-template" | "plain"; NULL for other backends
     ("events", "source", "TEXT"),  # "runner" or "method" (what a method logged); NULL in stores written before
     ("cells", "selection_json", "TEXT"),  # why the selected version was kept (store/selection.py)
+    ("tasks", "prompt", "TEXT"),  # the task's text as the benchmark wrote it (every split: the solver is shown it)
+    ("tasks", "reference", "TEXT"),  # a train task's reference (labels methods may read); NULL for val and test
 )
 
 
@@ -258,9 +260,13 @@ class RunStore:
         self.execute("DELETE FROM events WHERE cell=? AND unit=?", [cell, unit])
 
     # -- tasks ----------------------------------------------------------------------------------
-    def record_tasks(self, rows: Sequence[tuple[str, str, str, str]]) -> None:
+    def record_tasks(self, rows: Sequence[tuple[str, str, str, str, str | None, str | None]]) -> None:
+        """(task id, split, source id, payload hash, prompt, reference) of the run's tasks; a resumed run of a store
+        written before tasks kept their text fills it in."""
         with self.transaction() as conn:
             conn.executemany(
-                "INSERT OR IGNORE INTO tasks (task_id, split, source_id, payload_hash) VALUES (?, ?, ?, ?)",
+                "INSERT INTO tasks (task_id, split, source_id, payload_hash, prompt, reference)"
+                " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (task_id) DO UPDATE SET prompt = excluded.prompt,"
+                " reference = excluded.reference WHERE tasks.prompt IS NULL",
                 rows,
             )

@@ -1,5 +1,6 @@
 """Read-only queries of the viewer's curves page (and the report's learning curves): a cell's score per practice
-step, and the ledger's tokens per role in call order, both aggregated in SQL so a big run is not loaded whole."""
+step, its checkpoints' val scores, and the ledger's tokens per role in call order, all aggregated in SQL so a big run
+is not loaded whole."""
 
 from __future__ import annotations
 
@@ -19,17 +20,44 @@ class StepScore:
     mean: float | None
 
 
-def practice_steps(store: RunStore, cell: str) -> list[StepScore]:
-    """A cell's practice steps in the order they were recorded (by their first attempt); provider errors are left
-    out of the mean, as in the report."""
+def practice_steps(store: RunStore) -> dict[str, list[StepScore]]:
+    """{cell: its practice steps in the order they were recorded (by their first attempt)}, in one query for the whole
+    run; provider errors are left out of the mean, as in the report."""
     rows = store.query(
-        "SELECT unit_key, COUNT(*) AS n, SUM(score IS NOT NULL AND error IS NULL) AS g,"
+        "SELECT cell, unit_key, COUNT(*) AS n, SUM(score IS NOT NULL AND error IS NULL) AS g,"
         " AVG(CASE WHEN error IS NULL THEN score END) AS m, MIN(id) AS first FROM attempts"
-        " WHERE cell=? AND phase IN ('practice', 'rollout') GROUP BY unit_key ORDER BY first",
-        [cell],
-    )
-    return [StepScore(str(r["unit_key"]), int(r["n"]), int(r["g"] or 0), None if r["m"] is None else float(r["m"]))
-            for r in rows]
+        " WHERE phase IN ('practice', 'rollout') GROUP BY cell, unit_key ORDER BY cell, first")
+    out: dict[str, list[StepScore]] = {}
+    for r in rows:
+        out.setdefault(str(r["cell"]), []).append(StepScore(str(r["unit_key"]), int(r["n"]), int(r["g"] or 0),
+                                                            None if r["m"] is None else float(r["m"])))
+    return out
+
+
+@dataclass(frozen=True)
+class CheckpointVal:
+    """A checkpoint's val grading: the step that recorded the version ("init" for the initial harness), the version,
+    and the mean score of its graded select attempts (provider errors left out) and how many."""
+
+    step: str
+    version: str
+    mean: float
+    n: int
+
+
+def checkpoint_vals(store: RunStore) -> dict[str, list[CheckpointVal]]:
+    """{cell: the val score of each of its versions graded in the select phase, in the order they were made}, in one
+    query for the whole run."""
+    rows = store.query(
+        "SELECT a.cell AS cell, v.step AS step, a.version_id AS version, AVG(a.score) AS m, COUNT(*) AS n"
+        " FROM attempts a JOIN harness_versions v ON v.cell = a.cell AND v.id = a.version_id"
+        " WHERE a.phase='select' AND a.error IS NULL AND a.score IS NOT NULL"
+        " GROUP BY a.cell, a.version_id ORDER BY a.cell, MIN(v.created_at), MIN(v.rowid)")
+    out: dict[str, list[CheckpointVal]] = {}
+    for r in rows:
+        out.setdefault(str(r["cell"]), []).append(CheckpointVal(str(r["step"]), str(r["version"]), float(r["m"]),
+                                                                int(r["n"])))
+    return out
 
 
 @dataclass(frozen=True)

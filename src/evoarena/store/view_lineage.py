@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from evoarena.store.db import RunStore
 from evoarena.store.queries import EventRow
+from evoarena.store.view_trace import CallBrief
 
 
 @dataclass(frozen=True)
@@ -53,3 +54,24 @@ def cell_events(store: RunStore, cell: str, kinds: Sequence[str], limit: int, of
     events = [EventRow(id=int(r["id"]), cell=r["cell"], kind=str(r["kind"]), payload=json.loads(str(r["payload"])),
                        unit=r["unit"]) for r in rows]
     return events, int(total["n"]) if total else 0
+
+
+def update_calls(store: RunStore, cell: str) -> dict[str, list[CallBrief]]:
+    """{unit: the calls of roles other than the solver a cell made in it}, oldest first: the proposer, reflector,
+    curator… calls of a practice step, whose replies the versions recorded at that step (`harness_versions.step` is
+    the unit's key) were made from."""
+    rows = store.query("SELECT id, role, phase, input_tokens, output_tokens, cached, error, unit FROM calls"
+                       " WHERE cell = ? AND role != 'solver' AND unit IS NOT NULL ORDER BY id", [cell])
+    out: dict[str, list[CallBrief]] = {}
+    for r in rows:
+        out.setdefault(str(r["unit"]), []).append(CallBrief(int(r["id"]), str(r["role"]), r["phase"],
+                                                            int(r["input_tokens"]), int(r["output_tokens"]),
+                                                            bool(r["cached"]), r["error"]))
+    return out
+
+
+def unit_versions(store: RunStore, cell: str, unit: str) -> list[str]:
+    """The versions a cell recorded at one unit (a practice step), in the order they were made."""
+    rows = store.query("SELECT id FROM harness_versions WHERE cell = ? AND step = ? ORDER BY created_at, rowid",
+                       [cell, unit])
+    return [str(r["id"]) for r in rows]

@@ -4,7 +4,7 @@ attempts (cell, phase) index), each cell the seed-averaged score of the conditio
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from evoarena.store.db import RunStore
@@ -51,9 +51,30 @@ class GridCell:
 
 
 @dataclass(frozen=True)
+class TaskText:
+    """What the store keeps of a task: its split, the prompt the benchmark wrote and, for a train task, its reference
+    (None for val and test tasks, and in stores written before tasks kept their text)."""
+
+    split: str
+    prompt: str | None
+    reference: str | None
+
+
+def task_texts(store: RunStore, ids: Sequence[str]) -> dict[str, TaskText]:
+    """{task id: its text} of the `ids` the store knows; {} in a store written before tasks kept their text."""
+    cols = {str(r["name"]) for r in store.query("PRAGMA table_info(tasks)")}
+    if not ids or "prompt" not in cols:
+        return {}
+    rows = store.query(f"SELECT task_id, split, prompt, reference FROM tasks WHERE task_id IN ({_in(ids)})",
+                       list(ids))
+    return {str(r["task_id"]): TaskText(str(r["split"]), r["prompt"], r["reference"]) for r in rows}
+
+
+@dataclass(frozen=True)
 class TaskRow:
     task_id: str
     cells: dict[str, GridCell]  # condition → its cell
+    text: TaskText | None = None
 
     def cell(self, condition: str) -> GridCell:
         return self.cells.get(condition) or GridCell()
@@ -171,5 +192,7 @@ def task_grid(store: RunStore, *, phase: str = "test", page: int = 1, per_page: 
                 int(r["id"]), seed, None if r["score"] is None else float(r["score"]),
                 None if r["passed"] is None else bool(r["passed"]), r["error"], r["answer"]))
     means = _means(store, cells, phase)
+    texts = task_texts(store, ids)
+    rows = {t: replace(r, text=texts.get(t)) for t, r in rows.items()}
     return TaskGrid(phase, conds, [rows[t] for t in ids], total, page, per_page,
                     [means.get(c) or ConditionMean(c, None, 0, 0) for c in conds])

@@ -62,8 +62,9 @@ def _compute(key: Path, mark: StoreMark) -> RunResults:
             _running.pop(key, None)
 
 
-def cached_results(store: RunStore) -> Results:
-    """The run's results as of now (see the module's docstring)."""
+def cached_results(store: RunStore, wait: float | None = None) -> Results:
+    """The run's results as of now (see the module's docstring); a computation is waited for `wait` seconds (WAIT_S
+    when None; the runs list and a run's overview, which refresh every 3 s anyway, wait none)."""
     run = queries.run(store)
     if run is None:
         return Results(None, False, "store")
@@ -83,6 +84,6 @@ def cached_results(store: RunStore) -> Results:
             job = (mark, _pool.submit(_compute, key, mark))
             _running[key] = job
     try:
-        return Results(job[1].result(timeout=WAIT_S), job[0] != mark, "store")
+        return Results(job[1].result(timeout=WAIT_S if wait is None else wait), job[0] != mark, "store")
     except TimeoutError:
         return Results(hit[1] if hit else None, True, hit[2] if hit else "store")

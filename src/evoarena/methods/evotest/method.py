@@ -42,6 +42,7 @@ from evoarena.methods.evotest.state import (
     next_move,
     nodes_by_id,
     read_state,
+    search_node,
     summary,
     temperature,
     trajectory_path,
@@ -49,6 +50,7 @@ from evoarena.methods.evotest.state import (
 )
 from evoarena.methods.prompting import render_prompt
 from evoarena.models import GenParams, Message
+from evoarena.search.tree_log import SEARCH_NODE
 
 PART_OF = {GUIDE: "prompt", EXTRACTOR: "extract_state", KNOBS: "temperature", LESSONS: "memory"}
 
@@ -163,6 +165,8 @@ class EvoTest(Method):
         ctx.log("evotest_episode", {**state.episodes[-1].model_dump(), **remembered, "auc": view["auc"],
                                     "late_mean": view["late_mean"], "nodes": len(nodes)})
         child = nodes[state.next]
+        for shown in (node, child):
+            ctx.log(SEARCH_NODE, search_node(shown).payload())
         return Manifest(intent=f"EvoTest episode {episode}: {node.id} scored {score:.3f}; next {child.id} "
                                f"({child.origin} of {child.parent})",
                         evidence=f"{fb.message}; AUC so far {view['auc']:.3f} over {episode} episode(s)")

@@ -20,6 +20,7 @@ from pydantic import BaseModel
 from evoarena.envs.metrics import auc, late_mean
 from evoarena.harness.state import Absent, parse_state
 from evoarena.search import Scored, ucb_scores
+from evoarena.search.tree_log import SearchNode
 
 STATE_DIR = "memory/evotest/"
 STATE = STATE_DIR + "state.json"
@@ -190,3 +191,14 @@ def summary(state: State | None) -> dict[str, Any]:
     return {"episodes": len(scores), "scores": scores, "won": [e.won for e in state.episodes],
             "auc": auc(scores, 1.0), "late_mean": late_mean(scores), "nodes": len(state.nodes),
             "depth": max((n.depth for n in state.nodes), default=0), "best": state.best, "frozen": state.frozen}
+
+
+def search_node(node: Node) -> SearchNode:
+    """A node as the search tree shows it: its mean episode score so far, the parts its evolution adopted (their
+    text) or how it came to be (a copy, an exploit), and the version it was last played as."""
+    score = sum(node.scores) / len(node.scores) if node.scores else None
+    text = "\n\n".join(f"# {k}\n{node.config.get(k, '')}" for k in node.adopted) or None
+    return SearchNode(node=node.id, parents=[node.parent] if node.parent else [], accepted=True, score=score,
+                      score_label=f"mean episode score (n={len(node.scores)})", text=text,
+                      component=", ".join(node.adopted) or node.origin,
+                      version=node.versions[-1] if node.versions else None)

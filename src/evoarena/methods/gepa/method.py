@@ -35,6 +35,7 @@ from evoarena.methods.prompting import render_prompt, template_text
 from evoarena.methods.replies import parse_instruction
 from evoarena.methods.scoring import rollouts_by_id, valset
 from evoarena.search import ParetoSampler, Scored, StrictImprovement, best_index, mean, pareto_weights
+from evoarena.search.tree_log import SEARCH_NODE, SearchNode
 
 POOL = "memory/gepa/pool.json"
 COMPONENTS = ("system.md",)
@@ -181,6 +182,8 @@ class Gepa(Method):
         archive = aligned(candidates, ids)
         if seeded_now:
             ctx.log("gepa_seed", {"val_mean": archive[0].mean})
+            ctx.log(SEARCH_NODE, SearchNode(node="c0", parents=[], accepted=True, score=archive[0].mean,
+                                            score_label="val mean").payload())
         if self.params.use_merge:
             state = pool.merge = pool.merge or MergeState()
             due = state.due > 0 and state.last_found_new
@@ -232,6 +235,9 @@ class Gepa(Method):
         ctx.log("gepa_merge", {"merged": True, "parents": [p1.id, p2.id], "ancestor": cands[anc].id,
                                "subsample": sub, "before": before, "after": after, "accepted": accepted})
         if not accepted:  # a refused merge leaves the counters as they were (engine.py)
+            ctx.log(SEARCH_NODE, SearchNode(node=None, parents=[p1.id, p2.id], accepted=False, score=sum(after),
+                                            score_label=f"subsample sum (parents {before[0]:g}, {before[1]:g})",
+                                            component="merge").payload())
             return True, None
         state.due -= 1
         state.tested += 1
@@ -240,6 +246,8 @@ class Gepa(Method):
         child = Candidate(id=f"c{len(cands)}", parent=p1.id, merge_parent=p2.id, components=components,
                           scores={t.id: s for t, s in zip(vals, val_scores, strict=True)})
         cands.append(child)
+        ctx.log(SEARCH_NODE, SearchNode(node=child.id, parents=[p1.id, p2.id], accepted=True,
+                                        score=mean(val_scores), score_label="val mean", component="merge").payload())
         best = self._adopt_best(ctx, pool, [t.id for t in vals])
         return True, Manifest(
             intent=f"GEPA: merge {p1.id} + {p2.id} (ancestor {cands[anc].id}) into {child.id}; "
@@ -294,6 +302,9 @@ class Gepa(Method):
         ctx.log("gepa_iteration", {"parent": parent.id, "component": component, "minibatch": [t.id for t in batch],
                                    "before": before, "after": after, "accepted": accepted})
         if not accepted:
+            ctx.log(SEARCH_NODE, SearchNode(node=None, parents=[parent.id], accepted=False, score=sum(after),
+                                            score_label=f"minibatch sum (parent {sum(before):g})", text=text,
+                                            component=component).payload())
             return None
 
         vals = valset(ctx)
@@ -301,6 +312,8 @@ class Gepa(Method):
         child = Candidate(id=f"c{len(candidates)}", parent=parent.id, components=child_components,
                           scores={t.id: s for t, s in zip(vals, val_scores, strict=True)})
         candidates.append(child)
+        ctx.log(SEARCH_NODE, SearchNode(node=child.id, parents=[parent.id], accepted=True, score=mean(val_scores),
+                                        score_label="val mean", text=text, component=component).payload())
         best = self._adopt_best(ctx, pool, [t.id for t in vals])
         return Manifest(
             intent=f"GEPA: accept {child.id} (parent {parent.id}, {component}); harness = best {best.id}",

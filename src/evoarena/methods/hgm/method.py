@@ -29,6 +29,7 @@ from evoarena.methods.prompting import render_prompt
 from evoarena.methods.replies import parse_instruction
 from evoarena.methods.scoring import scored
 from evoarena.search import PARENT_POLICIES, NothingToExpand, Scored, expand_now, posterior_mean, to_evaluate
+from evoarena.search.tree_log import SEARCH_NODE, SearchNode
 
 STATE = "memory/hgm/tree.json"
 _KEEP_FAILURES = 4  # failures kept per node for its diagnosis (the newest)
@@ -101,6 +102,7 @@ class Hgm(Method):
         nodes = {n.id: n for n in state.nodes}
         if nodes["n0"].version is None:  # the root joins the run's archive of versions (the initial harness's id)
             nodes["n0"].version = ctx.candidate(self._candidate_tree(ctx, nodes["n0"]), intent="HGM root")
+            self._log_node(ctx, nodes["n0"])
         live_before = self._live(nodes)
         if ctx.attempt_limit is not None:  # the protocol counts submissions: submit once with the live harness
             attempt = ctx.solve(task)
@@ -110,6 +112,8 @@ class Hgm(Method):
         plans = self._plan(ctx, state, nodes, tasks)
         made = self._expand(ctx, state, nodes, [p for p in plans if p.kind == "expand"])
         self._evaluate(ctx, state, nodes, tasks, [p for p in plans if p.kind == "eval"])
+        for evaluated in dict.fromkeys(p.node for p in plans if p.kind == "eval"):
+            self._log_node(ctx, nodes[evaluated])
         live = self._live(nodes)
         ctx.harness.write("system.md", nodes[live].system)
         ctx.harness.save_state(STATE, state)
@@ -206,6 +210,8 @@ class Hgm(Method):
             text, why = parse_instruction(reply.text, "strict")
             if text is None or text.strip() == nodes[plan.node].system.strip():
                 ctx.reject("harness", reply.text, why or "the rewrite repeats its parent")
+                ctx.log(SEARCH_NODE, SearchNode(node=None, parents=[plan.node], accepted=False,
+                                                text=text or reply.text, component="system.md").payload())
                 continue
             cid = f"n{len(nodes)}"
             child = Node(id=cid, parent=plan.node, system=text, problem=problem[:_CLIP])
@@ -214,7 +220,17 @@ class Hgm(Method):
             nodes[cid] = child
             state.nodes.append(child)
             made.append(cid)
+            self._log_node(ctx, child)
         return made
+
+    @staticmethod
+    def _log_node(ctx: PracticeContext, node: Node) -> None:
+        """The node as the search tree shows it: its parent, its own mean result so far, its system prompt."""
+        own = list(node.results.values())
+        ctx.log(SEARCH_NODE, SearchNode(node=node.id, parents=[node.parent] if node.parent else [], accepted=True,
+                                        score=sum(own) / len(own) if own else None,
+                                        score_label=f"own mean (n={len(own)})", text=node.system,
+                                        component="system.md", version=node.version).payload())
 
     @staticmethod
     def _entry(ctx: PracticeContext, node: Node) -> dict[str, str]:

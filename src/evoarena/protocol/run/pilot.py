@@ -17,6 +17,7 @@ from evoarena.protocol.run.cell_work import build_parts
 from evoarena.protocol.run.evaluate import Evaluator
 from evoarena.protocol.run.grading import bind_grading, grading_roles
 from evoarena.protocol.run.runner import code_version
+from evoarena.protocol.splits import task_rows
 from evoarena.protocol.validate import validate_run
 from evoarena.report.stats import mean
 from evoarena.sandbox import isolation_level
@@ -95,7 +96,7 @@ def run_pilot(spec: ExperimentSpec, n: int, *, search: tuple[Path, ...] = (), ro
     store.upsert_run(id=spec_hash[:16], name=pspec.name, spec_json=pspec.model_dump_json(), spec_hash=spec_hash,
                      code_version=code_version(), evidence=pspec.derived_evidence(), test_hash=parts.locked.hash,
                      isolation=isolation_level(), status="running", started_at=now_iso(), finished_at=None)
-    store.record_tasks([(t.id, t.split, t.source_id, t.payload_hash()) for t in parts.tasks])
+    store.record_tasks(task_rows(parts.tasks))
     cache = cache if cache is not None else ResponseCache()
     halt = Halt()
     bind_grading(pspec, parts.benchmark, parts.backends, store, cache, halt)

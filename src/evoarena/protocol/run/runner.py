@@ -16,6 +16,7 @@ from evoarena.protocol.run.evaluate import Evaluator
 from evoarena.protocol.run.grading import bind_grading
 from evoarena.protocol.run.probes import DEFAULT_THRESHOLD, ProbeSummary, plan_probes, run_probes
 from evoarena.protocol.scheduler import Scheduler
+from evoarena.protocol.splits import task_rows
 from evoarena.protocol.validate import Resolved
 from evoarena.sandbox import isolation_level, sweep_scratch
 from evoarena.spec import ExperimentSpec, SpecError, safe_name
@@ -95,7 +96,7 @@ def run_experiment(
         isolation=isolation_level(), status="running",
         started_at=existing["started_at"] if existing else now_iso(), finished_at=None,
     )
-    store.record_tasks([(t.id, t.split, t.source_id, t.payload_hash()) for t in parts.tasks])
+    store.record_tasks(task_rows(parts.tasks))
     sweep_scratch()  # what a killed run of this (or any) spec left in the temp dir
     libraries = {c: f"{m.library} {m.library_version()}" for c, m in parts.resolved.methods.items() if m.library}
     references = [m.condition for m in spec.methods if parts.resolved.methods[m.condition].reference_harness]

@@ -58,7 +58,7 @@ def wall_time(started: str | None, finished: str | None, last_write: str | None 
         return "-"
     try:
         seconds = int((datetime.fromisoformat(end) - datetime.fromisoformat(started)).total_seconds())
-    except ValueError:
+    except (ValueError, TypeError):  # unreadable, or one time with a zone and one without
         return "-"
     if seconds < 60:
         return f"{seconds} s"

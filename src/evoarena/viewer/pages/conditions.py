@@ -5,29 +5,20 @@ write mark), so the numbers are results.json's, also mid-run."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, TypeVar
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 from starlette.routing import Route
 
 from evoarena.report.html import spend_svgs
-from evoarena.report.order import spec_rank
-from evoarena.report.results_record import BudgetResult, Calls, ConditionCalls, ConditionResult, Versus
+from evoarena.report.results_record import BudgetResult, Calls, ConditionResult, Versus
 from evoarena.store import RunStore, queries
 from evoarena.store.view_conditions import phase_counts
 from evoarena.viewer.pages.common import RunHeader, header, run_store
+from evoarena.viewer.pages.scores import ordered as _ordered
 from evoarena.viewer.render import page
 from evoarena.viewer.results_cache import cached_results
-
-Row = TypeVar("Row", ConditionResult, ConditionCalls, BudgetResult)
-
-
-def _ordered(rows: Sequence[Row], order: list[str]) -> list[Row]:
-    """Rows by the spec's condition order (the baseline first), then by condition and model."""
-    rank = spec_rank(order)
-    return sorted(rows, key=lambda r: (rank(str(r.condition)), str(r.condition), str(getattr(r, "model", None))))
 
 
 def _context(run: RunHeader, store: RunStore) -> dict[str, Any]:

@@ -1,6 +1,6 @@
-"""The lineage page (a cell's version graph as inline SVG, each node's scores, the policy's statistics, manifests
-and their verdicts, the search's events) and a version's page (its files, manifest, and diff to its parent or to
-any other version of the cell)."""
+"""The lineage page (a cell's version graph as inline SVG, its search pool as a tree, each node's scores, the
+policy's statistics, manifests and their verdicts, the search's events with their acceptance and the version each
+step made) and a version's page (its files, manifest, and diff to its parent or to any other version of the cell)."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from evoarena.viewer.pages.common import header, run_store
 from evoarena.viewer.pages.lineage_data import LINEAGE_EVENTS, cell_lineage
 from evoarena.viewer.pages.lineage_graph import NODE_H, NODE_W, layout
 from evoarena.viewer.pages.paging import int_param
+from evoarena.viewer.pages.search_tree import search_tree
 from evoarena.viewer.render import page
 
 EVENTS_PAGE = 50
@@ -40,9 +41,12 @@ def lineage(request: Request) -> HTMLResponse:
         data = cell_lineage(store, chosen, parent_policies(head.spec).get(chosen.condition))
         offset = max(int_param(request, "events", 0) or 0, 0)
         events, n_events = cell_events(store, chosen.cell, LINEAGE_EVENTS, EVENTS_PAGE, offset)
+        steps: dict[str, list[str]] = {}
+        for n in data.nodes:
+            steps.setdefault(n.row.step, []).append(n.id)
         context.update(data=data, graph=layout([n.id for n in data.nodes], [n.row.parent_ids for n in data.nodes]),
                        node_w=NODE_W, node_h=NODE_H, events=events, n_events=n_events, offset=offset,
-                       page_size=EVENTS_PAGE)
+                       page_size=EVENTS_PAGE, search=search_tree(store, chosen.cell), step_versions=steps)
     return page(request, "lineage.html.j2", **context)
 
 

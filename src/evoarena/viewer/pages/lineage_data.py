@@ -1,6 +1,7 @@
 """What the lineage pages show of a cell's versions: each version's scores by phase, its clade's means and its
-parent policy's statistic (`report.lineage_tree`), its manifest and the verdict of its change on the next attempts
-of the tasks it names (`report.change_report.score_cell`, computed as `results.json` does; nothing is stored)."""
+parent policy's statistic (`report.lineage_tree`), the update calls of the step that made it, its manifest and the
+verdict of its change on the next attempts of the tasks it names (`report.change_report.score_cell`, computed as
+`results.json` does; nothing is stored)."""
 
 from __future__ import annotations
 
@@ -13,13 +14,14 @@ from evoarena.report.lineage_tree import NodeStats, node_stats, with_policy
 from evoarena.store import RunStore
 from evoarena.store.queries import CellRow, practice_attempts, unit_keys, version_results
 from evoarena.store.versions import VersionRow, cell_versions
-from evoarena.store.view_lineage import PhaseMean, version_means
+from evoarena.store.view_lineage import PhaseMean, update_calls, version_means
+from evoarena.store.view_trace import CallBrief
 
 PHASES = (("practice", "practice"), ("rollout", "rollouts"), ("select", "val"), ("test", "test"))
 # events methods log about their search over versions: the policy's statistics and decisions, step by step
 LINEAGE_EVENTS = ("gepa_seed", "gepa_iteration", "gepa_merge", "hgm_step", "evoskill_seed", "evoskill_iteration",
                   "evoskill_discarded", "evoskill_skip", "ahe_round", "autogenesis_step", "skillprox_candidate",
-                  "skillprox_iteration", "skillprox_prox", "evotest_episode", "rollback")
+                  "skillprox_iteration", "skillprox_prox", "evotest_episode", "rollback", "search_node")
 
 
 @dataclass(frozen=True)
@@ -33,6 +35,7 @@ class Node:
     selected: bool
     current: bool
     change: ChangeResult | None  # its manifest scored on later attempts (versions with a parent)
+    made_by: tuple[CallBrief, ...] = ()  # the update calls of the step that recorded it (proposer, reflector…)
 
     @property
     def id(self) -> str:
@@ -44,9 +47,9 @@ class Node:
 
     @property
     def step_label(self) -> str:
-        """The step without its phase and epoch ("0003/train-011"), short enough for a node's box."""
+        """The step without its phase ("e2/0003/train-011": epoch, step, task), short enough for a node's box."""
         parts = self.row.step.split("/")
-        return "/".join(parts[-2:]) if len(parts) > 2 else self.row.step
+        return "/".join(parts[1:]) if len(parts) > 2 else self.row.step
 
     @property
     def clade_val(self) -> PhaseMean | None:
@@ -85,11 +88,13 @@ def cell_lineage(store: RunStore, cell: CellRow, policy: str | None) -> CellLine
     pooled = version_results(store, cell.cell, ("rollout", "select"))  # what clade means and policies pool
     stats = {s.id: s for s in with_policy(node_stats(versions, pooled), policy)}
     verdicts = changes(store, cell.cell, versions)
+    calls = update_calls(store, cell.cell)
     kids: dict[str, list[str]] = {}
     for v in versions:
         for p in v.parent_ids:
             kids.setdefault(p, []).append(v.id)
     nodes = tuple(Node(v, means.get(v.id, {}), stats.get(v.id), tuple(kids.get(v.id, ())),
-                       v.id == cell.selected_version, v.id == cell.current_version, verdicts.get(v.id))
+                       v.id == cell.selected_version, v.id == cell.current_version, verdicts.get(v.id),
+                       tuple(calls.get(v.step, ())))
                   for v in versions)
     return CellLineage(cell, policy, nodes, {n.id: n for n in nodes})

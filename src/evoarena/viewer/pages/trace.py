@@ -10,6 +10,8 @@ from starlette.responses import HTMLResponse
 from starlette.routing import Route
 
 from evoarena.store.calls import conversation
+from evoarena.store.view_lineage import unit_versions
+from evoarena.store.view_tasks import task_texts
 from evoarena.store.view_trace import attempt, call_attempts, episode, neighbours, output_text, unit_calls
 from evoarena.viewer.pages.common import header, run_store
 from evoarena.viewer.pages.paging import row_id
@@ -24,7 +26,8 @@ def attempt_page(request: Request) -> HTMLResponse:
     conv = conversation(store, a.call_id) if a.call_id is not None else None
     output, cut = output_text(store, a.output_blob)
     return page(request, "trace.html.j2", run=header(run_id, store), a=a, conv=conv, output=output, output_cut=cut,
-                episode=episode(store, a.answer), unit_calls=unit_calls(store, a.cell, a.unit_key))
+                episode=episode(store, a.answer), unit_calls=unit_calls(store, a.cell, a.unit_key),
+                task=task_texts(store, [a.task_id]).get(a.task_id))
 
 
 def call_page(request: Request) -> HTMLResponse:
@@ -36,7 +39,8 @@ def call_page(request: Request) -> HTMLResponse:
     prev, nxt = neighbours(store, c.id)
     return page(request, "trace_call.html.j2", run=header(run_id, store), conv=conv, c=c, prev=prev, next=nxt,
                 attempts=call_attempts(store, c.cell, c.id),
-                unit_calls=unit_calls(store, c.cell, c.unit) if c.cell and c.unit else [])
+                unit_calls=unit_calls(store, c.cell, c.unit) if c.cell and c.unit else [],
+                made=unit_versions(store, c.cell, c.unit) if c.cell and c.unit and c.role != "solver" else [])
 
 
 ROUTES = [Route("/run/{run}/attempt/{id}", attempt_page, name="trace_attempt"),
