@@ -19,7 +19,8 @@ from evoarena.spec import parse_spec
 
 ABOUT: dict[str, Any] = {
     "run": "units", "cell": "ace__m__s0", "condition": "ace", "method": "ace", "benchmark": "files",
-    "tasks_file": "units.jsonl", "version": "0123456789abcdef", "version_is": "selected", "evidence": "scaled",
+    "tasks_file": "units.jsonl", "task_set": "units", "version": "0123456789abcdef", "version_is": "selected",
+    "evidence": "scaled",
     "val": {"mean": 0.5, "n": 4}, "test": {"mean": 0.75, "n": 1},
 }
 PLAYBOOK = "## OTHERS\n[oth-00001] helpful=1 harmful=0 :: Convert hours to minutes first.\n"
@@ -35,16 +36,16 @@ def test_skill_name_follows_the_agent_skills_rule(bench: str, cond: str, name: s
 
 def test_description_names_what_where_and_how_well() -> None:
     text = description(ABOUT, "playbook", "Convert units. Reply with a number.")
-    assert text.startswith("Playbook evolved by ace on the files benchmark (units.jsonl) for tasks where the "
-                           "instruction is: Convert units. Reply with a number. Use it")
+    assert text.startswith("Playbook evolved by ace on the tasks of units.jsonl (the files benchmark) for tasks where "
+                           "the instruction is: Convert units. Reply with a number. Use it")
     assert "version 0123456789ab, the selected one; val 0.50 on 4 tasks, test 0.75 on 1 task; evidence: scaled" in text
     assert len(description(ABOUT, "playbook", "x" * 5000)) == 1024
 
 
 def test_skill_files_of_an_ace_tree() -> None:
-    files = skill_files(ABOUT, Ace, {"system.md": "Convert units.\n", "memory/playbook.md": PLAYBOOK})
+    files = skill_files(ABOUT, Ace, {"system.md": "Convert units.\n", "memory/playbook.md": PLAYBOOK}).files
     head, _, body = files["SKILL.md"][4:].partition("\n---\n")
-    assert yaml.safe_load(head)["name"] == "files-ace"
+    assert yaml.safe_load(head)["name"] == "units-ace"  # named from the task set, not the benchmark
     assert "- Convert hours to minutes first. (helpful 1, harmful 0)" in body and body.endswith("Convert units.\n")
     assert sorted(files) == ["SKILL.md", "evoarena-export.json"]
 
