@@ -40,10 +40,13 @@ embedded: install $(VENV)/.llama-built
 system-deps:
 	@bash scripts/system-deps.sh
 
+# The power check on a 12-task frozen pilot first; the run reuses the pilot's cached calls.
 demo: embedded system-deps
+	$(BIN)/evoarena plan recipes/quickstart.yaml --pilot 12
 	$(BIN)/evoarena run recipes/quickstart.yaml
 
 demo-scripted: install
+	$(BIN)/evoarena plan recipes/quickstart.yaml --pilot 12 --model scripted
 	$(BIN)/evoarena run recipes/quickstart.yaml --model scripted
 
 lint: install

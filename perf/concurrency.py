@@ -4,9 +4,9 @@ An OpenAI-compatible stub on 127.0.0.1 answers every call after 200 ms with the 
 (perf/stub_endpoint.py); evoarena runs through its `openai` backend, with an empty response cache each time, at
 concurrency N in {1, 4, 8, 16, 32}. Reported: calls per second, the speed-up over N = 1 measured in the same run and
 its share of N (target >= 0.8 N), and the critical path — the longest chain of dependent calls (a CLR episode's
-calls; a quickstart cell's practice steps, which build on each other, plus one wave per evaluation) times the
+calls; an arith-basics cell's practice steps, which build on each other, plus one wave per evaluation) times the
 latency — with wall time over it (target <= 1.1 on CLR). Where the critical path is most of the N = 1 wall time
-(the quickstart's practice is sequential by nature), no concurrency can give N times the throughput.
+(arith-basics' practice is sequential by nature), no concurrency can give N times the throughput.
 
 With `--executor ray` the same runs go through the Ray executor (`executor: {kind: ray, address: local}`: a Ray
 instance on this machine, each cell a Ray task whose own scheduler runs at N, so up to N calls in flight per cell).
@@ -33,8 +33,8 @@ from evoarena.spec import ExecutorSpec, load_spec, parse_spec
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def quickstart(url: str) -> Any:
-    spec = load_spec(ROOT / "recipes" / "quickstart.yaml")
+def arith_basics(url: str) -> Any:
+    spec = load_spec(ROOT / "recipes" / "arith-basics.yaml")
     data = spec.model_dump(mode="json")
     data["models"] = {"stub": {"backend": "openai", "model": "arith-student", "base_url": url, "concurrency": 64,
                                "max_retries": 0, "timeout_s": 30}}
@@ -98,7 +98,7 @@ def main() -> None:
     clr_recipe.__name__ = "clr"
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
-        for make in (quickstart, clr_recipe):
+        for make in (arith_basics, clr_recipe):
             print(f"\n{make.__name__}: {args.latency * 1e3:.0f} ms per call, {args.executor} executor")
             print(f"{'N':>4}{'wall s':>9}{'calls':>7}{'calls/s':>9}{'speed-up':>10}{'/ N':>7}{'peak':>6}"
                   f"{'crit. s':>9}{'wall/crit':>11}")

@@ -5,7 +5,7 @@ run store, the ledger with its texts, the response cache, units and harness vers
 N arithmetic tasks (what DSPy's `Evaluate` does) and the `gepa` method with a budget of B graded attempts (what
 GEPA's `optimize()` does with `max_metric_calls=B`). GEPA and DSPy run the same tasks on instant fake models in
 their own virtualenv (`make bench-venv`; perf/compare_frameworks.py), timed in the same invocation.
-Also the scripted quickstart end to end (`evoarena run recipes/quickstart.yaml --model scripted`, a fresh process).
+Also arith-basics end to end (`evoarena run recipes/arith-basics.yaml --model scripted`, a fresh process).
 
 Usage: python perf/overhead.py [--tasks 400] [--budget 400] [--repeat 3] [--smoke]
 """
@@ -61,12 +61,12 @@ def time_run(spec: dict[str, Any], tmp: Path) -> tuple[float, int]:
     return seconds, int(graded)
 
 
-def quickstart_seconds(tmp: Path) -> float:
-    run_dir = tmp / "quickstart"
+def arith_basics_seconds(tmp: Path) -> float:
+    run_dir = tmp / "arith-basics"
     shutil.rmtree(run_dir, ignore_errors=True)
     env = {**os.environ, "EVOARENA_CACHE_DIR": str(tmp / "qs-cache")}
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "evoarena.cli", "run", str(ROOT / "recipes" / "quickstart.yaml"),
+    subprocess.run([sys.executable, "-m", "evoarena.cli", "run", str(ROOT / "recipes" / "arith-basics.yaml"),
                     "--model", "scripted", "--run-dir", str(run_dir)], check=True, capture_output=True, env=env)
     return time.perf_counter() - start
 
@@ -108,7 +108,7 @@ def main() -> None:
         if other is not None:
             rows.append((f"GEPA {other['gepa']['version']} optimize()", other["gepa"]["s_per_metric_call"]))
             rows.append((f"DSPy {other['dspy']['version']} Evaluate", other["dspy"]["s_per_metric_call"]))
-        quick = statistics.median(quickstart_seconds(tmp) for _ in range(args.repeat))
+        quick = statistics.median(arith_basics_seconds(tmp) for _ in range(args.repeat))
     base = dict(rows)
     print(f"{'per graded attempt':<36}{'ms':>9}")
     for label, s in rows:
@@ -118,7 +118,7 @@ def main() -> None:
               f"   evoarena frozen / DSPy Evaluate: {base['evoarena frozen (test grading)'] / rows[3][1]:.2f}")
     else:
         print("(GEPA and DSPy not measured: `make bench-venv` makes perf/.venv-compare)")
-    print(f"scripted quickstart end to end: {quick:.2f} s (a fresh process; target <= 1 s)")
+    print(f"scripted arith-basics end to end: {quick:.2f} s (a fresh process; target <= 1 s)")
 
 
 if __name__ == "__main__":

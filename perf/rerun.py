@@ -1,4 +1,4 @@
-"""Performance benchmark: a fully cached rerun. The quickstart runs against an OpenAI-compatible stub with 200 ms per
+"""Performance benchmark: a fully cached rerun. arith-basics runs against an OpenAI-compatible stub with 200 ms per
 call (perf/stub_endpoint.py) into a fresh run directory; then again into another fresh run directory with the
 same response cache. Target: the rerun makes 0 calls to the endpoint and takes <= 5% of the first run's wall time.
 
@@ -13,7 +13,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from concurrency import quickstart
+from concurrency import arith_basics
 from stub_endpoint import serve
 
 from evoarena.models import ResponseCache
@@ -34,7 +34,7 @@ def main() -> None:
         for run in ("first", "rerun"):
             before = stub.requests
             start = time.perf_counter()
-            run_experiment(quickstart(stub.url), tmp / run, cache=ResponseCache(tmp / "cache.sqlite"), probe=False,
+            run_experiment(arith_basics(stub.url), tmp / run, cache=ResponseCache(tmp / "cache.sqlite"), probe=False,
                            concurrency=args.concurrency)
             walls.append(time.perf_counter() - start)
             requests.append(stub.requests - before)

@@ -108,7 +108,7 @@ def test_the_documented_methods_typed_params_refuse_a_bad_value_in_one_line(tmp_
 
 
 def test_a_misspelled_method_fails_fast_with_a_suggestion_and_writes_nothing(tmp_path: Path) -> None:
-    recipe = (Path(__file__).resolve().parents[1] / "recipes" / "quickstart.yaml").read_text()
+    recipe = (Path(__file__).resolve().parents[1] / "recipes" / "arith-basics.yaml").read_text()
     spec = tmp_path / "typo.yaml"
     spec.write_text(recipe.replace("name: reflexion", "name: refelxion"))
     start = time.monotonic()
@@ -154,7 +154,7 @@ def test_a_bad_spec_is_refused_before_anything_is_written(tmp_path: Path, make_s
 
 
 def test_seeds_that_are_not_integers_are_one_line(tmp_path: Path) -> None:
-    recipe = Path(__file__).resolve().parents[1] / "recipes" / "quickstart.yaml"
+    recipe = Path(__file__).resolve().parents[1] / "recipes" / "arith-basics.yaml"
     done = evoarena("run", str(recipe), "--model", "scripted", "--seeds", "a,b", "--run-dir", str(tmp_path / "r"),
                     cwd=tmp_path)
     assert done.returncode == 2 and "--seeds: expected comma-separated integers" in done.stderr

@@ -15,7 +15,7 @@ PERF = Path(__file__).resolve().parent.parent / "perf"
 @pytest.mark.timeout(180)
 @pytest.mark.parametrize(("script", "expect"), [
     ("concurrency.py", "speed-up"), ("rerun.py", "rerun / first"), ("scale.py", "ms/attempt"),
-    ("overhead.py", "scripted quickstart end to end"), ("sandbox.py", "bare python ms"),
+    ("overhead.py", "scripted arith-basics end to end"), ("sandbox.py", "bare python ms"),
     ("channel.py", "in process us/call"),
 ])
 def test_smoke(script: str, expect: str, tmp_path: Path) -> None:

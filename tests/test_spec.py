@@ -55,3 +55,11 @@ def test_with_model_maps_every_role() -> None:
     assert scripted.derived_evidence() == "mechanism"
     with pytest.raises(SpecError, match="--model"):
         spec.with_model("unknown")
+
+
+def test_with_model_maps_a_methods_own_roles_too() -> None:
+    spec = parse_spec({**BASE, "models": {**BASE["models"], "g": {"backend": "embedded"}},
+                       "methods": [{"name": "frozen"}, {"name": "reflexion", "roles": {"solver": "g", "update": "g"}}]})
+    scripted = spec.with_model("scripted")
+    assert [scripted.roles_for(m) for m in scripted.methods] == [{"solver": "m"}, {"solver": "m", "update": "m"}]
+    assert scripted.derived_evidence() == "mechanism"

@@ -1,4 +1,4 @@
-"""docs/use-what-evolved.md is true: its commands, run from a directory holding the recipes, export the quickstart's
+"""docs/use-what-evolved.md is true: its commands, run from a directory holding the recipes, export arith-basics'
 prompt; its Python blocks (loading that prompt back, and `evoarena.evolve` on arith) then run as the page shows."""
 
 from __future__ import annotations

@@ -235,10 +235,11 @@ class ExperimentSpec(_Strict):
         return self
 
     def with_model(self, name: str) -> ExperimentSpec:
-        """Map every role to one model: a key of `models`; else `scripted` (the spec's first scripted model), a
-        shipped embedded model (`embedded` = Qwen2.5-Coder-1.5B-Instruct, `embedded-small` = its 0.5B sibling,
-        `gemma` = Gemma 3 270M) or a path to a `.gguf`. An embedded model added here gets the largest `n_ctx` of the
-        spec's own embedded models (the context its prompts were sized for), else the default."""
+        """Map every role, the spec's and each method's own, to one model: a key of `models`; else `scripted` (the
+        spec's first scripted model), a shipped embedded model (`embedded` = Qwen2.5-Coder-1.5B-Instruct,
+        `embedded-small` = its 0.5B sibling, `gemma` = Gemma 3 270M) or a path to a `.gguf`. An embedded model added
+        here gets the largest `n_ctx` of the spec's own embedded models (the context its prompts were sized for), else
+        the default."""
         models = dict(self.models)
         if name not in models:
             if name in EMBEDDED_SHORTHANDS or name.lower().endswith(".gguf"):
@@ -254,7 +255,8 @@ class ExperimentSpec(_Strict):
                 known = sorted({*models, *EMBEDDED_SHORTHANDS, "scripted"})
                 raise SpecError(f"--model: {unknown('model', name, known, 'or a path to a .gguf')}")
         roles = {role: name for role in self.roles}
-        return self.model_copy(update={"models": models, "roles": roles})
+        methods = [m.model_copy(update={"roles": {role: name for role in m.roles}}) for m in self.methods]
+        return self.model_copy(update={"models": models, "roles": roles, "methods": methods})
 
     def with_seeds(self, seeds: Sequence[int]) -> ExperimentSpec:
         """The spec with these seeds, checked as the spec's own would be."""

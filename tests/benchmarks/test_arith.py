@@ -35,3 +35,15 @@ def test_impossible_sizes_fail_clearly_instead_of_looping() -> None:
         generate(0, 500, ["small_sum"])
     with pytest.raises(ValueError, match="families"):
         build_benchmark("arith", {"families": ["calculus"]})
+
+
+def test_a_worked_reply_is_read_from_its_last_integer_with_room_to_show_the_working() -> None:
+    number = build_benchmark("arith", {"n_train": 1, "n_val": 0, "n_test": 1})
+    worked = build_benchmark("arith", {"n_train": 1, "n_val": 0, "n_test": 1, "reply": "worked"})
+    text = "12 + 5 = 17, then 17 - 3 = 14.\nAnswer: 14"
+    assert number.parse(text).answer == "12" and worked.parse(text).answer == "14"
+    assert worked.parse("no number").answer is None
+    assert number.solver_params().max_tokens == 12 and number.solver_params().stop == ("\n",)
+    assert worked.solver_params().max_tokens == 160 and worked.solver_params().stop == ()
+    with pytest.raises(ValueError, match="reply"):
+        build_benchmark("arith", {"reply": "essay"})

@@ -1,4 +1,4 @@
-"""One scripted quickstart run shared by the CLI tests that only read it."""
+"""One scripted arith-basics run shared by the CLI tests that only read it."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ from typer.testing import CliRunner
 
 from evoarena.cli import app
 
-RECIPE = Path(__file__).resolve().parents[2] / "recipes" / "quickstart.yaml"
+RECIPE = Path(__file__).resolve().parents[2] / "recipes" / "arith-basics.yaml"
 
 
 @pytest.fixture(scope="session")
-def quickstart_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    target = tmp_path_factory.mktemp("quickstart") / "run"
+def arith_basics_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    target = tmp_path_factory.mktemp("arith-basics") / "run"
     result = CliRunner().invoke(app, ["run", str(RECIPE), "--model", "scripted", "--run-dir", str(target), "--json"])
     assert result.exit_code == 0, result.output
     return target

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from evoarena.cli import app
 
 runner = CliRunner()
-RECIPE = Path(__file__).resolve().parents[2] / "recipes" / "quickstart.yaml"
+RECIPE = Path(__file__).resolve().parents[2] / "recipes" / "arith-basics.yaml"
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +27,7 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return target
 
 
-def test_quickstart_recipe_runs_with_scripted_model(run_dir: Path) -> None:
+def test_arith_basics_recipe_runs_with_scripted_model(run_dir: Path) -> None:
     results = json.loads((run_dir / "results.json").read_text())
     assert {c["condition"] for c in results["conditions"]} == {"frozen", "reflexion", "bootstrap_fewshot"}
     assert "evidence: mechanism" in (run_dir / "report.html").read_text()
@@ -82,7 +82,7 @@ def test_calls_and_ls_json(run_dir: Path) -> None:
     calls = runner.invoke(app, ["calls", str(run_dir), "--limit", "5", "--json"])
     assert calls.exit_code == 0 and len(json.loads(calls.stdout)) == 5
     listing = runner.invoke(app, ["ls", str(run_dir.parent), "--json"])
-    assert listing.exit_code == 0 and json.loads(listing.stdout)[0]["name"] == "quickstart"
+    assert listing.exit_code == 0 and json.loads(listing.stdout)[0]["name"] == "arith-basics"
 
 
 def test_report_rebuilds_identical_results(run_dir: Path) -> None:

@@ -12,12 +12,12 @@ from typer.testing import CliRunner
 from evoarena.cli import app
 
 runner = CliRunner()
-RECIPE = Path(__file__).resolve().parents[2] / "recipes" / "quickstart.yaml"
+RECIPE = Path(__file__).resolve().parents[2] / "recipes" / "arith-basics.yaml"
 
 
 @pytest.fixture
-def run_dir(quickstart_run: Path) -> Path:
-    return quickstart_run
+def run_dir(arith_basics_run: Path) -> Path:
+    return arith_basics_run
 
 
 def test_each_mode(run_dir: Path, tmp_path: Path) -> None:

@@ -22,8 +22,8 @@ POLICY = 'def refuser(messages, params):\n    return "Certainly! Please provide 
 
 
 def refusing_spec(tmp_path: Path) -> Path:
-    """The quickstart spec narrowed, its reflector a policy that asks for input instead of reflecting."""
-    data = yaml.safe_load((RECIPES / "quickstart.yaml").read_text("utf-8"))
+    """The arith-basics spec narrowed, its reflector a policy that asks for input instead of reflecting."""
+    data = yaml.safe_load((RECIPES / "arith-basics.yaml").read_text("utf-8"))
     data["benchmark"]["params"].update({"n_train": 4, "n_val": 3, "n_test": 4})
     data["models"]["refuser"] = {"backend": "scripted", "model": "refusing_cli:refuser"}
     data["roles"] = {"solver": "scripted", "reflector": "refuser"}

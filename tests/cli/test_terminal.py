@@ -27,7 +27,7 @@ from evoarena.store import RunStore
 from evoarena.store.calls import INTERRUPTED, pending_calls
 
 runner = CliRunner()
-RECIPE = Path(__file__).resolve().parents[2] / "recipes" / "quickstart.yaml"
+RECIPE = Path(__file__).resolve().parents[2] / "recipes" / "arith-basics.yaml"
 CELLS = ("frozen__scripted__s0", "reflexion__scripted__s0", "bootstrap_fewshot__scripted__s0")
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
@@ -41,8 +41,8 @@ def eighty() -> Iterator[None]:
 
 
 @pytest.fixture
-def run_dir(quickstart_run: Path) -> Path:
-    return quickstart_run
+def run_dir(arith_basics_run: Path) -> Path:
+    return arith_basics_run
 
 
 def _fits(text: str) -> list[str]:
@@ -113,7 +113,7 @@ def test_live_rows_add_each_cell_once_in_run_order() -> None:
 
 @pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a pty")
 def test_no_phantom_rows_in_a_terminal(tmp_path: Path) -> None:
-    """The scripted quickstart in a real 80-column pty: the last frame of the live display has one row per cell."""
+    """Scripted arith-basics in a real 80-column pty: the last frame of the live display has one row per cell."""
     import fcntl
     import struct
     import termios

@@ -32,12 +32,12 @@ from evoarena.protocol.run.runner import run_experiment
 from evoarena.spec import ExperimentSpec, MethodSpec, load_spec, parse_spec
 from evoarena.store import RunStore, attempt_conversation
 
-RECIPE = Path(__file__).resolve().parents[2] / "recipes" / "quickstart.yaml"
+RECIPE = Path(__file__).resolve().parents[2] / "recipes" / "arith-basics.yaml"
 CELLS = ("frozen__scripted__s0", "reflexion__scripted__s0", "bootstrap_fewshot__scripted__s0")
 
 
 @pytest.fixture(scope="module")
-def quickstart(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, ExperimentSpec, Path]:
+def arith_basics(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, ExperimentSpec, Path]:
     root = tmp_path_factory.mktemp("export")
     spec = load_spec(RECIPE).with_model("scripted")
     run_experiment(spec, root / "run", cache=ResponseCache(root / "responses.sqlite"))
@@ -51,9 +51,9 @@ def _test_tasks(spec: ExperimentSpec) -> dict[str, Any]:
 
 @pytest.mark.parametrize("cell", CELLS)
 def test_the_exported_prompt_is_the_request_of_every_test_attempt(
-    cell: str, quickstart: tuple[Path, ExperimentSpec, Path], tmp_path: Path
+    cell: str, arith_basics: tuple[Path, ExperimentSpec, Path], tmp_path: Path
 ) -> None:
-    run_dir, spec, cache_path = quickstart
+    run_dir, spec, cache_path = arith_basics
     source = export(run_dir, tmp_path / "p", "prompt", cell=cell)
     template = load_prompt(tmp_path / "p")
     assert template == load_prompt(tmp_path / "p" / "prompt.json")
@@ -80,8 +80,8 @@ def test_the_exported_prompt_is_the_request_of_every_test_attempt(
     assert all(bool(r["cached"]) for r in replay.store.query("SELECT cached FROM calls"))
 
 
-def test_prompt_slot_and_demos(quickstart: tuple[Path, ExperimentSpec, Path], tmp_path: Path) -> None:
-    run_dir, _, _ = quickstart
+def test_prompt_slot_and_demos(arith_basics: tuple[Path, ExperimentSpec, Path], tmp_path: Path) -> None:
+    run_dir, _, _ = arith_basics
     export(run_dir, tmp_path / "p", "prompt", cell="bootstrap")
     t = load_prompt(tmp_path / "p")
     assert t.messages[-1].content.endswith("Q: {task}\nA:") and t.messages[-1].content.count("Q: ") > 1
@@ -90,12 +90,12 @@ def test_prompt_slot_and_demos(quickstart: tuple[Path, ExperimentSpec, Path], tm
     assert PromptTemplate.from_file_form(t.file_form()) == t
 
 
-def test_files_export_equals_checkout(quickstart: tuple[Path, ExperimentSpec, Path], tmp_path: Path) -> None:
+def test_files_export_equals_checkout(arith_basics: tuple[Path, ExperimentSpec, Path], tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
     from evoarena.cli import app
 
-    run_dir, _, _ = quickstart
+    run_dir, _, _ = arith_basics
     source = export(run_dir, tmp_path / "files", "files", cell="reflexion", version="final")
     store = RunStore(run_dir)
     assert source.version == next(c["current_version"] for c in store.cells() if c["cell"].startswith("reflexion"))
@@ -108,8 +108,8 @@ def test_files_export_equals_checkout(quickstart: tuple[Path, ExperimentSpec, Pa
     assert files == checked == load_tree(store, source.version) and "memory/reflections.md" in files
 
 
-def test_a_version_by_id_prefix(quickstart: tuple[Path, ExperimentSpec, Path], tmp_path: Path) -> None:
-    run_dir, _, _ = quickstart
+def test_a_version_by_id_prefix(arith_basics: tuple[Path, ExperimentSpec, Path], tmp_path: Path) -> None:
+    run_dir, _, _ = arith_basics
     store = RunStore(run_dir)
     first = store.query("SELECT id FROM harness_versions WHERE cell=? ORDER BY rowid LIMIT 1", [CELLS[1]])[0]["id"]
     source = export(run_dir, tmp_path / "v", "files", cell=CELLS[1], version=first[:8])
@@ -128,9 +128,9 @@ def test_a_version_by_id_prefix(quickstart: tuple[Path, ExperimentSpec, Path], t
     ({"cell": "frozen", "mode": "yaml"}, "--as 'yaml': expected one of prompt, files, skill"),
 ])
 def test_errors_are_one_line_and_write_nothing(
-    args: dict[str, Any], message: str, quickstart: tuple[Path, ExperimentSpec, Path], tmp_path: Path
+    args: dict[str, Any], message: str, arith_basics: tuple[Path, ExperimentSpec, Path], tmp_path: Path
 ) -> None:
-    run_dir, _, _ = quickstart
+    run_dir, _, _ = arith_basics
     mode = args.pop("mode", "prompt")
     with pytest.raises(ExportError) as err:
         export(run_dir, tmp_path / "out", mode, **args)
@@ -138,16 +138,16 @@ def test_errors_are_one_line_and_write_nothing(
     assert not (tmp_path / "out").exists()
 
 
-def test_a_version_of_another_cell_is_refused(quickstart: tuple[Path, ExperimentSpec, Path], tmp_path: Path) -> None:
-    run_dir, _, _ = quickstart
+def test_a_version_of_another_cell_is_refused(arith_basics: tuple[Path, ExperimentSpec, Path], tmp_path: Path) -> None:
+    run_dir, _, _ = arith_basics
     store = RunStore(run_dir)
     other = next(c["current_version"] for c in store.cells() if c["cell"] == CELLS[1])
     with pytest.raises(ExportError, match="is not a version of cell frozen"):
         export(run_dir, tmp_path / "out", "files", cell="frozen", version=other)
 
 
-def test_an_existing_dest_needs_force(quickstart: tuple[Path, ExperimentSpec, Path], tmp_path: Path) -> None:
-    run_dir, _, _ = quickstart
+def test_an_existing_dest_needs_force(arith_basics: tuple[Path, ExperimentSpec, Path], tmp_path: Path) -> None:
+    run_dir, _, _ = arith_basics
     dest = tmp_path / "dest"
     dest.mkdir()
     (dest / "mine.txt").write_text("keep")
@@ -236,14 +236,14 @@ class _ById(Method):
         return None
 
 
-def _source_with(quickstart: tuple[Path, ExperimentSpec, Path], tmp_path: Path, tree: dict[str, str]) -> ExportSource:
-    return replace(open_source(quickstart[0], cell="frozen"), tree=tree)
+def _source_with(arith_basics: tuple[Path, ExperimentSpec, Path], tmp_path: Path, tree: dict[str, str]) -> ExportSource:
+    return replace(open_source(arith_basics[0], cell="frozen"), tree=tree)
 
 
 def test_per_task_and_id_dependent_contexts_are_refused(
-    quickstart: tuple[Path, ExperimentSpec, Path], tmp_path: Path
+    arith_basics: tuple[Path, ExperimentSpec, Path], tmp_path: Path
 ) -> None:
-    source = _source_with(quickstart, tmp_path, {"system.md": "Answer."})
+    source = _source_with(arith_basics, tmp_path, {"system.md": "Answer."})
     arith = catalog.benchmark_class("arith")()
     with pytest.raises(ExportError, match="reasoning_bank chooses its context per task"):
         prompt_template(replace(source, method_spec=MethodSpec(name="reasoning_bank")),
@@ -253,19 +253,19 @@ def test_per_task_and_id_dependent_contexts_are_refused(
 
 
 def test_a_harness_that_mentions_the_slot_gets_a_longer_one(
-    quickstart: tuple[Path, ExperimentSpec, Path], tmp_path: Path
+    arith_basics: tuple[Path, ExperimentSpec, Path], tmp_path: Path
 ) -> None:
-    source = _source_with(quickstart, tmp_path, {"system.md": "Read {task} carefully."})
+    source = _source_with(arith_basics, tmp_path, {"system.md": "Read {task} carefully."})
     t = prompt_template(source, catalog.method_class("frozen")(), catalog.benchmark_class("arith")())
     assert t.slot == "{{task}}" and t.messages[0].content == "Read {task} carefully."
     assert t.render("2 + 2 =")[-1].content == "Q: 2 + 2 =\nA:" and t.render("x")[0].content == "Read {task} carefully."
 
 
-def test_cell_best_is_the_condition_with_the_best_val(quickstart: tuple[Path, ExperimentSpec, Path],
+def test_cell_best_is_the_condition_with_the_best_val(arith_basics: tuple[Path, ExperimentSpec, Path],
                                                       tmp_path: Path) -> None:
     from evoarena.store.scores import version_scores
 
-    run_dir, _, _ = quickstart
+    run_dir, _, _ = arith_basics
     store = RunStore(run_dir)
     vals = {c["cell"]: version_scores(store, c["cell"], c["selected_version"])[0].mean for c in store.cells()}
     source = export(run_dir, tmp_path / "best", "files", cell="best")

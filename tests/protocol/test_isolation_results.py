@@ -1,4 +1,4 @@
-"""A method in a process of its own gives the science it gives in-process: the quickstart and clr-methods (two
+"""A method in a process of its own gives the science it gives in-process: arith-basics and clr-methods (two
 chains, all 21 conditions) under `protocol.isolation: process` match the pinned in-process results."""
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ def without_identity(value: Any) -> Any:
 
 
 @pytest.mark.timeout(900)
-@pytest.mark.parametrize("name", ["quickstart", "clr-methods"])
+@pytest.mark.parametrize("name", ["arith-basics", "clr-methods"])
 def test_isolated_methods_give_the_pinned_results(name: str, tmp_path: Path) -> None:
     spec = narrowed(name)
     spec = spec.model_copy(update={"protocol": spec.protocol.model_copy(update=own_process())})

@@ -35,7 +35,7 @@ HERE = (Path(__file__).resolve().parent,)
 
 
 def refusing_reflector() -> ExperimentSpec:
-    """The quickstart's student as solver; a reflector that asks for input instead of reflecting."""
+    """The arith-basics recipe's student as solver; a reflector that asks for input instead of reflecting."""
     return small_spec(models={"scripted": {"backend": "scripted", "model": "arith-student"},
                               "refuser": {"backend": "scripted", "model": "refusing_policy:refuser"}},
                       roles={"solver": "scripted", "reflector": "refuser"})

@@ -111,7 +111,7 @@ def _same(got: dict[str, Any], want: dict[str, Any], *, without: tuple[str, ...]
     assert kept(got) == kept(want)
 
 
-@pytest.mark.parametrize("name", ["quickstart", "clr-methods"])
+@pytest.mark.parametrize("name", ["arith-basics", "clr-methods"])
 def test_results_on_ray_are_the_local_ones(name: str, cluster: str, tmp_path: Path) -> None:
     # one cell at a time (a cell asks for both CPUs): cells of these recipes share prompts, and two identical calls
     # in flight in two workers at once are both made (docs/protocol.md), which the next test keeps apart
@@ -174,7 +174,7 @@ def test_the_command_line_runs_on_a_cluster_and_refuses_a_bad_executor(cluster: 
 
     from evoarena.cli import app
 
-    recipe = Path(__file__).resolve().parents[2] / "recipes" / "quickstart.yaml"
+    recipe = Path(__file__).resolve().parents[2] / "recipes" / "arith-basics.yaml"
     cli = CliRunner()
     args = ["run", str(recipe), "--model", "scripted", "--no-probe", "--json"]
     plain = cli.invoke(app, [*args, "--run-dir", str(tmp_path / "plain")])
@@ -191,7 +191,7 @@ def test_the_command_line_runs_on_a_cluster_and_refuses_a_bad_executor(cluster: 
 def test_a_driver_without_the_clusters_token_is_refused_in_one_line(cluster: str, tmp_path: Path) -> None:
     """A fresh process with an empty home and no RAY_AUTH_TOKEN* (a new machine, or a cluster whose token lives
     elsewhere): the run stops with one line saying where the driver looks for a token."""
-    recipe = Path(__file__).resolve().parents[2] / "recipes" / "quickstart.yaml"
+    recipe = Path(__file__).resolve().parents[2] / "recipes" / "arith-basics.yaml"
     env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_AUTH")}
     env.update(HOME=str(tmp_path), RAY_gcs_server_port_wait_time_s="1")  # one try to join, not 20
     done = subprocess.run([sys.executable, "-m", "evoarena.cli", "run", str(recipe), "--model", "scripted",

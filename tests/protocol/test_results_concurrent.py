@@ -44,7 +44,7 @@ class InFlight:
 
 
 @pytest.mark.timeout(900)
-@pytest.mark.parametrize("name", ["quickstart", "clr-methods", "skillprox-sheets"])
+@pytest.mark.parametrize("name", ["arith-basics", "clr-methods", "skillprox-sheets"])
 def test_results_at_concurrency_16_are_the_sequential_ones(name: str, tmp_path: Path,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     meter = InFlight()
@@ -58,7 +58,7 @@ def test_results_at_concurrency_16_are_the_sequential_ones(name: str, tmp_path: 
 def test_a_run_resumes_at_another_concurrency(tmp_path: Path) -> None:
     """The spec hash leaves concurrency out, so the same run directory takes the run up at any concurrency, and a
     finished run re-run at another makes no model call."""
-    spec = narrowed("quickstart")
+    spec = narrowed("arith-basics")
     faster = spec.model_copy(update={"protocol": spec.protocol.model_copy(update={"concurrency": 8})})
     assert faster.spec_hash() == spec.spec_hash()
     first = run_experiment(spec, tmp_path / "run")

@@ -1,4 +1,4 @@
-"""A weaker scripted student for transfer tests: it answers as the quickstart student does without a lesson, whatever
+"""A weaker scripted student for transfer tests: it answers as arith-student does without a lesson, whatever
 its prompt holds (a harness's rules and worked examples change nothing), so only worded addition comes out right."""
 
 import re

@@ -20,10 +20,10 @@ def sample() -> tuple[RunMeta, list[ScoreRecord], list[CallRecord], list[CellBud
 
 
 @pytest.fixture(scope="module")
-def quickstart(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A finished scripted run of the quickstart recipe (three conditions, one seed), without role probes."""
+def arith_basics(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A finished scripted run of the arith-basics recipe (three conditions, one seed), without role probes."""
     root = tmp_path_factory.mktemp("report-store")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("EVOARENA_CACHE_DIR", str(root / "cache"))
-        run_experiment(load_spec(RECIPES / "quickstart.yaml").with_model("scripted"), root / "run", probe=False)
+        run_experiment(load_spec(RECIPES / "arith-basics.yaml").with_model("scripted"), root / "run", probe=False)
     return root / "run"

@@ -26,9 +26,9 @@ def _table(page: str, table_id: str) -> list[list[str]]:
             for row in re.findall(r"<tr>(.*?)</tr>", block.group(1), re.S)]
 
 
-def test_the_selected_harness_and_its_diff_are_in_the_report(quickstart: Path) -> None:
-    page = (quickstart / "report.html").read_text("utf-8")
-    store = RunStore(quickstart, read_only=True)
+def test_the_selected_harness_and_its_diff_are_in_the_report(arith_basics: Path) -> None:
+    page = (arith_basics / "report.html").read_text("utf-8")
+    store = RunStore(arith_basics, read_only=True)
     for c in queries.cells(store):
         section = re.search(rf'<details class="harness" id="harness-{re.escape(c.cell)}"[^>]*>(.*?)\n</details>',
                             page, re.S)
@@ -48,10 +48,10 @@ def test_the_selected_harness_and_its_diff_are_in_the_report(quickstart: Path) -
     store.close()
 
 
-def test_the_per_task_table_holds_the_stores_test_scores(quickstart: Path) -> None:
-    page = (quickstart / "report.html").read_text("utf-8")
+def test_the_per_task_table_holds_the_stores_test_scores(arith_basics: Path) -> None:
+    page = (arith_basics / "report.html").read_text("utf-8")
     rows = _table(page, "tasks")
-    store = RunStore(quickstart, read_only=True)
+    store = RunStore(arith_basics, read_only=True)
     order = RunSnapshot.load(store).conditions
     cells = sorted(queries.cells(store), key=lambda c: order.index(c.condition))
     assert rows[0] == ["task", *[c.condition for c in cells]]  # one model, one seed: a column per cell, spec order

@@ -14,15 +14,15 @@ from evoarena.report.html import write_report
 from evoarena.report.results_record import RESULTS_FILE, Probes, RunResults
 
 
-def test_a_written_record_reads_back_to_the_same_bytes(quickstart: Path) -> None:
-    text = (quickstart / RESULTS_FILE).read_text("utf-8")
-    record = RunResults.read(quickstart / RESULTS_FILE)
+def test_a_written_record_reads_back_to_the_same_bytes(arith_basics: Path) -> None:
+    text = (arith_basics / RESULTS_FILE).read_text("utf-8")
+    record = RunResults.read(arith_basics / RESULTS_FILE)
     assert record.to_text() == text
     assert record.model_dump() == json.loads(text)
 
 
-def test_the_record_is_read_by_field(quickstart: Path) -> None:
-    record = RunResults.read(quickstart / RESULTS_FILE)
+def test_the_record_is_read_by_field(arith_basics: Path) -> None:
+    record = RunResults.read(arith_basics / RESULTS_FILE)
     frozen = record.condition("frozen", "scripted")
     assert frozen is not None and frozen.test is not None and frozen.test.n_tasks == 40
     assert record.condition("frozen", "no-such-model") is None

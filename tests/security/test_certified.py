@@ -29,7 +29,7 @@ BWRAP = spawn.confinement_problem("bwrap") is None
 NAMESPACES = spawn.confinement_problem("namespaces") is None
 SECRET = "sk-test-certified-4b7e-do-not-leak"
 HERE = Path(__file__).resolve().parent
-RECIPE = HERE.parents[1] / "recipes" / "quickstart.yaml"
+RECIPE = HERE.parents[1] / "recipes" / "arith-basics.yaml"
 
 
 def _path_without_bwrap(tmp: Path) -> str:

@@ -23,11 +23,11 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-
 
 @pytest.fixture(scope="session")
 def runs_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A runs folder with the scripted quickstart (three conditions, a reflexion lineage) in it."""
+    """A runs folder with the scripted arith-basics run (three conditions, a reflexion lineage) in it."""
     root = tmp_path_factory.mktemp("view-runs")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("EVOARENA_CACHE_DIR", str(root.parent / "view-cache"))
-        run_experiment(load_spec(RECIPES / "quickstart.yaml").with_model("scripted"), root / "quickstart",
+        run_experiment(load_spec(RECIPES / "arith-basics.yaml").with_model("scripted"), root / "arith-basics",
                        probe=False)
     return root
 

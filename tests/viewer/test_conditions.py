@@ -55,13 +55,13 @@ def _check(shown: dict[tuple[str, str], dict[str, float | None]], results: dict[
 
 
 def test_conditions_shows_build_results_numbers(viewer: Server, runs_root: Path, page: Any, shoot: Any) -> None:
-    page.goto(viewer.url + "/run/quickstart")
+    page.goto(viewer.url + "/run/arith-basics")
     page.locator("nav.pages a", has_text="conditions").click()
-    page.wait_for_url("**/run/quickstart/conditions")
-    results = _expected(runs_root / "quickstart")
+    page.wait_for_url("**/run/arith-basics/conditions")
+    results = _expected(runs_root / "arith-basics")
     shown = _shown(page)
     _check(shown, results)
-    assert [k[0] for k in shown] == RunSnapshot.load(RunStore(runs_root / "quickstart", read_only=True)).conditions
+    assert [k[0] for k in shown] == RunSnapshot.load(RunStore(runs_root / "arith-basics", read_only=True)).conditions
     assert "baseline" in page.locator("#scores tbody tr").first.inner_text()
     # the reflexion cell's reflector calls and each cell's budget, as results.json has them
     reflector = page.locator("#by-role tr[data-condition='reflexion'][data-role='reflector']")
@@ -73,7 +73,7 @@ def test_conditions_shows_build_results_numbers(viewer: Server, runs_root: Path,
 
 
 def test_a_finished_run_reads_its_results_json(viewer: Server) -> None:
-    text = TestClient(viewer.app).get("/run/quickstart/conditions").text
+    text = TestClient(viewer.app).get("/run/arith-basics/conditions").text
     assert "Source: the run&#39;s results.json" in text and 'hx-trigger' not in text  # finished: no polling
 
 
@@ -83,7 +83,7 @@ def test_an_older_results_json_is_recomputed_from_the_store(tmp_path: Path, runs
     import json
 
     old = tmp_path / "old"
-    shutil.copytree(runs_root / "quickstart", old)
+    shutil.copytree(runs_root / "arith-basics", old)
     data = json.loads((old / "results.json").read_text())
     del data["versus_baseline"]
     (old / "results.json").write_text(json.dumps(data))
@@ -96,7 +96,7 @@ def test_a_refresh_of_an_unchanged_run_recomputes_nothing(tmp_path: Path, runs_r
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     """A running run's results are computed in the background (the page answers at once, saying so), once per
     store write mark: refreshes of an unchanged store reuse them."""
-    writer, _ = _as_running(runs_root / "quickstart", tmp_path / "slow")
+    writer, _ = _as_running(runs_root / "arith-basics", tmp_path / "slow")
     monkeypatch.setattr(results_cache, "WAIT_S", 0.0)
     client = TestClient(create_app([tmp_path / "slow"]))
     before = results_cache.computed
@@ -126,7 +126,7 @@ def _as_running(src: Path, dest: Path) -> tuple[RunStore, str]:
 
 
 def test_conditions_of_a_running_run(tmp_path: Path, runs_root: Path, page: Any) -> None:
-    writer, cell = _as_running(runs_root / "quickstart", tmp_path / "live")
+    writer, cell = _as_running(runs_root / "arith-basics", tmp_path / "live")
     pending = queries.cells(writer)[-1]
     n_test = len([a for a in queries.attempt_scores(writer, cell, None) if a.phase == "test"])
     with Server([tmp_path / "live"]) as server:
@@ -151,7 +151,7 @@ def test_conditions_of_a_running_run(tmp_path: Path, runs_root: Path, page: Any)
 
 
 def test_conditions_of_a_run_with_no_cell_done(tmp_path: Path, runs_root: Path) -> None:
-    writer, _ = _as_running(runs_root / "quickstart", tmp_path / "early")
+    writer, _ = _as_running(runs_root / "arith-basics", tmp_path / "early")
     writer.execute("UPDATE cells SET status='running', budget_json=NULL")
     writer.close()
     client = TestClient(create_app([tmp_path / "early"]))

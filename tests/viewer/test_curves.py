@@ -13,14 +13,14 @@ from view_server import Server
 
 
 def _db(runs_root: Path) -> sqlite3.Connection:
-    return sqlite3.connect(f"{(runs_root / 'quickstart' / 'run.sqlite').as_uri()}?mode=ro", uri=True)
+    return sqlite3.connect(f"{(runs_root / 'arith-basics' / 'run.sqlite').as_uri()}?mode=ro", uri=True)
 
 
 def test_curves_has_a_running_mean_and_val_per_checkpoint(viewer: Server, runs_root: Path, page: Any,
                                                            shoot: Any) -> None:
-    page.goto(viewer.url + "/run/quickstart")
+    page.goto(viewer.url + "/run/arith-basics")
     page.locator("nav.pages a", has_text="curves").click()
-    page.wait_for_url("**/run/quickstart/curves")
+    page.wait_for_url("**/run/arith-basics/curves")
     with _db(runs_root) as db:
         step_means: dict[str, list[float]] = {}
         for cond, mean in db.execute(

@@ -19,17 +19,17 @@ def client(runs_root: Path) -> TestClient:
 
 
 @pytest.mark.parametrize("url", [
-    f"/run/quickstart/attempt/{BIG}",
-    f"/run/quickstart/attempt/-{BIG}",
-    f"/run/quickstart/call/{BIG}",
-    "/run/quickstart/attempt/9223372036854775808",
-    f"/run/quickstart/ledger?before={BIG}",
-    f"/run/quickstart/ledger?after=-{BIG}",
-    f"/run/quickstart/ledger?size={BIG}",
-    f"/run/quickstart/tasks?page={BIG}",
-    "/run/quickstart/tasks?page=999999999999999999",  # in range, but its offset is not
-    f"/run/quickstart/tasks?size={BIG}",
-    f"/run/quickstart/lineage?events={BIG}",
+    f"/run/arith-basics/attempt/{BIG}",
+    f"/run/arith-basics/attempt/-{BIG}",
+    f"/run/arith-basics/call/{BIG}",
+    "/run/arith-basics/attempt/9223372036854775808",
+    f"/run/arith-basics/ledger?before={BIG}",
+    f"/run/arith-basics/ledger?after=-{BIG}",
+    f"/run/arith-basics/ledger?size={BIG}",
+    f"/run/arith-basics/tasks?page={BIG}",
+    "/run/arith-basics/tasks?page=999999999999999999",  # in range, but its offset is not
+    f"/run/arith-basics/tasks?size={BIG}",
+    f"/run/arith-basics/lineage?events={BIG}",
 ])
 def test_an_int_out_of_range_is_a_404(client: TestClient, url: str) -> None:
     response = client.get(url)
@@ -38,15 +38,15 @@ def test_an_int_out_of_range_is_a_404(client: TestClient, url: str) -> None:
 
 
 @pytest.mark.parametrize("url", [
-    "/run/quickstart/attempt/1",
-    "/run/quickstart/ledger?before=9223372036854775807",
-    "/run/quickstart/ledger?before=abc",  # not a number: ignored, as before
-    "/run/quickstart/lineage?events=9223372036854775807",
-    "/run/quickstart/tasks?page=2",
+    "/run/arith-basics/attempt/1",
+    "/run/arith-basics/ledger?before=9223372036854775807",
+    "/run/arith-basics/ledger?before=abc",  # not a number: ignored, as before
+    "/run/arith-basics/lineage?events=9223372036854775807",
+    "/run/arith-basics/tasks?page=2",
 ])
 def test_an_int_in_range_still_serves(client: TestClient, url: str) -> None:
     assert client.get(url).status_code == 200
 
 
 def test_an_id_in_range_that_no_row_has_is_a_404(client: TestClient) -> None:
-    assert client.get("/run/quickstart/attempt/9223372036854775807").status_code == 404
+    assert client.get("/run/arith-basics/attempt/9223372036854775807").status_code == 404

@@ -21,7 +21,7 @@ from evoarena.viewer import create_app
 
 @pytest.fixture(scope="module")
 def store(viewer: Server) -> Iterator[RunStore]:
-    s = RunStore(viewer.app.state.catalog.entry("quickstart").path, read_only=True)
+    s = RunStore(viewer.app.state.catalog.entry("arith-basics").path, read_only=True)
     yield s
     s.close()
 
@@ -31,14 +31,14 @@ def shown_ids(page: Any) -> list[int]:
 
 
 def test_the_ledger_filters_by_role(viewer: Server, store: RunStore, page: Any, shoot: Any) -> None:
-    page.goto(viewer.url + "/run/quickstart")
+    page.goto(viewer.url + "/run/arith-basics")
     page.locator("nav.pages a", has_text="ledger").click()
-    page.wait_for_url("**/run/quickstart/ledger")
+    page.wait_for_url("**/run/arith-basics/ledger")
     total = store.query_one("SELECT COUNT(*) AS n, SUM(input_tokens) AS i FROM calls")
     assert total is not None and total["n"] > 100
     assert int(page.locator("#ledger-totals b").get_attribute("data-calls")) == total["n"]
     assert shown_ids(page) == [r["id"] for r in store.query("SELECT id FROM calls ORDER BY id DESC LIMIT 100")]
-    page.goto(viewer.url + "/run/quickstart/ledger?size=25")  # the picture: a page of 25
+    page.goto(viewer.url + "/run/arith-basics/ledger?size=25")  # the picture: a page of 25
     assert len(shown_ids(page)) == 25
     shoot(page, "ledger")
 
@@ -62,7 +62,7 @@ def test_the_ledger_filters_by_role(viewer: Server, store: RunStore, page: Any, 
 def test_filters_combine_and_paging_walks_every_call(viewer: Server, store: RunStore, page: Any) -> None:
     cell = store.query_one("SELECT cell FROM cells WHERE condition = 'reflexion'")
     assert cell is not None
-    page.goto(viewer.url + f"/run/quickstart/ledger?size=20&cell={cell['cell']}")
+    page.goto(viewer.url + f"/run/arith-basics/ledger?size=20&cell={cell['cell']}")
     page.select_option("#f-cached", "no")
     page.wait_for_url("**cached=no**")
     want = [r["id"] for r in store.query("SELECT id FROM calls WHERE cell = ? AND cached = 0 ORDER BY id DESC",
@@ -82,7 +82,7 @@ def test_filters_combine_and_paging_walks_every_call(viewer: Server, store: RunS
 
 
 def test_an_unknown_filter_value_shows_no_calls(viewer: Server) -> None:
-    r = TestClient(viewer.app).get("/run/quickstart/ledger?role=nobody&before=abc&cached=maybe")
+    r = TestClient(viewer.app).get("/run/arith-basics/ledger?role=nobody&before=abc&cached=maybe")
     assert r.status_code == 200 and "No calls match" in r.text and 'data-calls="0"' in r.text
 
 

@@ -1,4 +1,4 @@
-"""The lineage page and a version's page, in a real browser, on scripted runs with real lineages: the quickstart
+"""The lineage page and a version's page, in a real browser, on scripted runs with real lineages: the arith-basics run
 (reflexion's manifests name the tasks they should fix) and EvoTest on the maze (a branching tree of 12 versions in its
 cell, its UCB statistics in `evotest_episode` events). The graph has one node per stored version and one edge per
 parent link; a node opens its version, whose diff to its parent (or to any version chosen) is the stored trees'."""
@@ -54,7 +54,7 @@ def _versions(store: RunStore, cell: str) -> dict[str, list[str]]:
 
 
 def test_the_graph_has_a_node_per_stored_version_in_every_cell(server: Server, page: Any, shoot: Any) -> None:
-    for run in ("quickstart", "evotest-maze"):
+    for run in ("arith-basics", "evotest-maze"):
         store = _store(server, run)
         cells = [str(c["cell"]) for c in store.cells()]
         page.goto(f"{server.url}/run/{run}/lineage")
@@ -80,12 +80,12 @@ def test_the_graph_has_a_node_per_stored_version_in_every_cell(server: Server, p
 
 
 def test_a_manifest_and_its_named_tasks_are_shown(server: Server, page: Any) -> None:
-    store = _store(server, "quickstart")
+    store = _store(server, "arith-basics")
     cell = "reflexion__scripted__s0"
     rows = store.query("SELECT id, manifest FROM harness_versions WHERE cell=?", [cell])
     named = [(str(r["id"]), json.loads(str(r["manifest"]))) for r in rows]
     store.close()
-    page.goto(f"{server.url}/run/quickstart/lineage?cell={cell}")
+    page.goto(f"{server.url}/run/arith-basics/lineage?cell={cell}")
     for vid, manifest in named:
         row = page.locator(f"#versions tr[data-version='{vid}']").inner_text()
         assert manifest["intent"] in row
@@ -137,14 +137,14 @@ def test_an_unknown_version_or_cell_is_a_404(server: Server) -> None:
 
     client = TestClient(server.app)
     cell = "reflexion__scripted__s0"
-    assert client.get(f"/run/quickstart/version/{cell}/{'0' * 64}").status_code == 404
-    store = _store(server, "quickstart")
+    assert client.get(f"/run/arith-basics/version/{cell}/{'0' * 64}").status_code == 404
+    store = _store(server, "arith-basics")
     vid = next(iter(_versions(store, cell)))
     store.close()
-    assert client.get(f"/run/quickstart/version/{cell}/{vid}").status_code == 200
-    assert client.get(f"/run/quickstart/version/{cell}/{vid}?against={'0' * 64}").status_code == 404
-    assert client.get(f"/run/quickstart/version/no-such-cell/{vid}").status_code == 404
-    assert client.get("/run/quickstart/lineage?cell=no-such-cell").status_code == 404
+    assert client.get(f"/run/arith-basics/version/{cell}/{vid}").status_code == 200
+    assert client.get(f"/run/arith-basics/version/{cell}/{vid}?against={'0' * 64}").status_code == 404
+    assert client.get(f"/run/arith-basics/version/no-such-cell/{vid}").status_code == 404
+    assert client.get("/run/arith-basics/lineage?cell=no-such-cell").status_code == 404
 
 
 def test_diff_lines_classes_by_hunk_counts() -> None:

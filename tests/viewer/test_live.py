@@ -14,7 +14,7 @@ from evoarena.store import AttemptRow, RunStore
 
 def _running_copy(runs_root: Path, tmp_path: Path) -> tuple[Path, RunStore]:
     live = tmp_path / "live"
-    shutil.copytree(runs_root / "quickstart", live)
+    shutil.copytree(runs_root / "arith-basics", live)
     writer = RunStore(live)
     row = writer.run()
     assert row is not None
@@ -47,7 +47,7 @@ def test_a_running_runs_tasks_and_ledger_refresh(tmp_path: Path, runs_root: Path
 
 
 def test_a_finished_runs_pages_do_not_poll(viewer: Server, page: Any) -> None:
-    for path in ("/run/quickstart/tasks", "/run/quickstart/ledger", "/run/quickstart/curves",
-                 "/run/quickstart/lineage"):
+    for path in ("/run/arith-basics/tasks", "/run/arith-basics/ledger", "/run/arith-basics/curves",
+                 "/run/arith-basics/lineage"):
         page.goto(viewer.url + path)
         assert page.locator("#live").count() == 0, path

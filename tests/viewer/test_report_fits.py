@@ -1,5 +1,5 @@
 """report.html fits a 1024 px window in Chromium: the page never scrolls sideways; a table wider than the page (the
-quickstart's results and changes tables are) scrolls inside its own box instead."""
+arith-basics run's results and changes tables are) scrolls inside its own box instead."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 def test_report_tables_fit_the_page_at_1024_px(browser: Any, runs_root: Path) -> None:
     context = browser.new_context(viewport={"width": 1024, "height": 800})
     page = context.new_page()
-    page.goto((runs_root / "quickstart" / "report.html").as_uri())
+    page.goto((runs_root / "arith-basics" / "report.html").as_uri())
     width, window = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
     assert window == 1024 and width <= window
     boxes = page.evaluate("Array.from(document.querySelectorAll('table')).map(t => "

@@ -14,12 +14,12 @@ from evoarena.store import AttemptRow, RunStore
 def test_the_runs_page_lists_the_run(viewer: Server, page: Any, shoot: Any) -> None:
     page.goto(viewer.url + "/")
     shoot(page, "runs")
-    row = page.locator("#runs tr[data-run='quickstart']")
+    row = page.locator("#runs tr[data-run='arith-basics']")
     assert row.count() == 1
     assert "mechanism" in row.inner_text() and "finished" in row.inner_text()
     row.locator("a").first.click()
-    page.wait_for_url("**/run/quickstart")
-    assert page.locator("#cells tbody tr").count() == len(RunStore(viewer.app.state.catalog.entry("quickstart").path,
+    page.wait_for_url("**/run/arith-basics")
+    assert page.locator("#cells tbody tr").count() == len(RunStore(viewer.app.state.catalog.entry("arith-basics").path,
                                                                    read_only=True).cells())
     assert "solver" in page.locator("#roles").inner_text()
     shoot(page, "run")
@@ -36,7 +36,7 @@ def test_a_live_runs_new_attempts_appear(tmp_path: Path, runs_root: Path, page: 
     import shutil
 
     live = tmp_path / "live"
-    shutil.copytree(runs_root / "quickstart", live)
+    shutil.copytree(runs_root / "arith-basics", live)
     writer = RunStore(live)
     cell = writer.cells()[0]["cell"]
     with Server([live]) as server:
@@ -53,13 +53,13 @@ def test_runs_list_and_overview_show_results_json_scores(viewer: Server, runs_ro
     """Each condition's test score and its difference to the baseline, with CIs, are results.json's."""
     from evoarena.report.results_record import RESULTS_FILE, RunResults
 
-    results = RunResults.read(runs_root / "quickstart" / RESULTS_FILE)
+    results = RunResults.read(runs_root / "arith-basics" / RESULTS_FILE)
     versus = {v.condition: v for v in results.versus_baseline}
     page.goto(viewer.url + "/")
-    lines = page.locator("#runs tr[data-run='quickstart'] .score-line")
+    lines = page.locator("#runs tr[data-run='arith-basics'] .score-line")
     assert lines.count() == len(results.conditions) == 3
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")  # the scores wrap
-    page.goto(viewer.url + "/run/quickstart")
+    page.goto(viewer.url + "/run/arith-basics")
     rows = page.locator("#run-scores tbody tr")
     assert rows.count() == 3 and rows.first.get_attribute("data-condition") == "frozen"  # the baseline first
     for c in results.conditions:
@@ -75,7 +75,7 @@ def test_runs_list_and_overview_show_results_json_scores(viewer: Server, runs_ro
             assert f"[{v.ci_low:.3f}, {v.ci_high:.3f}]" in row.locator("td.versus").inner_text()
     page.goto(viewer.url + "/")
     for c in results.conditions:
-        line = page.locator(f"#runs tr[data-run='quickstart'] .score-line[data-condition='{c.condition}']")
+        line = page.locator(f"#runs tr[data-run='arith-basics'] .score-line[data-condition='{c.condition}']")
         assert float(line.locator(".score").first.get_attribute("data-mean")) == c.test.mean  # type: ignore[union-attr]
         v = versus[c.condition]
         assert line.locator("[data-diff]").count() == (0 if v.condition == v.baseline else 1)

@@ -14,12 +14,12 @@ from evoarena.store.calls import conversation
 
 
 def test_the_tasks_grid_and_the_trace_show_the_task_text(viewer: Server, runs_root: Path, page: Any) -> None:
-    store = RunStore(runs_root / "quickstart", read_only=True)
+    store = RunStore(runs_root / "arith-basics", read_only=True)
     tasks = {str(r["task_id"]): r for r in store.query("SELECT task_id, split, prompt, reference FROM tasks")}
     assert {str(r["split"]) for r in tasks.values()} == {"train", "val", "test"}
     assert all(r["reference"] is None for r in tasks.values() if r["split"] != "train")
     assert all(r["reference"] for r in tasks.values() if r["split"] == "train")
-    page.goto(f"{viewer.url}/run/quickstart/tasks")
+    page.goto(f"{viewer.url}/run/arith-basics/tasks")
     rows = page.locator("#tasks tbody tr")
     assert rows.count() == 40
     for i in range(rows.count()):
@@ -37,6 +37,6 @@ def test_the_tasks_grid_and_the_trace_show_the_task_text(viewer: Server, runs_ro
     assert page.locator("#task-text pre.task-prompt").inner_text() == tasks[attempt["task_id"]]["prompt"]
     passed = store.query_one("SELECT id, task_id, answer FROM attempts WHERE phase='practice' AND passed=1 LIMIT 1")
     store.close()
-    page.goto(f"{viewer.url}/run/quickstart/attempt/{passed['id']}")
+    page.goto(f"{viewer.url}/run/arith-basics/attempt/{passed['id']}")
     assert page.locator("#task-text .task-reference code").inner_text() == tasks[passed["task_id"]]["reference"]
     assert str(passed["answer"]).strip() == tasks[passed["task_id"]]["reference"]

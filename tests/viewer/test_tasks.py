@@ -21,7 +21,7 @@ from evoarena.viewer import create_app
 
 @pytest.fixture(scope="module")
 def store(viewer: Server) -> Any:
-    s = RunStore(viewer.app.state.catalog.entry("quickstart").path, read_only=True)
+    s = RunStore(viewer.app.state.catalog.entry("arith-basics").path, read_only=True)
     yield s
     s.close()
 
@@ -46,9 +46,9 @@ def shown_scores(page: Any) -> dict[str, dict[str, float]]:
 
 
 def test_the_tasks_table_shows_the_stores_scores(viewer: Server, store: RunStore, page: Any, shoot: Any) -> None:
-    page.goto(viewer.url + "/run/quickstart")
+    page.goto(viewer.url + "/run/arith-basics")
     page.locator("nav.pages a", has_text="tasks").click()
-    page.wait_for_url("**/run/quickstart/tasks")
+    page.wait_for_url("**/run/arith-basics/tasks")
     expected = means(store, "test")
     assert page.locator("#tasks tbody tr").count() == min(50, len(expected)) > 0
     shown = shown_scores(page)
@@ -62,7 +62,7 @@ def test_the_tasks_table_shows_the_stores_scores(viewer: Server, store: RunStore
     link = page.locator("#tasks td.answer a.attempt").nth(3)
     attempt_id = int(link.get_attribute("href").rsplit("/", 1)[1])
     link.click()
-    page.wait_for_url(f"**/run/quickstart/attempt/{attempt_id}")
+    page.wait_for_url(f"**/run/arith-basics/attempt/{attempt_id}")
     conv = attempt_conversation(store, attempt_id)
     assert conv is not None and conv.messages
     shown_messages = page.locator(".conversation .message:not(.response) pre.msg")
@@ -72,7 +72,7 @@ def test_the_tasks_table_shows_the_stores_scores(viewer: Server, store: RunStore
 
 
 def test_the_phase_select_and_the_disagree_filter(viewer: Server, store: RunStore, page: Any) -> None:
-    page.goto(viewer.url + "/run/quickstart/tasks")
+    page.goto(viewer.url + "/run/arith-basics/tasks")
     page.select_option("#phase", "select")
     page.wait_for_url("**phase=select**")
     expected = means(store, "select")
@@ -95,7 +95,7 @@ def test_the_phase_select_and_the_disagree_filter(viewer: Server, store: RunStor
 
 def test_paging_goes_through_every_task_once(viewer: Server, store: RunStore, page: Any) -> None:
     tasks = sorted(means(store, "test"))
-    page.goto(viewer.url + "/run/quickstart/tasks?size=15")
+    page.goto(viewer.url + "/run/arith-basics/tasks?size=15")
     seen: list[str] = []
     for n in range(1, 4):
         assert f"page {n} of 3" in page.locator(".pager").first.inner_text()
@@ -111,9 +111,9 @@ def test_paging_goes_through_every_task_once(viewer: Server, store: RunStore, pa
 
 def test_an_empty_phase_and_a_page_past_the_end(viewer: Server) -> None:
     client = TestClient(viewer.app)
-    r = client.get("/run/quickstart/tasks?phase=rollout")
+    r = client.get("/run/arith-basics/tasks?phase=rollout")
     assert r.status_code == 200 and "No rollout attempts" in r.text
-    r = client.get("/run/quickstart/tasks?page=99")
+    r = client.get("/run/arith-basics/tasks?page=99")
     assert r.status_code == 200 and "<tr data-task" not in r.text
 
 

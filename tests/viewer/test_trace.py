@@ -26,7 +26,7 @@ MAZE = {"name": "maze-trace", "benchmark": {"name": "maze", "params": {"seed": 0
 
 @pytest.fixture(scope="module")
 def store(viewer: Server) -> Iterator[RunStore]:
-    s = RunStore(viewer.app.state.catalog.entry("quickstart").path, read_only=True)
+    s = RunStore(viewer.app.state.catalog.entry("arith-basics").path, read_only=True)
     yield s
     s.close()
 
@@ -42,7 +42,7 @@ def test_an_attempts_trace_shows_its_exact_conversation(viewer: Server, store: R
     a = store.query_one("SELECT a.* FROM attempts a JOIN calls c ON c.cell = a.cell AND c.unit = a.unit_key"
                         " WHERE c.role = 'reflector' AND a.call_id IS NOT NULL ORDER BY a.id DESC LIMIT 1")
     assert a is not None
-    page.goto(f"{viewer.url}/run/quickstart/attempt/{a['id']}")
+    page.goto(f"{viewer.url}/run/arith-basics/attempt/{a['id']}")
     conv = attempt_conversation(store, a["id"])
     assert conv is not None and conv.messages and conv.response is not None
     assert messages_shown(page) == [m.content for m in conv.messages]
@@ -52,7 +52,7 @@ def test_an_attempts_trace_shows_its_exact_conversation(viewer: Server, store: R
     assert page.locator("#grade-score").inner_text() == f"{a['score']:.3f}"
     assert page.locator("#grade-passed").inner_text() == ("yes" if a["passed"] else "no")
     assert page.locator("#version-link").get_attribute("href") == \
-        f"/run/quickstart/version/{a['cell']}/{a['version_id']}"
+        f"/run/arith-basics/version/{a['cell']}/{a['version_id']}"
     shoot(page, "trace")
 
     unit = store.query("SELECT id, role FROM calls WHERE cell = ? AND unit = ? ORDER BY id", [a["cell"], a["unit_key"]])
@@ -60,7 +60,7 @@ def test_an_attempts_trace_shows_its_exact_conversation(viewer: Server, store: R
         [r["id"] for r in unit]
     reflector = next(r["id"] for r in unit if r["role"] == "reflector")
     page.locator("#unit-calls a", has_text=str(reflector)).first.click()
-    page.wait_for_url(f"**/run/quickstart/call/{reflector}")
+    page.wait_for_url(f"**/run/arith-basics/call/{reflector}")
     rconv = conversation(store, reflector)
     assert rconv is not None and rconv.messages and rconv.response is not None
     assert messages_shown(page) == [m.content for m in rconv.messages]
@@ -72,7 +72,7 @@ def test_an_attempts_trace_shows_its_exact_conversation(viewer: Server, store: R
 def test_a_call_page_links_its_attempt_and_neighbours(viewer: Server, store: RunStore, page: Any) -> None:
     a = store.query_one("SELECT id, call_id FROM attempts WHERE phase = 'test' AND call_id IS NOT NULL LIMIT 1")
     assert a is not None
-    page.goto(f"{viewer.url}/run/quickstart/call/{a['call_id']}")
+    page.goto(f"{viewer.url}/run/arith-basics/call/{a['call_id']}")
     assert str(a["id"]) in page.locator("#call a.attempt").all_inner_texts()
     page.locator("#next-call").click()
     page.wait_for_url(f"**/call/{a['call_id'] + 1}")
@@ -114,8 +114,8 @@ def test_an_episode_is_shown_step_by_step(maze_run: Path, page: Any, shoot: Any)
 
 def test_unknown_attempts_and_calls_are_404(viewer: Server) -> None:
     client = TestClient(viewer.app)
-    for url in ("/run/quickstart/attempt/999999", "/run/quickstart/call/999999", "/run/quickstart/attempt/x",
-                "/run/quickstart/call/-1", "/run/nope/attempt/1"):
+    for url in ("/run/arith-basics/attempt/999999", "/run/arith-basics/call/999999", "/run/arith-basics/attempt/x",
+                "/run/arith-basics/call/-1", "/run/nope/attempt/1"):
         r = client.get(url)
         assert r.status_code == 404, url
-    assert "no attempt 999999" in client.get("/run/quickstart/attempt/999999").text
+    assert "no attempt 999999" in client.get("/run/arith-basics/attempt/999999").text

@@ -18,7 +18,7 @@ PAYLOAD = ('<script>window.__pwned = "script"</script><img src=x onerror="window
 
 def test_a_hostile_answer_is_shown_as_text(tmp_path: Path, runs_root: Path, page: Any) -> None:
     run = tmp_path / "hostile"
-    shutil.copytree(runs_root / "quickstart", run)
+    shutil.copytree(runs_root / "arith-basics", run)
     writer = RunStore(run)
     cell = writer.cells()[0]["cell"]
     writer.finish_unit(cell, "hostile-unit", {"done": True}, [

@@ -1,4 +1,4 @@
-"""A version links to the update calls that proposed it, in a real browser: on the quickstart's reflexion cell every
+"""A version links to the update calls that proposed it, in a real browser: on arith-basics' reflexion cell every
 version made at a practice step lists exactly the store's non-solver calls of that step, a click opens the call page,
 and the call page links back to the version; node labels keep the epoch of their step."""
 
@@ -15,7 +15,7 @@ CELL = "reflexion__scripted__s0"
 
 
 def test_a_version_links_to_the_calls_that_made_it_and_back(viewer: Server, runs_root: Path, page: Any) -> None:
-    store = RunStore(runs_root / "quickstart", read_only=True)
+    store = RunStore(runs_root / "arith-basics", read_only=True)
     versions = store.query("SELECT id, step FROM harness_versions WHERE cell=? AND step != 'init'", [CELL])
     expected = {str(v["id"]): [int(r["id"]) for r in store.query(
         "SELECT id FROM calls WHERE cell=? AND unit=? AND role != 'solver' ORDER BY id", [CELL, v["step"]])]
@@ -23,7 +23,7 @@ def test_a_version_links_to_the_calls_that_made_it_and_back(viewer: Server, runs
     steps = {str(v["id"]): str(v["step"]) for v in versions}
     store.close()
     assert expected and all(expected.values())
-    page.goto(f"{viewer.url}/run/quickstart/lineage?cell={CELL}")
+    page.goto(f"{viewer.url}/run/arith-basics/lineage?cell={CELL}")
     for vid, calls in expected.items():
         links = page.locator(f"#versions tr[data-version='{vid}'] a.made-by")
         assert [int(x) for x in links.evaluate_all("ls => ls.map(l => l.dataset.call)")] == calls

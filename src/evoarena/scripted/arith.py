@@ -11,7 +11,9 @@ proposer (evoarena's or the `gepa` package's reflection prompt) it adds each fai
 instruction; as HGM's proposer it diagnoses a failed question by its family's rule and adds that rule to the
 harness (`hgm_roles`); as AHE's evolve agent, Autogenesis's and Meta-Harness's proposer it writes a failed family's
 rule into the harness (`ahe_roles`, `autogenesis_roles`, `meta_harness_roles`); as TextGrad's backward and
-optimizer engines it names that rule and appends it to the system prompt (`textgrad_roles`).
+optimizer engines it names that rule and appends it to the system prompt (`textgrad_roles`); as Dynamic
+Cheatsheet's curator it adds the problem's family rule to the sheet (`cheatsheet_roles`). A lesson is recognised by a
+key phrase of its family's rule, in the wording of `RULES` or of the quickstart's reference prompt.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ from evoarena.scripted.ahe_roles import answer as ahe_answer
 from evoarena.scripted.ahe_roles import is_ahe_prompt
 from evoarena.scripted.autogenesis_roles import answer as autogenesis_answer
 from evoarena.scripted.autogenesis_roles import is_autogenesis_prompt
+from evoarena.scripted.cheatsheet_roles import answer as cheatsheet_answer
+from evoarena.scripted.cheatsheet_roles import is_curator_prompt
 from evoarena.scripted.dspy_chat import answer as dspy_answer
 from evoarena.scripted.dspy_chat import is_dspy_prompt
 from evoarena.scripted.gepa_reflect import gepa_instruction, is_gepa_reflection
@@ -46,8 +50,8 @@ RULES = {
     "count": "To count a word, count every occurrence of exactly that word in the list.",
     "small_sum": "Reply with only the sum of the two numbers, not the expression.",
 }
-_KEYWORD = {"sub": "subtract", "mul": "multiply", "two_step": "in order", "count": "count every",
-            "small_sum": "sum of the two"}
+_KEYWORD = {"sub": ("subtract",), "mul": ("multiply",), "two_step": ("in order", "then subtract"),
+            "count": ("count every", "number each match"), "small_sum": ("sum of the two",)}
 
 
 def _numbers(text: str) -> list[int]:
@@ -79,7 +83,7 @@ def naive_answer(question: str) -> int:
 
 
 def has_lesson(context: str, family: str) -> bool:
-    if family == "add" or _KEYWORD[family] in context.lower():
+    if family == "add" or any(k in context.lower() for k in _KEYWORD[family]):
         return True
     demos = re.findall(r"^Q: (.+)$", context, flags=re.M)
     return any(family_of(q) == family for q in demos)
@@ -113,6 +117,8 @@ def arith_student(messages: Sequence[Message], params: GenParams) -> str:
         return hgm_answer(messages, family_rule)
     if is_textgrad_prompt(messages):
         return textgrad_answer(messages, family_rule)
+    if is_curator_prompt(messages):
+        return cheatsheet_answer(messages, lambda question: family_rule(question, ""))
     if is_ahe_prompt(messages):
         return ahe_answer(messages, family_rule)
     if is_autogenesis_prompt(messages):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 import re
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -29,6 +29,10 @@ class ArithBenchmark(Benchmark):
         families: list[Family] = Field(default_factory=lambda: list(DEFAULT_FAMILIES), min_length=1,
                                        description="Problem families, cycled in this order (one listed twice comes "
                                                    "twice as often).")
+        reply: Literal["number", "worked"] = Field(
+            "number", description="number: the solver writes one line of at most 12 tokens and its first integer is "
+                                  "the answer; worked: the solver may show its working in up to 160 tokens and the "
+                                  "reply's last integer is the answer (a harness can ask for the working).")
 
     params: Params
 
@@ -53,10 +57,10 @@ class ArithBenchmark(Benchmark):
         return tasks
 
     def parse(self, text: str) -> Parsed:
-        m = _INT.search(text)
-        if m is None:
+        found = _INT.findall(text)
+        if not found:
             return Parsed(None, f"no integer in output {text[:80]!r}")
-        return Parsed(m.group(0))
+        return Parsed(found[-1] if self.params.reply == "worked" else found[0])
 
     def grade(self, task: Task, answer: str | None, *, attempt: int = 1) -> Feedback:
         if answer is None:
@@ -68,6 +72,8 @@ class ArithBenchmark(Benchmark):
         return "Solve each word problem. Reply with the final answer as a single number.\n"
 
     def solver_params(self) -> GenParams:
+        if self.params.reply == "worked":
+            return GenParams(temperature=0.0, max_tokens=160)
         return GenParams(temperature=0.0, max_tokens=12, stop=("\n",))
 
     def format_task(self, task: TaskView) -> str:
