@@ -172,3 +172,12 @@ def test_calls_in_flight_are_pending_not_errors(run_dir: Path, tmp_path: Path) -
     assert solver[header.index("pending")] == "2" and solver[header.index("errors")] == "0"
     calls = runner.invoke(app, ["calls", str(live), "--limit", "3"]).stdout
     assert calls.count("pending") == 2 and "interrupted" not in calls
+
+
+def test_the_accuracy_table_lists_conditions_in_spec_order(run_dir: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "run"
+    shutil.copytree(run_dir, copy)
+    result = runner.invoke(app, ["report", str(copy)])
+    assert result.exit_code == 0, result.output
+    rows = [line.split("│")[1].strip() for line in result.output.splitlines() if line.startswith("│")]
+    assert rows[:3] == ["frozen", "reflexion", "bootstrap_fewshot"]  # the spec's order, baseline first

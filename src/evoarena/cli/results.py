@@ -23,7 +23,8 @@ def print_results(results: RunResults, wide: bool = False) -> None:
     (with each condition's share of it), why each cell tested the version it did (a warning for a final version the
     budget left ungraded), the update roles' reply quality, and the calls by role."""
     rows = []
-    for c in results.conditions:
+    spec_order = {(v.condition, v.model): i for i, v in enumerate(results.versus_baseline)}
+    for c in sorted(results.conditions, key=lambda c: spec_order.get((c.condition, c.model), len(spec_order))):
         test = c.test
         mean, lo, hi = (test.mean, test.ci_low, test.ci_high) if test else (None, None, None)
         rows.append((c.condition, c.model, "-" if mean is None else f"{mean:.3f}",
