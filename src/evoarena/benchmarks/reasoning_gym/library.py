@@ -44,11 +44,6 @@ def dataset_names() -> list[str]:
     return sorted(_registry())
 
 
-def suggest(name: str, known: list[str]) -> str:
-    """` — did you mean 'a' or 'b'?` for up to three close names, or ''."""
-    return did_you_mean(name, known, n=3)
-
-
 def _coerce(field: dataclasses.Field[Any], value: Any) -> Any:
     """YAML gives lists and strings; the dataclass may want a tuple or an enum member."""
     default = field.default
@@ -68,8 +63,9 @@ def make_config(name: str, config: Mapping[str, Any], *, seed: int, size: int) -
     registry = _registry()
     if name not in registry:
         known = sorted(registry)
-        raise GymError(f"benchmark.params.dataset: unknown reasoning_gym dataset {name!r}{suggest(name, known)} "
-                       f"({len(known)} datasets: docs/benchmarks/reasoning_gym.md says how to list them)")
+        raise GymError(f"benchmark.params.dataset: unknown reasoning_gym dataset {name!r}"
+                       f"{did_you_mean(name, known, n=3)} ({len(known)} datasets: "
+                       "docs/benchmarks/reasoning_gym.md says how to list them)")
     _, config_cls = registry[name]
     fields = {f.name: f for f in dataclasses.fields(config_cls)}
     for key in config:
@@ -79,7 +75,7 @@ def make_config(name: str, config: Mapping[str, Any], *, seed: int, size: int) -
         if key not in fields:
             usable = sorted(set(fields) - set(RESERVED))
             raise GymError(f"benchmark.params.config.{key}: not a field of {name}'s config"
-                           f"{suggest(key, usable)} (fields: {', '.join(usable)})")
+                           f"{did_you_mean(key, usable, n=3)} (fields: {', '.join(usable)})")
     values = {k: _coerce(fields[k], v) for k, v in config.items()}
     try:
         cfg = config_cls(**values, seed=seed, size=size)
