@@ -4,7 +4,6 @@ seconds in between (`PlainLog`), so a run's output redirected to a file shows it
 
 from __future__ import annotations
 
-import sys
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -17,7 +16,7 @@ from rich.table import Column
 from evoarena.cli.common import out
 from evoarena.protocol.progress import CellProgress
 from evoarena.protocol.progress import Progress as OnProgress
-from evoarena.protocol.progress_log import PlainLog, calls_text, duration
+from evoarena.protocol.progress_log import PlainLog, calls_text, eta_text, to_stream
 
 WIDE = 110
 """From this many columns a terminal's rows also show a bar, the tokens and the elapsed time."""
@@ -44,10 +43,6 @@ def short(cell: str, width: int = NAME) -> str:
     return cell[: width - tail - 1] + "…" + cell[-tail:]
 
 
-def eta(p: CellProgress) -> str:
-    return "" if p.phase == "done" else f"eta {duration(p.eta_s)}"
-
-
 class LiveRows:
     """The `Progress` callback behind the live rows: a row per cell, added exactly once."""
 
@@ -63,7 +58,8 @@ class LiveRows:
                 for c in [*self.order[:upto], p.cell]:
                     if c not in self.rows:
                         self.rows[c] = self.bar.add_task(c if self.wide else short(c), total=None, info="", eta="")
-            self.bar.update(self.rows[p.cell], completed=p.done, total=p.total, info=info(p, self.wide), eta=eta(p))
+            self.bar.update(self.rows[p.cell], completed=p.done, total=p.total, info=info(p, self.wide),
+                            eta=eta_text(p))
 
 
 def bar_for(console: Console) -> Progress:
@@ -83,12 +79,7 @@ def run_progress(cells: Sequence[str], quiet: bool = False) -> Iterator[OnProgre
     if quiet:
         yield None
     elif not out.is_terminal:
-        yield PlainLog(write=_stdout)
+        yield PlainLog(write=to_stream("stdout"))
     else:
         with bar_for(out) as bar:
             yield LiveRows(bar, cells, out.width >= WIDE)
-
-
-def _stdout(text: str) -> None:
-    sys.stdout.write(text)
-    sys.stdout.flush()

@@ -8,7 +8,6 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from typing import TextIO
 
 from evoarena.protocol.progress import CellProgress
 
@@ -30,12 +29,26 @@ def calls_text(p: CellProgress) -> str:
     return f"{p.calls} calls" + (f" +{p.pending} pending" if p.pending else "")
 
 
+def eta_text(p: CellProgress) -> str:
+    """"eta 3m05s" while the cell runs; "" once it is done."""
+    return "" if p.phase == "done" else f"eta {duration(p.eta_s)}"
+
+
 def line(p: CellProgress) -> str:
     """cell, phase, done/total, the phase's score so far, calls (and those in flight), tokens, ETA."""
     score = f"score {p.score:.2f} ({p.graded})" if p.graded else "score -"
-    eta = "" if p.phase == "done" else f"  eta {duration(p.eta_s)}"
+    eta = eta_text(p)
     return (f"{p.cell}  {p.phase}  {p.done}/{p.total}  {score}  {calls_text(p)}  {p.tokens / 1000:.1f}k tok"
-            f"  {duration(p.elapsed_s)}{eta}")
+            f"  {duration(p.elapsed_s)}" + (f"  {eta}" if eta else ""))
+
+
+def to_stream(name: str) -> Callable[[str], None]:
+    """A writer to `sys.stdout` or `sys.stderr` (`name`), looked up at each write so a swapped stream is followed."""
+    def write(text: str) -> None:
+        stream = getattr(sys, name)
+        stream.write(text)
+        stream.flush()
+    return write
 
 
 class PlainLog:
@@ -43,7 +56,7 @@ class PlainLog:
 
     def __init__(self, write: Callable[[str], object] | None = None, every_s: float = 5.0,
                  clock: Callable[[], float] = time.monotonic) -> None:
-        self._write = write or _stderr
+        self._write = write or to_stream("stderr")
         self.every_s = every_s
         self._clock = clock
         self._last: dict[str, tuple[str, float, str]] = {}  # cell → (phase, when, text) of its last line
@@ -68,9 +81,3 @@ class PlainLog:
         if last is None or text != last[2]:
             self._last[p.cell] = (p.phase, now, text)
             self._write(text + "\n")
-
-
-def _stderr(text: str) -> None:
-    stream: TextIO = sys.stderr
-    stream.write(text)
-    stream.flush()
