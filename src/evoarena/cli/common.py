@@ -5,14 +5,14 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 
 from evoarena.store import RunStore
-from evoarena.wording import did_you_mean, listing
+from evoarena.store.cell_lookup import NoSuchCell, find_cell
 
 out = Console()
 err = Console(stderr=True)
@@ -21,7 +21,7 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output."
 RunDirArg = Annotated[Path, typer.Argument(help="A run directory (holds run.sqlite).")]
 
 
-def fail(message: str, code: int = 2) -> None:
+def fail(message: str, code: int = 2) -> NoReturn:
     """One line on stderr (never wrapped, so it greps), then exit with `code`."""
     err.print(f"[bold red]error:[/] {escape(message)}", soft_wrap=True)
     raise typer.Exit(code)
@@ -44,14 +44,10 @@ def open_run(run_dir: Path) -> RunStore:
 
 def resolve_cell(store: RunStore, cell: str) -> str:
     """A cell of the run by its name or a unique prefix of it (`evotest` for `evotest__embedded__s0`)."""
-    names = [str(c["cell"]) for c in store.cells()]
-    matches = [cell] if cell in names else [n for n in names if n.startswith(cell)]
-    if not matches:
-        close = did_you_mean(cell, [*names, *{str(c["condition"]) for c in store.cells()}])
-        fail(f"no cell {cell!r} in this run{close} (cells: {listing(names)})")
-    if len(matches) != 1:
-        fail(f"{len(matches)} cells match {cell!r} in this run (cells: {listing(names)})")
-    return matches[0]
+    try:
+        return str(find_cell(store, cell)["cell"])
+    except NoSuchCell as e:
+        fail(str(e))
 
 
 def summary(doc: str | None) -> str:

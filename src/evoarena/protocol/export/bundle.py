@@ -22,8 +22,8 @@ from evoarena.protocol.solve.solve import solver_request
 from evoarena.protocol.validate import validate_spec
 from evoarena.spec import ExperimentSpec, MethodSpec, SpecError
 from evoarena.store import RunStore
+from evoarena.store.cell_lookup import NoSuchCell, find_cell
 from evoarena.store.scores import version_scores
-from evoarena.wording import did_you_mean, listing
 
 MODES: tuple[str, ...] = ("prompt", "files", "skill")
 _SENTINEL = "EVOARENA-TASK-SLOT-5c1e0d"
@@ -121,13 +121,10 @@ def pick_cell(store: RunStore, cell: str | None, spec: ExperimentSpec | None = N
         if len(cells) == 1:
             return cells[0]
         raise ExportError(f"this run has {len(cells)} cells; pass --cell (best, or one of: {', '.join(names)})")
-    exact = [c for c in cells if c["cell"] == cell] or [c for c in cells if str(c["cell"]).startswith(cell)]
-    if not exact:
-        close = did_you_mean(cell, [*names, *{str(c["condition"]) for c in cells}, BEST])  # a condition is a prefix
-        raise ExportError(f"no cell {cell!r} in this run{close} (cells: {listing(names)})")
-    if len(exact) != 1:
-        raise ExportError(f"{len(exact)} cells match {cell!r} in this run (cells: {listing(names)})")
-    return exact[0]
+    try:
+        return find_cell(store, cell, also=[BEST])
+    except NoSuchCell as e:
+        raise ExportError(str(e)) from None
 
 
 def pick_version(store: RunStore, row: Mapping[str, Any], ref: str) -> tuple[str, str]:
