@@ -240,3 +240,24 @@ def test_the_ledger_records_the_prompt_format_also_for_cached_calls(tmp_path: Pa
     assert [(r["cached"], r["prompt_format"]) for r in rows] == [(0, "chat-template"), (1, "chat-template"),
                                                                   (0, "plain"), (0, None)]
     assert [c.prompt_format for c in find_calls(store)] == ["chat-template", "chat-template", "plain", None]
+
+
+class ReusingBackend(FlakyBackend):
+    """Says how many of its 10 prompt tokens it computed (the rest reused), as the embedded backend does."""
+
+    def complete(self, messages: Sequence[Message], params: GenParams) -> Completion:
+        done = super().complete(messages, params)
+        return Completion(text=done.text, usage=done.usage, extra={"input_tokens_evaluated": 4})
+
+
+def test_the_ledger_records_prompt_tokens_computed_none_for_a_cache_hit(tmp_path: Path) -> None:
+    from evoarena.store import find_calls
+
+    model, store = make(tmp_path, ReusingBackend())
+    msgs = [Message("user", "q1")]
+    model.complete(msgs)
+    model.complete(msgs)  # a cache hit computes nothing
+    untold, _ = make(tmp_path / "other", FlakyBackend())  # a backend that does not say
+    untold.store = store
+    untold.complete([Message("user", "q2")])
+    assert [(c.input_tokens, c.input_tokens_evaluated) for c in find_calls(store)] == [(10, 4), (10, 0), (10, None)]

@@ -30,7 +30,8 @@ generated position, the n most likely tokens of that same distribution (`TokenLo
 
 The extra (`pip install 'evoarena[embedded]'`) is imported lazily, so this module imports
 without it. One `Llama` per (GGUF path, n_ctx) per process; llama.cpp contexts are not
-thread-safe, so calls on one model are serialized by its lock. Exactly one attempt per call.
+thread-safe, so calls on one model are serialized by its lock; the KV of recent prompts is kept and restored by
+shared prefix (`prefix_cache.py`). Exactly one attempt per call.
 Threads: n_threads = os.cpu_count() unless EVOARENA_EMBEDDED_THREADS overrides it.
 """
 
@@ -49,6 +50,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, Literal
 
 from evoarena.models.base import Completion, GenParams, Message, ProviderError, TokenLogprob, Usage, refuse_tools
+from evoarena.models.prefix_cache import PrefixReuse
 from evoarena.models.shipped import SHIPPED, assemble, resolve
 from evoarena.spec import ModelSpec
 
@@ -67,6 +69,7 @@ class _Loaded:
     load_s: float
     lock: threading.Lock = field(default_factory=threading.Lock)
     chat: Any = None  # llama_cpp.llama_chat_format.Jinja2ChatFormatter of the GGUF's template, when it has one
+    prefix: PrefixReuse = field(default_factory=PrefixReuse)  # KV of recent prompts, restored by shared prefix
 
 
 THREADS_ENV = "EVOARENA_EMBEDDED_THREADS"  # override n_threads (generation); default os.cpu_count()
@@ -298,8 +301,12 @@ class EmbeddedBackend:
                         f"or raise n_ctx in the model spec",
                         retryable=False,
                     )
+                evaluated = loaded.prefix.before(llm, tokens)
                 if params.logprobs:
-                    return self._complete_with_logprobs(llm, tokens, params, temperature, llama_seed, seed)
+                    done = self._complete_with_logprobs(llm, tokens, params, temperature, llama_seed, seed)
+                    loaded.prefix.after(llm)
+                    done.extra["input_tokens_evaluated"] = evaluated
+                    return done
                 out = llm.create_completion(
                     tokens,
                     max_tokens=params.max_tokens,
@@ -308,6 +315,7 @@ class EmbeddedBackend:
                     seed=llama_seed,
                     **_SAMPLER,
                 )
+                loaded.prefix.after(llm)
             except ProviderError:
                 raise
             except Exception as err:  # llama.cpp failures (decode errors, context overflow, ...)
@@ -322,7 +330,7 @@ class EmbeddedBackend:
             usage=Usage(int(usage.get("prompt_tokens", len(tokens))), int(usage.get("completion_tokens", 0))),
             logprobs=None,
             finish_reason=choice.get("finish_reason"),
-            extra={"seed": seed, "prompt_format": self.prompt_format},
+            extra={"seed": seed, "prompt_format": self.prompt_format, "input_tokens_evaluated": evaluated},
         )
 
     def _complete_with_logprobs(

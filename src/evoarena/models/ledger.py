@@ -45,6 +45,17 @@ class Meter(Protocol):
     def after_call(self, tokens: int, usd: float = 0.0) -> None: ...
 
 
+def evaluated_tokens(completion: Completion | None, *, cached: bool) -> int | None:
+    """Prompt tokens the model computed for this call: 0 for a response-cache hit, what the backend reported
+    (embedded prefix reuse, a server's cached prompt tokens), else None (unknown)."""
+    if completion is None:
+        return None
+    if cached:
+        return 0
+    n = completion.extra.get("input_tokens_evaluated")
+    return None if n is None else int(n)
+
+
 def sample_seed(seed: int, sample_index: int) -> int:
     """The seed of sample `sample_index` of a seeded call: sample 0 keeps the run's seed, every other sample gets its
     own, so a group of samples (TF-GRPO's rollouts, best-of-n) is not n copies of one draw on a seeded backend."""
@@ -325,7 +336,8 @@ class RoleModel:
             where = replace(where, cell=outer.cell, unit=outer.unit)
         outcome: dict[str, Any] = dict(
             input_tokens=tin, output_tokens=tout, latency_s=round(latency, 4), cost_usd=self.cost(tin, tout),
-            retries=retries, error=error, prompt_format=self.prompt_format(completion))
+            retries=retries, error=error, prompt_format=self.prompt_format(completion),
+            input_tokens_evaluated=evaluated_tokens(completion, cached=cached))
         # a cell's unit writes its rows in one transaction with its attempts, but for those that must be on disk at
         # once: billed calls (written ahead) and errors (the unit's fate is decided from them)
         defer = (where.batch and where.cell is not None and where.unit is not None and error is None

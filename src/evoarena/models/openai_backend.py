@@ -142,6 +142,9 @@ class OpenAIBackend:
         else:
             in_tok = int(getattr(usage, "prompt_tokens", None) or 0)
             out_tok = int(getattr(usage, "completion_tokens", None) or 0)
+            reused = getattr(getattr(usage, "prompt_tokens_details", None), "cached_tokens", None)
+            if reused is not None:  # the server's own prompt cache (vLLM, llama.cpp server, OpenAI) reused these
+                extra["input_tokens_evaluated"] = max(0, in_tok - int(reused))
         return Completion(
             text=text,
             usage=Usage(input_tokens=in_tok, output_tokens=out_tok),

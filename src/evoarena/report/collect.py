@@ -62,6 +62,7 @@ def call_records(store: RunStore, snap: RunSnapshot) -> list[CallRecord]:
             role=r.role, model_id=r.model_id, input_tokens=r.input_tokens, output_tokens=r.output_tokens,
             cost_usd=r.cost_usd, latency_s=r.latency_s, cached=cached[r.id], error=r.error, phase=r.phase or "",
             played_by=r.model,
+            input_tokens_evaluated=r.input_tokens_evaluated,  # as the ledger says this process computed them
         ))  # fmt: skip
     return out
 

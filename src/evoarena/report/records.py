@@ -39,6 +39,7 @@ class CallRecord:
     error: str | None
     phase: str  # "practice" | "select" | "test"
     played_by: str | None = None  # the spec's model (a key of `models:`) that answered; None: not recorded
+    input_tokens_evaluated: int | None = None  # prompt tokens the model computed; None: the backend did not say
 
 
 @dataclass(frozen=True)

@@ -113,6 +113,7 @@ def call_stats(rows: Iterable[CallRecord]) -> dict[str, Any]:
     """Counts and sums over ledger rows. Cached calls count in every total and are also broken out."""
     rows = list(rows)
     cached = [r for r in rows if r.cached]
+    known = [r.input_tokens_evaluated for r in rows if r.input_tokens_evaluated is not None]
     return {
         "calls": len(rows),
         "cached_calls": len(cached),
@@ -124,6 +125,8 @@ def call_stats(rows: Iterable[CallRecord]) -> dict[str, Any]:
         "cached_input_tokens": sum(r.input_tokens for r in cached),
         "cached_output_tokens": sum(r.output_tokens for r in cached),
         "cached_cost_usd": math.fsum(r.cost_usd for r in cached),
+        # prompt tokens the model computed (the rest reused from a kept prefix); absent where no backend said
+        "input_tokens_evaluated": sum(known) if known else None,
     }
 
 

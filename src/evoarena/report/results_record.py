@@ -103,6 +103,9 @@ class CallStats(Section):
     cached_input_tokens: int
     cached_output_tokens: int
     cached_cost_usd: float
+    # of input_tokens, those the model computed (the rest reused from a kept prefix or a server's prompt cache, and
+    # none for cache hits); absent when no backend reported it (scripted, older runs)
+    input_tokens_evaluated: int | None = Field(default=None, exclude_if=_absent)
 
 
 class CallBreakdown(Section):

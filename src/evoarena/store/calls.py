@@ -40,6 +40,7 @@ class CallRow:
     request_blob: str | None
     response_blob: str | None
     prompt_format: str | None = None  # embedded: "chat-template" | "plain"; None: messages sent as they are
+    input_tokens_evaluated: int | None = None  # prompt tokens the model computed (the rest reused); None: unknown
 
     @classmethod
     def from_db(cls, r: dict[str, Any]) -> CallRow:
@@ -51,6 +52,8 @@ class CallRow:
             cached=bool(r["cached"]), retries=int(r["retries"]), error=r["error"], created_at=r["created_at"],
             request_blob=r.get("request_blob"), response_blob=r.get("response_blob"),
             prompt_format=r.get("prompt_format"),
+            input_tokens_evaluated=None if r.get("input_tokens_evaluated") is None
+            else int(r["input_tokens_evaluated"]),
         )  # fmt: skip
 
 

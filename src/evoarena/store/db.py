@@ -27,6 +27,7 @@ _ADDED_COLUMNS = (
     ("calls", "response_blob", "TEXT"),
     ("attempts", "call_id", "INTEGER"),  # the call that produced the attempt's answer
     ("calls", "prompt_format", "TEXT"),  # embedded: "chat-template" | "plain"; NULL for other backends
+    ("calls", "input_tokens_evaluated", "INTEGER"),  # prompt tokens the model computed (the rest reused); NULL: unknown
     ("events", "source", "TEXT"),  # "runner" or "method" (what a method logged); NULL in stores written before
     ("cells", "selection_json", "TEXT"),  # why the selected version was kept (store/selection.py)
     ("tasks", "prompt", "TEXT"),  # the task's text as the benchmark wrote it (every split: the solver is shown it)

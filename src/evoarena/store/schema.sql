@@ -90,6 +90,9 @@ CREATE TABLE IF NOT EXISTS calls (
   prompt_format TEXT   -- how the backend turned the messages into a prompt: embedded "chat-template" (the GGUF's
                        -- chat template) or "plain" (text completion); NULL where the backend sends the messages
                        -- as they are (openai: the server applies its template; scripted) or stores written before
+  input_tokens_evaluated INTEGER  -- of input_tokens, how many the model computed: the rest were reused from a kept
+                                  -- prefix (embedded) or the server's prompt cache (openai `cached_tokens`); 0 for
+                                  -- a cache hit; NULL where the backend does not say (scripted, older stores)
 );
 CREATE INDEX IF NOT EXISTS calls_cell ON calls (cell, role);
 CREATE TABLE IF NOT EXISTS events (
