@@ -364,3 +364,13 @@ def test_top_logprobs_are_asked_for_and_read(stub: Stub) -> None:
     out = _backend(stub.url).complete(MSGS, GenParams(logprobs=True))
     assert "top_logprobs" not in stub.requests[1]["json"]
     assert out.logprobs is not None and all(t.top is None for t in out.logprobs)
+
+
+def test_a_servers_cached_prompt_tokens_say_how_many_were_computed(stub: Stub) -> None:
+    body = _ok_body()
+    body["usage"]["prompt_tokens_details"] = {"cached_tokens": 12}
+    stub.reply = Reply(body=body)
+    out = _backend(stub.url).complete(MSGS, GenParams())
+    assert out.usage == Usage(input_tokens=17, output_tokens=2) and out.extra == {"input_tokens_evaluated": 5}
+    stub.reply = Reply(body=_ok_body())  # a server that does not say: unknown, not "all of them"
+    assert "input_tokens_evaluated" not in _backend(stub.url).complete(MSGS, GenParams()).extra

@@ -196,3 +196,16 @@ def test_identical_scores_give_identical_intervals() -> None:
     for split in ("test", "val"):
         assert ace[split]["ci_low"] < ace[split]["mean"] < ace[split]["ci_high"]
         assert ace[split] == frozen[split] == other[split]
+
+
+def test_prompt_tokens_computed_are_summed_where_known_and_absent_otherwise() -> None:
+    from dataclasses import replace
+
+    row = CallRecord("frozen", "scripted", 0, "solver", "m", 100, 3, 0.0, 1.0, False, None, "practice")
+    r = build_results(make_meta(), [], [row, row], [])
+    assert "input_tokens_evaluated" not in r["calls"]["totals"]  # no backend said: results.json is as before
+    told = [replace(row, input_tokens_evaluated=n) for n in (100, 20)]
+    r = build_results(make_meta(), [], [*told, row], [])
+    assert r["calls"]["totals"]["input_tokens"] == 300
+    assert r["calls"]["totals"]["input_tokens_evaluated"] == 120
+    assert r["calls"]["by_role"]["solver"]["input_tokens_evaluated"] == 120
