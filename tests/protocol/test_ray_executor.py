@@ -111,7 +111,7 @@ def _same(got: dict[str, Any], want: dict[str, Any], *, without: tuple[str, ...]
     assert kept(got) == kept(want)
 
 
-@pytest.mark.parametrize("name", ["arith-basics", "clr-methods"])
+@pytest.mark.parametrize("name", ["arith-basics", "clr-methods", "gepa-proposals"])
 def test_results_on_ray_are_the_local_ones(name: str, cluster: str, tmp_path: Path) -> None:
     # one cell at a time (a cell asks for both CPUs): cells of these recipes share prompts, and two identical calls
     # in flight in two workers at once are both made (docs/protocol.md), which the next test keeps apart

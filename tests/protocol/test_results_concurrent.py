@@ -44,7 +44,7 @@ class InFlight:
 
 
 @pytest.mark.timeout(900)
-@pytest.mark.parametrize("name", ["arith-basics", "clr-methods", "skillprox-sheets"])
+@pytest.mark.parametrize("name", ["arith-basics", "clr-methods", "skillprox-sheets", "gepa-proposals"])
 def test_results_at_concurrency_16_are_the_sequential_ones(name: str, tmp_path: Path,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     meter = InFlight()

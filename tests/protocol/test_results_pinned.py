@@ -1,6 +1,7 @@
 """Results stay what they were: three recipes (the scripted arith-basics, clr-methods narrowed to two chains with all
 its 21 conditions, skillprox-sheets narrowed to 22 tasks) give the results.json that the code before the core
-redesign gave (c1e204e), timestamps, latencies, code version, isolation level and plot pixels aside.
+redesign gave (c1e204e), timestamps, latencies, code version, isolation level and plot pixels aside; a fourth,
+gepa-proposals (GEPA's P x N proposals per iteration), gives the one pinned when that mode was added.
 
 Regenerate a golden file only for a change that is meant to move results, and say so in the commit:
 `python tests/protocol/test_results_pinned.py NAME` rewrites golden/NAME.json from a fresh run."""
@@ -50,7 +51,7 @@ def normalised(value: Any) -> Any:
 
 
 @pytest.mark.timeout(600)
-@pytest.mark.parametrize("name", ["arith-basics", "clr-methods", "skillprox-sheets"])
+@pytest.mark.parametrize("name", ["arith-basics", "clr-methods", "skillprox-sheets", "gepa-proposals"])
 def test_results_are_what_they_were(name: str, tmp_path: Path) -> None:
     got = normalised(run_experiment(narrowed(name), tmp_path / "run"))
     want = json.loads((GOLDEN / f"{name}.json").read_text("utf-8"))

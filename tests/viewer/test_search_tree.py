@@ -14,7 +14,7 @@ import pytest
 from view_server import Server
 
 from evoarena.harness import load_tree
-from evoarena.methods.gepa.method import read_pool
+from evoarena.methods.gepa.pool import read_pool
 from evoarena.methods.hgm.method import read_tree
 from evoarena.protocol.run.runner import run_experiment
 from evoarena.search.tree_log import SEARCH_NODE, SearchNode

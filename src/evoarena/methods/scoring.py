@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Container, Mapping, Sequence
 
-from evoarena.api import Attempt, PracticeContext, TaskView
+from evoarena.api import Attempt, PracticeContext, Rollout, TaskView
 
 Outcome = tuple[float, str, str]
 """(score, output, feedback) of one attempt."""
@@ -21,8 +21,19 @@ def rollouts_by_id(ctx: PracticeContext, tasks: Sequence[TaskView], tree: Mappin
                    skip: Container[str] = ()) -> dict[str, Attempt]:
     """One rollout of `tree` on each task not in `skip` (results already in hand), in one `ctx.rollouts` request so
     the run's scheduler can run them at once; by task id."""
-    todo = [t for t in tasks if t.id not in skip]
-    return dict(zip([t.id for t in todo], ctx.rollouts(todo, tree=tree), strict=True))
+    return rollouts_of_trees(ctx, [(tree, tasks, skip)])[0]
+
+
+Job = tuple[Mapping[str, str], Sequence[TaskView], Container[str]]
+"""A tree, the tasks to run it on, and the ids among them whose results are already in hand."""
+
+
+def rollouts_of_trees(ctx: PracticeContext, jobs: Sequence[Job]) -> list[dict[str, Attempt]]:
+    """`rollouts_by_id` for several trees (candidates side by side) in one `ctx.rollouts` request, in job order, so
+    the attempts are numbered and recorded as the jobs one after another would have them; per job by task id."""
+    todo = [[t for t in tasks if t.id not in skip] for _, tasks, skip in jobs]
+    ran = iter(ctx.rollouts([Rollout(t, tree=tree) for (tree, _, _), ts in zip(jobs, todo, strict=True) for t in ts]))
+    return [{t.id: next(ran) for t in ts} for ts in todo]
 
 
 def scored(ctx: PracticeContext, task: TaskView, attempt: Attempt) -> Outcome:

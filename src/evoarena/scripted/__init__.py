@@ -8,6 +8,7 @@ from evoarena.scripted import (
     continual_maze,
     echo,
     evotest_maze,
+    grpo_groups,
     humaneval_repair,
     jitrl_maze,
     jitrl_textworld,
@@ -17,5 +18,5 @@ from evoarena.scripted import (
 from evoarena.scripted.clr import student as clr_student
 from evoarena.scripted.sheets import student as sheets_student
 
-__all__ = ["arith", "bpe_household", "clr_student", "continual_maze", "echo", "evotest_maze", "humaneval_repair",
-           "jitrl_maze", "jitrl_textworld", "labels_learner", "sheets_student", "tool_proposer"]
+__all__ = ["arith", "bpe_household", "clr_student", "continual_maze", "echo", "evotest_maze", "grpo_groups",
+           "humaneval_repair", "jitrl_maze", "jitrl_textworld", "labels_learner", "sheets_student", "tool_proposer"]

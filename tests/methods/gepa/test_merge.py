@@ -18,7 +18,8 @@ from evoarena.harness import load_tree
 from evoarena.harness.state import state_text
 from evoarena.methods.gepa import merge
 from evoarena.methods.gepa.merge import MergeState
-from evoarena.methods.gepa.method import POOL, Candidate, Gepa, Pool, read_pool
+from evoarena.methods.gepa.method import Gepa
+from evoarena.methods.gepa.pool import POOL, Candidate, Pool, read_pool
 from evoarena.models import GenParams, Message
 from evoarena.protocol.run.runner import run_experiment
 from evoarena.scripted.arith import solve_correctly

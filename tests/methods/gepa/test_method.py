@@ -14,7 +14,8 @@ from evoarena.api import policy
 from evoarena.benchmarks.arith.generator import family_of
 from evoarena.harness import load_tree
 from evoarena.harness.state import state_text
-from evoarena.methods.gepa.method import POOL, SAME, read_pool
+from evoarena.methods.gepa.method import SAME
+from evoarena.methods.gepa.pool import POOL, read_pool
 from evoarena.methods.replies import parse_instruction
 from evoarena.models import GenParams, Message
 from evoarena.protocol.catalog import build_method

@@ -29,6 +29,11 @@ class FakeCtx:
 
     ask = StepContext.ask  # the real `ask`, over this fake's model(), reject() and update_note
 
+    def ask_many(self, role: str, prompts: Sequence[str], *, sample_indices: Sequence[int] | None = None,
+                 **kw: Any) -> list[Any]:
+        """The batch as the asks one after another (the fake has no scheduler)."""
+        indices = sample_indices or [0] * len(prompts)
+        return [self.ask(role, p, sample_index=i, **kw) for p, i in zip(prompts, indices, strict=True)]
 
     def __init__(self, root: Path, rewards: list[float], replies: dict[str, str], limit: int | None = None) -> None:
         self.harness = HarnessWorkspace(root)

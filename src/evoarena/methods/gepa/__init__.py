@@ -1,6 +1,7 @@
 """`gepa`: reflective prompt evolution with a per-instance Pareto candidate pool.
 
-Modules: `method` (the pool, the reflective proposal, the Pareto selection), `merge` (the released merge),
+Modules: `method` (the iteration: Pareto selection, reflective proposals, acceptance), `pool` (its state),
+`proposals` (an iteration's P x N proposal tasks and their batched evaluation), `merge` (the released merge),
 `report_view` (its report section); templates in `prompts/`. See docs/methods/gepa.md.
 """
 

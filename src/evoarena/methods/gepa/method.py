@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from evoarena.api import (
     Attempt,
@@ -29,46 +29,21 @@ from evoarena.api import (
 from evoarena.api.probe import judged, refused
 from evoarena.api.reply_check import flaw
 from evoarena.harness import Manifest
-from evoarena.harness.state import Absent, parse_state
 from evoarena.methods.gepa.merge import MergeState, accepts, attempt, schedule_after_accept, subsample
+from evoarena.methods.gepa.pool import POOL, Candidate, Pool, aligned
+from evoarena.methods.gepa.proposals import Examples, Known, Proposal, evaluate_many, sample
 from evoarena.methods.prompting import render_prompt, template_text
 from evoarena.methods.replies import parse_instruction
-from evoarena.methods.scoring import rollouts_by_id, valset
-from evoarena.search import ParetoSampler, Scored, StrictImprovement, best_index, mean, pareto_weights
+from evoarena.methods.scoring import valset
+from evoarena.search import ParetoSampler, StrictImprovement, best_index, mean, pareto_weights
 from evoarena.search.tree_log import SEARCH_NODE, SearchNode
 
-POOL = "memory/gepa/pool.json"
 COMPONENTS = ("system.md",)
 PERFECT = 1.0
 SELECT = ParetoSampler()
 """Parent selection: proportional to the number of val instances a candidate is co-best on (see search.pareto)."""
 ACCEPT = StrictImprovement("sum")
 """Acceptance: the child's minibatch sum strictly above the parent's (a tie is refused)."""
-
-
-class Candidate(BaseModel):
-    """One accepted candidate: its component texts, its score per val task id met so far, and which component its
-    next mutation edits (round robin). A merged candidate has a second parent, `merge_parent`."""
-
-    id: str
-    parent: str | None
-    components: dict[str, str]
-    scores: dict[str, float]
-    next_component: int = 0
-    merge_parent: Absent[str] = None
-
-
-class Pool(BaseModel):
-    """GEPA's state: every accepted candidate, in order of acceptance (`c0` is the seed), and the merge proposer's
-    counters once merge is on."""
-
-    candidates: list[Candidate]
-    merge: Absent[MergeState] = None
-
-
-def read_pool(tree: Mapping[str, str]) -> Pool | None:
-    text = tree.get(POOL)
-    return None if text is None else parse_state(POOL, text, Pool)
 
 
 Fences = Literal["released", "strict"]
@@ -94,11 +69,6 @@ def check_instruction(parent: str, fences: str, reply: Reply) -> Verdict:
     return judged(bad is None, bad.reason if bad else "")
 
 
-def aligned(candidates: Sequence[Candidate], ids: Sequence[str]) -> tuple[Scored, ...]:
-    """The pool as a search archive: every candidate with its scores on `ids`, in order, in pool order."""
-    return tuple(Scored(c.id, tuple(c.scores[i] for i in ids), c.parent) for c in candidates)
-
-
 @method("gepa")
 class Gepa(Method):
     roles = ("solver", "proposer")
@@ -106,6 +76,11 @@ class Gepa(Method):
     class Params(Method.Params):
         minibatch_size: int = Field(3, ge=1, description="Tasks per reflective mutation, the step's task first "
                                                          "(GEPA's `reflection_minibatch_size`).")
+        parents_per_iteration: int = Field(1, ge=1, description="Parents drawn per iteration, each mutated "
+                                           "`mutations_per_parent` times (P of gepa's `PxNSampling(p, n)`; 1 x 1 "
+                                           "is its default, `SingleMutationSampling`).")
+        mutations_per_parent: int = Field(1, ge=1, description="Proposals per parent, each on its own minibatch "
+                                          "(N of `PxNSampling`); an iteration's proposals are evaluated together.")
         use_merge: bool = Field(False, description="GEPA's merge of two Pareto candidates with a common ancestor, "
                                 "tried after a step that added a candidate (`gepa.optimize`'s default: off).")
         max_merge_invocations: int = Field(5, ge=0, description="Merges that may be accepted in a run "
@@ -133,39 +108,24 @@ class Gepa(Method):
         tree.update(components)
         return tree
 
-    def _evaluate(
-        self, ctx: PracticeContext, components: Mapping[str, str], tasks: Sequence[TaskView],
-        known: Mapping[str, tuple[Attempt, Feedback]] | None = None,
-    ) -> tuple[list[float], list[dict[str, str]]]:
+    def _evaluate(self, ctx: PracticeContext, components: Mapping[str, str], tasks: Sequence[TaskView],
+                  known: Known | None = None) -> tuple[list[float], Examples]:
         """Scores on `tasks` by rollouts (a provider error scores 0) and the reflective examples. `known` holds
         results already in hand for these components (the step's submitted attempt), reused as GEPA's cache."""
-        tree = self._tree(ctx, components)
-        scores: list[float] = []
-        examples: list[dict[str, str]] = []
-        ran = rollouts_by_id(ctx, tasks, tree, skip=known or {})  # the minibatch at once
-        for task in tasks:
-            if known and task.id in known:
-                attempt, fb = known[task.id]
-            else:
-                attempt = ran[task.id]
-                if attempt.error:
-                    scores.append(0.0)
-                    examples.append({"inputs": task.prompt, "outputs": "", "feedback": "(no output: provider error)"})
-                    continue
-                fb = ctx.feedback(task, attempt)
-            scores.append(float(fb.score))
-            examples.append({"inputs": task.prompt, "outputs": attempt.text.strip(), "feedback": fb.message})
-        return scores, examples
+        return evaluate_many(ctx, [(self._tree(ctx, components), tasks, known)])[0]
 
-    def _fill_scores(self, ctx: PracticeContext, candidates: list[Candidate], known: Mapping[str, Any]) -> None:
-        """Score every candidate on val instances it has not met yet (the curriculum's valset grows)."""
+    def _fill_scores(self, ctx: PracticeContext, candidates: list[Candidate], known: Known) -> None:
+        """Score every candidate on val instances it has not met yet (the curriculum's valset grows), all of them
+        in one request (the engine's `_evaluate_programs_on_valset`)."""
         live = {c: ctx.harness.read(c, "") for c in COMPONENTS}
-        for cand in candidates:
-            missing = [t for t in valset(ctx) if t.id not in cand.scores]
-            if missing:
-                scores, _ = self._evaluate(ctx, cand.components, missing,
-                                           known if cand.components == live else None)
-                cand.scores.update({t.id: s for t, s in zip(missing, scores, strict=True)})
+        todo = [(c, [t for t in valset(ctx) if t.id not in c.scores]) for c in candidates]
+        todo = [(c, missing) for c, missing in todo if missing]
+        if not todo:
+            return
+        got = evaluate_many(ctx, [(self._tree(ctx, c.components), missing, known if c.components == live else None)
+                                  for c, missing in todo])
+        for (cand, missing), (scores, _) in zip(todo, got, strict=True):
+            cand.scores.update({t.id: s for t, s in zip(missing, scores, strict=True)})
 
     def practice(self, ctx: PracticeContext, task: TaskView) -> Manifest | None:
         known: dict[str, tuple[Attempt, Feedback]] = {}
@@ -193,11 +153,10 @@ class Gepa(Method):
                 if tried:  # a merge evaluated, accepted or not, is the whole iteration (engine.py)
                     ctx.harness.save_state(POOL, pool)
                     return manifest
-        by_id = {c.id: c for c in candidates}
-        parent = by_id[SELECT.select(archive, ctx.rng).id]
-        outcome = self._iterate(ctx, task, pool, parent, known)
-        if outcome is not None and pool.merge is not None:
-            schedule_after_accept(pool.merge, self.params.max_merge_invocations)
+        proposals = sample(ctx.rng, SELECT, archive, {c.id: c for c in candidates}, task, ctx.train,
+                           self.params.minibatch_size, self.params.parents_per_iteration,
+                           self.params.mutations_per_parent)
+        outcome = self._iterate(ctx, pool, proposals, known)
         ctx.harness.save_state(POOL, pool)
         if outcome is not None:
             return outcome
@@ -262,61 +221,106 @@ class Gepa(Method):
             ctx.harness.write(name, body)
         return best
 
-    def _iterate(
-        self, ctx: PracticeContext, task: TaskView, pool: Pool, parent: Candidate,
-        known: Mapping[str, tuple[Attempt, Feedback]],
-    ) -> Manifest | None:
-        """One reflective mutation of `parent` on a minibatch led by the step's task; mutates `pool`."""
-        candidates = pool.candidates
-        others = [t for t in ctx.train if t.id != task.id]
-        batch = [task, *ctx.rng.sample(others, min(self.params.minibatch_size - 1, len(others)))]
+    def _iterate(self, ctx: PracticeContext, pool: Pool, proposals: list[Proposal], known: Known) -> Manifest | None:
+        """One iteration's reflective mutations (`ReflectiveMutationProposer.propose`, then the engine's
+        `_run_reflective_batch` with `AllImprovements`): parents on their minibatches, the proposer's calls, the
+        children on the same minibatches, each stage in one batched request; then acceptance in proposal order.
+        Mutates `pool`."""
         live = {c: ctx.harness.read(c, "") for c in COMPONENTS}
-        before, examples = self._evaluate(ctx, parent.components, batch,
-                                          known if parent.components == live else None)
-        if all(s >= PERFECT for s in before):
-            ctx.log("gepa_iteration", {"parent": parent.id, "skipped": "all minibatch scores perfect"})
+        keys = [(p.parent.id, tuple(t.id for t in p.batch)) for p in proposals]
+        first: dict[tuple[str, tuple[str, ...]], Proposal] = {}
+        for key, p in zip(keys, proposals, strict=True):
+            first.setdefault(key, p)  # one evaluation per (parent, minibatch)
+        done = dict(zip(first, evaluate_many(ctx, [
+            (self._tree(ctx, p.parent.components), p.batch, known if p.parent.components == live else None)
+            for p in first.values()]), strict=True))
+        ready = []
+        for p, key in zip(proposals, keys, strict=True):
+            p.before, p.examples = done[key]
+            if all(s >= PERFECT for s in p.before):
+                ctx.log("gepa_iteration", {"parent": p.parent.id, "skipped": "all minibatch scores perfect"})
+                continue
+            names = [c for c in COMPONENTS if c in p.parent.components]
+            p.component = names[p.parent.next_component % len(names)]
+            p.parent.next_component = (p.parent.next_component + 1) % len(names)
+            ready.append(p)
+        if not ready:
             return None
+        prompts = [render_prompt(__package__, "reflect", instruction=p.parent.components[p.component].strip(),
+                                 examples=p.examples) for p in ready]
+        replies = ctx.ask_many("proposer", prompts, reject_cut_off="instruction")
+        children = [p for p, reply in zip(ready, replies, strict=True) if self._adopt(ctx, p, reply)]
+        if not children:
+            return None
+        after = evaluate_many(ctx, [(self._tree(ctx, p.child), p.batch, None) for p in children])
+        accepted: list[Proposal] = []
+        for p, (scores, _) in zip(children, after, strict=True):
+            p.after = scores
+            if self._accepts(ctx, p, [a.child for a in accepted]):
+                accepted.append(p)
+        if not accepted:
+            return None
+        vals = valset(ctx)
+        val_scores = evaluate_many(ctx, [(self._tree(ctx, p.child), vals, None) for p in accepted])
+        joined = []
+        for p, (scores, _) in zip(accepted, val_scores, strict=True):
+            child = Candidate(id=f"c{len(pool.candidates)}", parent=p.parent.id, components=p.child,
+                              scores={t.id: s for t, s in zip(vals, scores, strict=True)})
+            pool.candidates.append(child)
+            joined.append((child, p, mean(scores)))
+            ctx.log(SEARCH_NODE, SearchNode(node=child.id, parents=[p.parent.id], accepted=True, score=mean(scores),
+                                            score_label="val mean", text=p.text, component=p.component).payload())
+            if pool.merge is not None:
+                schedule_after_accept(pool.merge, self.params.max_merge_invocations)
+        best = self._adopt_best(ctx, pool, [t.id for t in vals])
+        return accepted_manifest(joined, best.id)
 
-        names = [c for c in COMPONENTS if c in parent.components]
-        component = names[parent.next_component % len(names)]
-        parent.next_component = (parent.next_component + 1) % len(names)
-        prompt = render_prompt(__package__, "reflect", instruction=parent.components[component].strip(),
-                               examples=examples)
-        reply = ctx.ask("proposer", prompt, reject_cut_off="instruction")
+    def _adopt(self, ctx: PracticeContext, p: Proposal, reply: Reply | None) -> bool:
+        """Whether the proposer's reply for `p` gives a new component text (kept in `p.text`); otherwise it is
+        recorded as rejected and no rollouts are paid for it (a refusal, an echo, a copy of the parent)."""
         if reply is None:
-            return None
+            return False
         text, why = parse_instruction(reply.text, self.params.fences)
         if text is None:
             ctx.reject("instruction", reply.text, why)
-            return None
-        bad = flaw(text, template=template_text(__package__, "reflect"), parent=parent.components[component])
-        if bad is not None:  # no rollouts are paid for a refusal, an echo or a copy of the parent
+            return False
+        bad = flaw(text, template=template_text(__package__, "reflect"), parent=p.parent.components[p.component])
+        if bad is not None:
             ctx.reject("instruction", reply.text, bad.reason, kind=bad.kind)
             if bad.kind == "duplicate":
-                ctx.log("gepa_iteration", {"parent": parent.id, "component": component, "skipped": SAME})
-            return None
+                ctx.log("gepa_iteration", {"parent": p.parent.id, "component": p.component, "skipped": SAME})
+            return False
+        p.text = text
+        return True
 
-        child_components = {**parent.components, component: text}
-        after, _ = self._evaluate(ctx, child_components, batch)
-        accepted = ACCEPT.decide(before, after).accepted
-        ctx.log("gepa_iteration", {"parent": parent.id, "component": component, "minibatch": [t.id for t in batch],
-                                   "before": before, "after": after, "accepted": accepted})
+    @staticmethod
+    def _accepts(ctx: PracticeContext, p: Proposal, taken: Sequence[Mapping[str, str]]) -> bool:
+        """The acceptance of one evaluated child, logged; a child equal to one already accepted this iteration is
+        turned away (the engine's de-duplication)."""
+        accepted = ACCEPT.decide(p.before, p.after).accepted
+        payload: dict[str, Any] = {"parent": p.parent.id, "component": p.component,
+                                   "minibatch": [t.id for t in p.batch], "before": p.before, "after": p.after,
+                                   "accepted": accepted}
+        if accepted and p.child in taken:
+            accepted = payload["accepted"] = False
+            payload["duplicate"] = True
+        ctx.log("gepa_iteration", payload)
         if not accepted:
-            ctx.log(SEARCH_NODE, SearchNode(node=None, parents=[parent.id], accepted=False, score=sum(after),
-                                            score_label=f"minibatch sum (parent {sum(before):g})", text=text,
-                                            component=component).payload())
-            return None
+            ctx.log(SEARCH_NODE, SearchNode(node=None, parents=[p.parent.id], accepted=False, score=sum(p.after),
+                                            score_label=f"minibatch sum (parent {sum(p.before):g})", text=p.text,
+                                            component=p.component).payload())
+        return accepted
 
-        vals = valset(ctx)
-        val_scores, _ = self._evaluate(ctx, child_components, vals)
-        child = Candidate(id=f"c{len(candidates)}", parent=parent.id, components=child_components,
-                          scores={t.id: s for t, s in zip(vals, val_scores, strict=True)})
-        candidates.append(child)
-        ctx.log(SEARCH_NODE, SearchNode(node=child.id, parents=[parent.id], accepted=True, score=mean(val_scores),
-                                        score_label="val mean", text=text, component=component).payload())
-        best = self._adopt_best(ctx, pool, [t.id for t in vals])
-        return Manifest(
-            intent=f"GEPA: accept {child.id} (parent {parent.id}, {component}); harness = best {best.id}",
-            evidence=f"minibatch sum {sum(before):g} -> {sum(after):g}; val mean {mean(val_scores):.3f}",
-            expected_fixes=[t.id for t, b, a in zip(batch, before, after, strict=True) if a > b],
-        )
+
+def accepted_manifest(joined: Sequence[tuple[Candidate, Proposal, float]], best: str) -> Manifest:
+    """The step's manifest: every child that joined the pool, its minibatch sums and val mean."""
+    evidence = [f"minibatch sum {sum(p.before):g} -> {sum(p.after):g}; val mean {m:.3f}" for _, p, m in joined]
+    if len(joined) > 1:
+        evidence = [f"{c.id}: {e}" for (c, _, _), e in zip(joined, evidence, strict=True)]
+    return Manifest(
+        intent="GEPA: accept " + ", ".join(f"{c.id} (parent {p.parent.id}, {p.component})" for c, p, _ in joined)
+               + f"; harness = best {best}",
+        evidence="; ".join(evidence),
+        expected_fixes=list(dict.fromkeys(t.id for _, p, _ in joined
+                                          for t, b, a in zip(p.batch, p.before, p.after, strict=True) if a > b)),
+    )

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from evoarena.api import Attempt, PracticeContext, TaskView
-from evoarena.methods.scoring import rollouts_by_id
+from evoarena.methods.scoring import rollouts_of_trees
 from evoarena.methods.skillprox.state import BatchRow, TaskMark
 
 MEMORY = "memory/skillprox"
@@ -63,9 +63,18 @@ def evaluate(ctx: PracticeContext, tree: Mapping[str, str], tasks: Sequence[Task
              known: Mapping[str, TaskResult] | None = None) -> Batch:
     """Run `tree` on `tasks` as internal evaluations (`ctx.rollouts`); `known` holds results already in hand for
     this very tree (the step's submitted attempt, the plan's evaluation of X_0)."""
-    ran = rollouts_by_id(ctx, tasks, tree, skip=known or {})
-    return Batch(tuple(known[t.id] if known is not None and t.id in known else result_of(ctx, t, ran[t.id])
-                       for t in tasks))
+    return evaluate_trees(ctx, [tree], tasks, known)[0]
+
+
+def evaluate_trees(ctx: PracticeContext, trees: Sequence[Mapping[str, str]], tasks: Sequence[TaskView],
+                   known: Mapping[str, TaskResult] | None = None) -> list[Batch]:
+    """`evaluate` of several trees on the same tasks, every re-execution in one `ctx.rollouts` request (in tree order,
+    as one tree after another would number and record them), then graded in the same order; `known` is for the
+    first tree only."""
+    held = [dict(known or {}), *({} for _ in trees[1:])]
+    ran = rollouts_of_trees(ctx, [(tree, tasks, h) for tree, h in zip(trees, held, strict=True)])
+    return [Batch(tuple(h[t.id] if t.id in h else result_of(ctx, t, by_id[t.id]) for t in tasks))
+            for h, by_id in zip(held, ran, strict=True)]
 
 
 def clip(text: str, limit: int) -> str:

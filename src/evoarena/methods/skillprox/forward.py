@@ -245,12 +245,13 @@ class ForwardStep:
 
     def _diagnose(self, skill: Skill, before: Batch, feedback: str, j: int) -> list[Diagnosis]:
         """One diagnosis per batch trajectory (failures and, as contrast, successes)."""
+        prompts = [render_prompt(__package__, "diagnose", skill=render(skill), task=_task(r, TEXT_LIMIT),
+                                 others=[_task(o, OTHER_LIMIT) for o in before.results if o.task.id != r.task.id],
+                                 history=self.history, feedback=feedback) for r in before.results]
+        # independent of one another: one batch, read in trajectory order
+        replies = self.ctx.ask_many("diagnoser", prompts, sample_indices=[j - 1] * len(prompts))
         out = []
-        for r in before.results:
-            others = [_task(o, OTHER_LIMIT) for o in before.results if o.task.id != r.task.id]
-            prompt = render_prompt(__package__, "diagnose", skill=render(skill), task=_task(r, TEXT_LIMIT),
-                                   others=others, history=self.history, feedback=feedback)
-            reply = self.ctx.ask("diagnoser", prompt, sample_index=j - 1)
+        for r, reply in zip(before.results, replies, strict=True):
             if reply is None:
                 continue
             raw = reply.text

@@ -19,7 +19,7 @@ from typing import Any
 
 from evoarena.api import PracticeContext, TaskView
 from evoarena.methods.prompting import render_prompt
-from evoarena.methods.skillprox.common import TOL, Batch, evaluate
+from evoarena.methods.skillprox.common import TOL, Batch, evaluate, evaluate_trees
 from evoarena.methods.skillprox.forward import set_skill
 from evoarena.methods.skillprox.patch import Patch, locality_problems, parse_patch
 from evoarena.methods.skillprox.skill import (
@@ -80,10 +80,10 @@ class ProxStep:
         tree = ctx.harness.tree()
         skill_f = skill_of(tree)
         g_f = size(skill_f)
-        base = evaluate(ctx, tree, val)
+        found = units(skill_f)  # the baseline and every ablation are independent: one batch of re-executions
+        base, *ablated = evaluate_trees(ctx, [tree, *(with_skill(tree, ablate(skill_f, u.uid)) for u in found)], val)
         audit = []
-        for u in units(skill_f):
-            r = evaluate(ctx, with_skill(tree, ablate(skill_f, u.uid)), val)
+        for u, r in zip(found, ablated, strict=True):
             audit.append(UnitAudit(uid=u.uid, kind=u.kind, name=u.name, chars=len(u.text), H=r.hard, C=r.cell,
                                    u_hard=base.hard - r.hard, u_cell=base.cell - r.cell))
         order = candidates(audit, cfg.tau)

@@ -205,12 +205,20 @@ class TfGrpo(Method):
             ctx.log("no_mixed_group", {"task_id": task.id, "rollouts": len(rollouts), "mean_reward": mean})
             return None
         library = render_library(exps) or "(empty)"
+        prompts = [render_prompt(__package__, "summarize", question=task.prompt, experiences=library,
+                                 output=attempt.text.strip(), reward=fb.score, feedback=fb.message)
+                   for attempt, fb in rollouts]
+        # the per-rollout summaries are independent: one batch, read in rollout order (the first failure ends it)
+        replies = ctx.ask_many("summarizer", prompts, max_tokens=self.params.max_tokens, note=False)
         summaries = []
-        for k, (attempt, fb) in enumerate(rollouts):
-            prompt = render_prompt(__package__, "summarize", question=task.prompt, experiences=library,
-                                   output=attempt.text.strip(), reward=fb.score, feedback=fb.message)
-            text = self._call(ctx, "summarizer", prompt)
-            if text is None or self._flawed(ctx, "tf_grpo_summary", text, text, "summarize"):
+        for k, ((_, fb), reply) in enumerate(zip(rollouts, replies, strict=True)):
+            if reply is None:
+                return None
+            text = reply.text
+            if reply.cut_off:
+                ctx.reject("summarizer", text, f"summarizer cut off at max_tokens={self.params.max_tokens}")
+                return None
+            if self._flawed(ctx, "tf_grpo_summary", text, text, "summarize"):
                 return None
             summaries.append(f"Rollout {k + 1} (reward {fb.score:g}): {' '.join(text.split())}")
         prompt = render_prompt(__package__, "critique", question=task.prompt, experiences=library,
