@@ -245,6 +245,8 @@ def test_the_ledger_records_the_prompt_format_also_for_cached_calls(tmp_path: Pa
 class ReusingBackend(FlakyBackend):
     """Says how many of its 10 prompt tokens it computed (the rest reused), as the embedded backend does."""
 
+    reports_evaluated_tokens = True
+
     def complete(self, messages: Sequence[Message], params: GenParams) -> Completion:
         done = super().complete(messages, params)
         return Completion(text=done.text, usage=done.usage, extra={"input_tokens_evaluated": 4})
@@ -257,7 +259,9 @@ def test_the_ledger_records_prompt_tokens_computed_none_for_a_cache_hit(tmp_path
     msgs = [Message("user", "q1")]
     model.complete(msgs)
     model.complete(msgs)  # a cache hit computes nothing
-    untold, _ = make(tmp_path / "other", FlakyBackend())  # a backend that does not say
+    untold, _ = make(tmp_path / "other", FlakyBackend())  # a backend that does not say, even for its cache hits
     untold.store = store
     untold.complete([Message("user", "q2")])
-    assert [(c.input_tokens, c.input_tokens_evaluated) for c in find_calls(store)] == [(10, 4), (10, 0), (10, None)]
+    untold.complete([Message("user", "q2")])
+    assert [(c.input_tokens, c.input_tokens_evaluated) for c in find_calls(store)] == [(10, 4), (10, 0), (10, None),
+                                                                                       (10, None)]

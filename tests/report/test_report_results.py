@@ -205,7 +205,9 @@ def test_prompt_tokens_computed_are_summed_where_known_and_absent_otherwise() ->
     r = build_results(make_meta(), [], [row, row], [])
     assert "input_tokens_evaluated" not in r["calls"]["totals"]  # no backend said: results.json is as before
     told = [replace(row, input_tokens_evaluated=n) for n in (100, 20)]
-    r = build_results(make_meta(), [], [*told, row], [])
-    assert r["calls"]["totals"]["input_tokens"] == 300
+    hit = replace(row, cached=True, input_tokens_evaluated=0)
+    assert "input_tokens_evaluated" not in build_results(make_meta(), [], [hit, row], [])["calls"]["totals"]
+    r = build_results(make_meta(), [], [*told, row, hit], [])
+    assert r["calls"]["totals"]["input_tokens"] == 400
     assert r["calls"]["totals"]["input_tokens_evaluated"] == 120
     assert r["calls"]["by_role"]["solver"]["input_tokens_evaluated"] == 120

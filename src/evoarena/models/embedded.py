@@ -206,6 +206,7 @@ class EmbeddedBackend:
 
     backend_name = "embedded"
     endpoint = "embedded"
+    reports_evaluated_tokens = True  # every call says how many prompt tokens it computed (prefix_cache.py)
     greedy_ignores_seed = True  # llama.cpp decodes greedily at temperature 0: the seed cannot change the answer
 
     def __init__(self, spec: ModelSpec) -> None:

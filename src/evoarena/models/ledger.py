@@ -45,13 +45,13 @@ class Meter(Protocol):
     def after_call(self, tokens: int, usd: float = 0.0) -> None: ...
 
 
-def evaluated_tokens(completion: Completion | None, *, cached: bool) -> int | None:
-    """Prompt tokens the model computed for this call: 0 for a response-cache hit, what the backend reported
-    (embedded prefix reuse, a server's cached prompt tokens), else None (unknown)."""
+def evaluated_tokens(completion: Completion | None, *, cached: bool, backend: object) -> int | None:
+    """Prompt tokens the model computed for this call: what the backend reported (embedded prefix reuse, a server's
+    cached prompt tokens), 0 for a response-cache hit of a backend that always reports, else None (unknown)."""
     if completion is None:
         return None
     if cached:
-        return 0
+        return 0 if getattr(backend, "reports_evaluated_tokens", False) else None
     n = completion.extra.get("input_tokens_evaluated")
     return None if n is None else int(n)
 
@@ -337,7 +337,7 @@ class RoleModel:
         outcome: dict[str, Any] = dict(
             input_tokens=tin, output_tokens=tout, latency_s=round(latency, 4), cost_usd=self.cost(tin, tout),
             retries=retries, error=error, prompt_format=self.prompt_format(completion),
-            input_tokens_evaluated=evaluated_tokens(completion, cached=cached))
+            input_tokens_evaluated=evaluated_tokens(completion, cached=cached, backend=self.backend))
         # a cell's unit writes its rows in one transaction with its attempts, but for those that must be on disk at
         # once: billed calls (written ahead) and errors (the unit's fate is decided from them)
         defer = (where.batch and where.cell is not None and where.unit is not None and error is None

@@ -113,7 +113,8 @@ def call_stats(rows: Iterable[CallRecord]) -> dict[str, Any]:
     """Counts and sums over ledger rows. Cached calls count in every total and are also broken out."""
     rows = list(rows)
     cached = [r for r in rows if r.cached]
-    known = [r.input_tokens_evaluated for r in rows if r.input_tokens_evaluated is not None]
+    # a cache hit computes nothing: only paid calls a backend reported on count (the same at any concurrency)
+    known = [r.input_tokens_evaluated for r in rows if not r.cached and r.input_tokens_evaluated is not None]
     return {
         "calls": len(rows),
         "cached_calls": len(cached),
