@@ -15,7 +15,7 @@ from evoarena.cli.fit import Col, Fitted, WideOpt, fitted, show
 from evoarena.store import DB_NAME, RunStore
 
 if TYPE_CHECKING:
-    from evoarena.report.results_record import RunResults
+    from evoarena.report.results_record import HeadroomShare, RunResults
 
 
 def print_results(results: RunResults, wide: bool = False) -> None:
@@ -40,8 +40,7 @@ def print_results(results: RunResults, wide: bool = False) -> None:
                       f"[{_signed(v.ci_low)}, {_signed(v.ci_high)}] ({v.n_paired} paired tasks{_mde(v.mde)})",
                       soft_wrap=True)
     for h in results.headroom or []:
-        shares = ", ".join(f"{s.condition} {_signed(s.diff)}" + ("" if s.share is None else f" ({s.share:.0%} of it)")
-                           for s in h.shares)
+        shares = ", ".join(f"{s.condition} {_signed(s.diff)}" + _share_text(s) for s in h.shares)
         out.print(f"headroom ({h.model}): {h.control} − {h.baseline}: {_signed(h.diff)} [{_signed(h.ci_low)}, "
                   f"{_signed(h.ci_high)}] ({h.n_paired} paired tasks{_mde(h.mde)})" + (f"; {shares}" if shares else ""),
                   soft_wrap=True, markup=False)
@@ -181,3 +180,13 @@ def list_runs(root: Annotated[Path, typer.Argument()] = Path("runs"), as_json: J
             Col("started_at", drop=3))
     show(fitted(cols, [[str(r[k]) for k in keys] for r in rows], title=str(root), wide=wide), wide)
 
+
+
+def _share_text(s: HeadroomShare) -> str:
+    """" (20% of it, CI −40% to 85%)": a condition's share of the headroom with its CI ("unbounded" on a side the CI
+    cannot bound); empty when there is no share."""
+    if s.share is None:
+        return ""
+    low = "unbounded" if s.share_ci_low is None else f"{s.share_ci_low:.0%}"
+    high = "unbounded" if s.share_ci_high is None else f"{s.share_ci_high:.0%}"
+    return f" ({s.share:.0%} of it, CI {low} to {high})"

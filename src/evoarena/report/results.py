@@ -14,7 +14,7 @@ from .power import z_sum
 from .records import EVIDENCE_LEVELS, SPLITS, CallRecord, CellBudget, RunMeta, ScoreRecord
 from .results_record import RunResults
 from .stats import BOOTSTRAP_METHOD, bootstrap_ci, clean, mean
-from .versus import versus_baseline
+from .versus import task_means, versus_baseline
 
 SCHEMA_VERSION = 1
 CI_LEVEL = 0.95
@@ -239,6 +239,7 @@ def build_results(
         "calls": _calls(calls),
         "roles": _roles(calls),
         "budgets": _budgets(budgets),
-        "headroom": headroom(versus, references),
+        "headroom": headroom(versus, references, task_means(scores), seed=BOOTSTRAP_SEED, n_resamples=N_RESAMPLES,
+                             level=CI_LEVEL),
     }
     return RunResults.model_validate(clean(results))

@@ -142,11 +142,14 @@ class RolePlay(Section):
 
 class HeadroomShare(Section):
     """Another condition's paired difference to the baseline, and its share of the headroom (None unless the
-    headroom is positive)."""
+    headroom is positive) with the share's bootstrap CI (a side None: the CI cannot bound it, as when resampled
+    headrooms reach 0)."""
 
     condition: str
     diff: float | None
     share: float | None
+    share_ci_low: float | None = None
+    share_ci_high: float | None = None
 
 
 class Headroom(Section):

@@ -46,20 +46,24 @@ def bootstrap_ci(
     resamples = np.random.default_rng(seed).integers(0, arr.size, (n_resamples, arr.size))
     theta = np.sort(np.mean(arr[resamples], axis=-1))
     alpha = (1.0 - level) / 2
-    low, high = _quantile7(theta, alpha), _quantile7(theta, 1.0 - alpha)
+    low, high = quantile7(theta, alpha), quantile7(theta, 1.0 - alpha)
     if not (math.isfinite(low) and math.isfinite(high)):
         return (m, m, m)
     return (m, min(low, m), max(high, m))
 
 
-def _quantile7(ordered: np.ndarray, p: float) -> float:
+def quantile7_at(n: int, p: float) -> tuple[int, int]:
+    """The two positions among n sorted values that the type-7 quantile at p interpolates between."""
+    jp1 = (p * n + (1.0 - p)) // 1
+    return int(min(max(jp1 - 1, 0), n - 1)), int(min(max(jp1, 0), n - 1))
+
+
+def quantile7(ordered: np.ndarray, p: float) -> float:
     """The type-7 (linear) quantile of sorted values, in scipy.stats.quantile's arithmetic."""
     n = ordered.shape[-1]
     jg = p * n + (1.0 - p)
-    jp1 = jg // 1
-    j = jp1 - 1
-    g = 0.0 if j < 0 else jg % 1
-    lo, hi = int(min(max(j, 0), n - 1)), int(min(max(jp1, 0), n - 1))
+    g = 0.0 if jg // 1 - 1 < 0 else jg % 1
+    lo, hi = quantile7_at(n, p)
     return float((1.0 - g) * ordered[lo] + g * ordered[hi])
 
 
