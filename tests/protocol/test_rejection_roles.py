@@ -55,3 +55,21 @@ def test_a_rejection_names_the_role_of_the_last_call_and_whether_it_is_a_part(tm
                    ("op", "critic", True, "malformed"), ("after helper", "helper", False, "malformed"),
                    ("episode", "critic", False, "malformed"), ("echoed", "helper", False, "echo")]
     assert len(queries.events(store, ["test_kind_refused"])) == 1  # a kind outside REJECTION_KINDS is refused
+
+
+def test_the_progress_counts_the_rejections_while_the_run_goes(tmp_path: Path) -> None:
+    from evoarena.protocol.progress import CellProgress
+    from evoarena.protocol.progress_log import line
+
+    spec = parse_spec({
+        "name": "rejections", "benchmark": {"name": "arith", "params": {"seed": 1, "n_train": 2, "n_val": 0,
+                                                                        "n_test": 1}},
+        "methods": [{"name": "test-rejecter"}],
+        "models": {"s": {"backend": "scripted", "model": "arith-student"}},
+        "roles": {"solver": "s", "critic": "s", "helper": "s"}, "protocol": {"select": "last"},
+    })
+    seen: list[CellProgress] = []
+    run_experiment(spec, tmp_path / "run", probe=False, progress=seen.append)
+    practice = [p.rejected for p in seen if p.phase == "practice"]
+    assert practice[0] == 0 and seen[-1].rejected == 12  # six per step, counted as each step ends
+    assert " 12 rejected" in line(seen[-1])

@@ -25,6 +25,7 @@ class CellProgress:
     calls: int = 0  # calls that came back (cached ones included)
     tokens: int = 0
     pending: int = 0  # calls in flight now (sent, no answer yet): neither done nor errors
+    rejected: int = 0  # update replies refused so far (echo, duplicate, repeated, refusal, malformed: reply_check.py)
     elapsed_s: float = 0.0  # wall seconds since the cell started in this process
     eta_s: float | None = None  # seconds left (None until the cell has timed a call)
 
@@ -91,6 +92,12 @@ class Tracker:
             self._state = replace(self._state, done=self._state.done + 1, graded=graded,
                                   score=self._sum / graded if graded else 0.0)
             self._emit()
+
+    def rejected(self, n: int) -> None:
+        """A practice step refused `n` of its update replies; shown with the calls from the next update on."""
+        if n:
+            with self._lock:
+                self._state = replace(self._state, rejected=self._state.rejected + n)
 
     def resync(self) -> None:
         """The calls counted since the last update were read back from the store (a resumed unit), not timed now:

@@ -25,8 +25,9 @@ def duration(seconds: float | None) -> str:
 
 
 def calls_text(p: CellProgress) -> str:
-    """"12 calls", or "12 calls +2 pending" while calls are in flight."""
-    return f"{p.calls} calls" + (f" +{p.pending} pending" if p.pending else "")
+    """"12 calls", "12 calls +2 pending" while calls are in flight, "… 3 rejected" once update replies were refused."""
+    return (f"{p.calls} calls" + (f" +{p.pending} pending" if p.pending else "")
+            + (f" {p.rejected} rejected" if p.rejected else ""))
 
 
 def eta_text(p: CellProgress) -> str:

@@ -128,6 +128,8 @@ class UnitRunner:
             self._replay(unit, done)
         if isinstance(done, StepResult | CheckpointResult):
             meter.restore(done.budget)
+        if isinstance(done, StepResult):
+            self.tracker.rejected(done.rejections)
         if replayed:
             self.tracker.resync()  # its calls were read back, not made now: the ETA does not time them
         return done
