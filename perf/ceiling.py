@@ -3,9 +3,9 @@
 The OpenAI-compatible stub (perf/stub_endpoint.py) runs in its own process with zero latency; evoarena runs through
 its `openai` backend, empty response cache, no budget, at concurrency N: CLR with 32 chains × 2 conditions (64
 episodes, each a chain of dependent calls with sandboxed gradings) and `frozen` grading many arithmetic tasks (the
-test phase: independent calls, no sandbox). Reported per workload: wall seconds, ledger rows, calls/s (median and
-spread over the repeats, interleaved). `--profile` writes a cProfile of one more run of each and prints its top
-functions by own time.
+test phase: independent calls, no sandbox). Reported per workload: ledger rows, calls/s (median and spread over the
+repeats, interleaved, after one untimed small run of each). `--profile` writes a cProfile of one more run of each
+and prints its top functions by own time (this thread's only: py-spy sees every thread).
 
 Usage: python perf/ceiling.py [--levels 16,32] [--repeat 3] [--chains 32] [--tasks 1000] [--profile] [--smoke]
 """
@@ -91,6 +91,8 @@ def main() -> None:
         tmp = Path(name)
         rates: dict[tuple[str, int], list[float]] = {}
         rows: dict[str, int] = {}
+        for make in chosen:  # untimed: the first run of a process pays imports and the sandbox's start
+            one_run(make, stub.url, levels[0], tmp, argparse.Namespace(chains=2, tasks=50))
         for _ in range(args.repeat):  # interleaved: each repeat runs every workload at every level
             for make in chosen:
                 for n in levels:
