@@ -7,7 +7,11 @@ test phase: independent calls, no sandbox). Reported per workload: ledger rows, 
 repeats, interleaved, after one untimed small run of each). `--profile` writes a cProfile of one more run of each
 and prints its top functions by own time (this thread's only: py-spy sees every thread).
 
-Usage: python perf/ceiling.py [--levels 16,32] [--repeat 3] [--chains 32] [--tasks 1000] [--profile] [--smoke]
+`--executor ray --cells K` runs the cells as Ray tasks (`executor: {kind: ray, address: local}`), each in a worker
+process: what one process cannot sustain, several may.
+
+Usage: python perf/ceiling.py [--levels 16,32] [--repeat 3] [--chains 32] [--tasks 1000] [--cells 1]
+                              [--executor local|ray] [--profile] [--smoke]
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from stub_endpoint import serve
 
 from evoarena.models import ResponseCache
 from evoarena.protocol.run.runner import run_experiment
-from evoarena.spec import parse_spec
+from evoarena.spec import ExecutorSpec, parse_spec
 
 
 def stub_model(url: str, model: str) -> dict[str, Any]:
@@ -36,25 +40,29 @@ def stub_model(url: str, model: str) -> dict[str, Any]:
                      "timeout_s": 30}}
 
 
-def clr(url: str, chains: int, tasks: int) -> Any:
+def clr(url: str, chains: int, tasks: int, cells: int = 1) -> Any:
     return parse_spec({
         "name": "ceiling-clr", "benchmark": {"name": "clr", "params": {"chains": chains, "layers": 2}},
         "methods": [{"name": "frozen"}, {"name": "history"}], "models": stub_model(url, "clr-student"),
         "roles": {"solver": "stub"}})
 
 
-def arith(url: str, chains: int, tasks: int) -> Any:
+def arith(url: str, chains: int, tasks: int, cells: int = 1) -> Any:
+    """`frozen` on `tasks` test tasks, in `cells` cells (seeds) of tasks/cells each: the seed is in every call, so
+    no cell's call is another's cache hit."""
     return parse_spec({
         "name": "ceiling-arith", "benchmark": {"name": "arith", "params": {
-            "seed": 0, "n_train": 1, "n_val": 0, "n_test": tasks}}, "methods": [{"name": "frozen"}],
-        "models": stub_model(url, "arith-student"), "roles": {"solver": "stub"}, "seeds": [0]})
+            "seed": 0, "n_train": 1, "n_val": 0, "n_test": tasks // cells}}, "methods": [{"name": "frozen"}],
+        "models": stub_model(url, "arith-student"), "roles": {"solver": "stub"}, "seeds": list(range(cells))})
 
 
 def one_run(make: Any, url: str, n: int, tmp: Path, args: argparse.Namespace,
             profile: cProfile.Profile | None = None) -> tuple[float, int]:
     """(seconds, ledger rows) of one fresh run at concurrency n."""
     run_dir = tmp / f"run-{time.monotonic_ns()}"
-    spec = make(url, args.chains, args.tasks)
+    spec = make(url, args.chains, args.tasks, getattr(args, "cells", 1))
+    if getattr(args, "executor", "local") == "ray":
+        spec = spec.model_copy(update={"executor": ExecutorSpec(kind="ray", address="local")})
     cache = ResponseCache(tmp / f"cache-{time.monotonic_ns()}.sqlite")
     start = time.perf_counter()
     if profile is not None:
@@ -76,6 +84,9 @@ def main() -> None:
     ap.add_argument("--tasks", type=int, default=1000)
     ap.add_argument("--latency", type=float, default=0.0)
     ap.add_argument("--workloads", default="clr,arith")
+    ap.add_argument("--cells", type=int, default=1, help="arith: the tasks split over this many cells (seeds)")
+    ap.add_argument("--executor", choices=("local", "ray"), default="local",
+                    help="ray: each cell a Ray task (a local Ray instance), so cells run in several processes")
     ap.add_argument("--profile", action="store_true")
     ap.add_argument("--smoke", action="store_true", help="4 chains, 100 tasks, N = 8, one repeat")
     args = ap.parse_args()
@@ -86,13 +97,14 @@ def main() -> None:
     chosen = [makers[w] for w in args.workloads.split(",")]
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     print(f"commit {commit}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}, "
-          f"stub latency {args.latency * 1e3:g} ms (own process)")
+          f"stub latency {args.latency * 1e3:g} ms (own process), {args.executor} executor, arith cells {args.cells}")
     with tempfile.TemporaryDirectory() as name, serve(args.latency) as stub:
         tmp = Path(name)
         rates: dict[tuple[str, int], list[float]] = {}
         rows: dict[str, int] = {}
         for make in chosen:  # untimed: the first run of a process pays imports and the sandbox's start
-            one_run(make, stub.url, levels[0], tmp, argparse.Namespace(chains=2, tasks=50))
+            one_run(make, stub.url, levels[0], tmp, argparse.Namespace(chains=2, tasks=50, cells=args.cells,
+                                                                       executor=args.executor))
         for _ in range(args.repeat):  # interleaved: each repeat runs every workload at every level
             for make in chosen:
                 for n in levels:
