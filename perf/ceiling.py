@@ -4,14 +4,16 @@ The OpenAI-compatible stub (perf/stub_endpoint.py) runs in its own process with 
 its `openai` backend, empty response cache, no budget, at concurrency N: CLR with 32 chains × 2 conditions (64
 episodes, each a chain of dependent calls with sandboxed gradings) and `frozen` grading many arithmetic tasks (the
 test phase: independent calls, no sandbox). Reported per workload: ledger rows, calls/s (median and spread over the
-repeats, interleaved, after one untimed small run of each). `--profile` writes a cProfile of one more run of each
-and prints its top functions by own time (this thread's only: py-spy sees every thread).
+repeats, interleaved, after one untimed small run of each). `--bare` adds the `openai` backend alone, called from 1
+and 16 threads with nothing recorded: what the HTTP client costs without the run around it. `--profile` writes a
+cProfile of one more run of each and prints its top functions by own time (this thread's only: py-spy sees every
+thread).
 
 `--executor ray --cells K` runs the cells as Ray tasks (`executor: {kind: ray, address: local}`), each in a worker
 process: what one process cannot sustain, several may.
 
 Usage: python perf/ceiling.py [--levels 16,32] [--repeat 3] [--chains 32] [--tasks 1000] [--cells 1]
-                              [--executor local|ray] [--profile] [--smoke]
+                              [--executor local|ray] [--bare] [--profile] [--smoke]
 """
 
 from __future__ import annotations
@@ -76,6 +78,23 @@ def one_run(make: Any, url: str, n: int, tmp: Path, args: argparse.Namespace,
     return seconds, int(calls)
 
 
+def bare(url: str, threads: int, calls: int) -> float:
+    """Calls/s of the `openai` backend alone (no ledger, cache or run) from `threads` threads: the client's share."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from evoarena.models import GenParams, Message
+    from evoarena.models.openai_backend import OpenAIBackend
+    from evoarena.spec import ModelSpec
+
+    backend = OpenAIBackend(ModelSpec(backend="openai", model="arith-student", base_url=url, concurrency=64))
+    messages, params = [Message("user", "What is 3 + 4?")], GenParams()
+    backend.complete(messages, params)
+    with ThreadPoolExecutor(threads) as pool:
+        start = time.perf_counter()
+        list(pool.map(lambda _: backend.complete(messages, params), range(calls)))
+        return calls / (time.perf_counter() - start)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--levels", default="16,32")
@@ -87,6 +106,7 @@ def main() -> None:
     ap.add_argument("--cells", type=int, default=1, help="arith: the tasks split over this many cells (seeds)")
     ap.add_argument("--executor", choices=("local", "ray"), default="local",
                     help="ray: each cell a Ray task (a local Ray instance), so cells run in several processes")
+    ap.add_argument("--bare", action="store_true", help="also the backend alone at 1 and 16 threads (1000 calls)")
     ap.add_argument("--profile", action="store_true")
     ap.add_argument("--smoke", action="store_true", help="4 chains, 100 tasks, N = 8, one repeat")
     args = ap.parse_args()
@@ -112,6 +132,9 @@ def main() -> None:
                     rates.setdefault((make.__name__, n), []).append(calls / seconds)
                     rows[make.__name__] = calls
         print(f"{'workload':>9}{'N':>4}{'calls':>7}{'calls/s median':>16}{'min':>8}{'max':>8}")
+        for threads in (1, 16) if args.bare else ():
+            rates[("bare", threads)] = [bare(stub.url, threads, 1000) for _ in range(args.repeat)]
+            rows["bare"] = 1000
         for (workload, n), rs in rates.items():
             print(f"{workload:>9}{n:>4}{rows[workload]:>7}{statistics.median(rs):>16.1f}{min(rs):>8.1f}"
                   f"{max(rs):>8.1f}")
