@@ -13,9 +13,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import socket
 import subprocess
 import sys
+import threading
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -44,8 +46,8 @@ class Stub:
 @contextmanager
 def serve(latency_s: float = 0.2) -> Iterator[Stub]:
     """The stub in a child process on a free port; on exit its counts are read into the yielded `Stub`."""
-    proc = subprocess.Popen([sys.executable, str(HERE / "stub_endpoint.py"), "--latency", str(latency_s)],
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([sys.executable, str(HERE / "stub_endpoint.py"), "--latency", str(latency_s),
+                             "--exit-with-stdin"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         line = proc.stdout.readline() if proc.stdout is not None else ""
         if not line.startswith("http://"):
@@ -120,8 +122,11 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--latency", type=float, default=0.2)
     ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--exit-with-stdin", action="store_true", help="exit when stdin closes (its parent died)")
     ap.add_argument("--models", default="arith-student,clr-student", help="policies to load before serving")
     args = ap.parse_args()
+    if args.exit_with_stdin:
+        threading.Thread(target=lambda: (sys.stdin.read(), os._exit(0)), daemon=True).start()
     # proto IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on such sockets, and without it every reply (headers,
     # then body) stalls ~40 ms on the client's delayed ACK
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
