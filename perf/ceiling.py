@@ -108,10 +108,10 @@ def main() -> None:
                     help="ray: each cell a Ray task (a local Ray instance), so cells run in several processes")
     ap.add_argument("--bare", action="store_true", help="also the backend alone at 1 and 16 threads (1000 calls)")
     ap.add_argument("--profile", action="store_true")
-    ap.add_argument("--smoke", action="store_true", help="4 chains, 100 tasks, N = 8, one repeat")
+    ap.add_argument("--smoke", action="store_true", help="arith only, 100 tasks, N = 8, one repeat")
     args = ap.parse_args()
     if args.smoke:
-        args.levels, args.repeat, args.chains, args.tasks = "8", 1, 4, 100
+        args.levels, args.repeat, args.workloads, args.tasks = "8", 1, "arith", 100
     levels = [int(x) for x in args.levels.split(",")]
     makers = {"clr": clr, "arith": arith}
     chosen = [makers[w] for w in args.workloads.split(",")]
