@@ -13,7 +13,7 @@ whose chat template drops `role: tool` messages (llama-cpp-python's `chatml-func
 
 The request is one JSON POST through a pooled `httpx.Client` made once per backend (keep-alive connections, as many
 as the endpoint's concurrency), and the reply is read as plain JSON: the `openai` SDK's request building and response
-models cost about 2 ms of CPU per call, more than the rest of a call's bookkeeping (docs/performance.md).
+models cost more CPU per call than the rest of a call's bookkeeping together (docs/performance.md).
 """
 
 from __future__ import annotations
