@@ -16,7 +16,7 @@ PERF = Path(__file__).resolve().parent.parent / "perf"
 @pytest.mark.parametrize(("script", "expect"), [
     ("concurrency.py", "speed-up"), ("rerun.py", "rerun / first"), ("scale.py", "ms/attempt"),
     ("overhead.py", "scripted arith-basics end to end"), ("sandbox.py", "bare python ms"),
-    ("channel.py", "in process us/call"),
+    ("channel.py", "in process us/call"), ("ceiling.py", "calls/s median"),
 ])
 def test_smoke(script: str, expect: str, tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, str(PERF / script), "--smoke"], cwd=PERF, capture_output=True, text=True,

@@ -84,7 +84,7 @@ def stub() -> Iterator[Stub]:
             raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
             # HTTP header names are case-insensitive; the SDK sends them in lower case.
             headers = {k.lower(): v for k, v in self.headers.items()}
-            state.requests.append({"path": self.path, "headers": headers, "json": json.loads(raw)})
+            state.requests.append({"path": self.path, "headers": headers, "json": json.loads(raw), "raw": raw})
             r = state.reply
             if r.delay_s:
                 time.sleep(r.delay_s)
@@ -191,6 +191,16 @@ def test_optional_fields_omitted(stub: Stub) -> None:
         assert req["json"] == {"model": "stub-model", "messages": [{"role": "system", "content": "You are terse."},
                                                                    {"role": "user", "content": "Say hi."}],
                                "temperature": 0.0, "max_tokens": 256}
+
+
+def test_the_request_bytes_are_the_openai_sdks(stub: Stub) -> None:
+    """model, messages, then the other fields by name, compact, UTF-8 unescaped: what the `openai` SDK sent."""
+    params = GenParams(temperature=0.5, max_tokens=9, stop=("x",), seed=3, logprobs=True)
+    _backend(stub.url).complete([Message("user", "Bé terse.")], params)
+    assert stub.requests[0]["raw"] == ('{"model":"stub-model","messages":[{"role":"user","content":"Bé terse."}],'
+                                       '"logprobs":true,"max_tokens":9,"seed":3,"stop":["x"],"temperature":0.5}'
+                                       ).encode()
+    assert stub.requests[0]["headers"]["content-type"] == "application/json"
 
 
 def test_logprobs_requested_but_not_offered(stub: Stub) -> None:

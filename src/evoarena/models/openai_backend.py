@@ -10,10 +10,15 @@ Function calling, where the spec says the server offers it (`function_calling: t
 not JSON: the caller rejects those), an assistant message's tool calls and a `tool` message's `tool_call_id` sent in
 the API's shape — or, with `tool_results: user`, each tool result as a user message naming its call, for a server
 whose chat template drops `role: tool` messages (llama-cpp-python's `chatml-function-calling`).
+
+The request is one JSON POST through a pooled `httpx.Client` made once per backend (keep-alive connections, as many
+as the endpoint's concurrency), and the reply is read as plain JSON: the `openai` SDK's request building and response
+models cost more CPU per call than the rest of a call's bookkeeping together (docs/performance.md).
 """
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from collections.abc import Mapping, Sequence
@@ -21,8 +26,7 @@ from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any
 
-import openai
-from openai import OpenAI
+import httpx
 
 from evoarena.codec import to_plain
 from evoarena.models.base import Completion, GenParams, Message, ProviderError, TokenLogprob, Usage, refuse_tools
@@ -52,7 +56,7 @@ def resolve_api_key(api_key_env: str | None) -> str:
 
 
 class OpenAIBackend:
-    """Chat completions through the official `openai` SDK against `spec.base_url`."""
+    """Chat completions (`POST {base_url}/chat/completions`) against `spec.base_url`."""
 
     backend_name = "openai"
 
@@ -68,7 +72,12 @@ class OpenAIBackend:
         key = resolve_api_key(spec.api_key_env)
         # Kept only to scrub it from error text; "EMPTY" is not a secret.
         self._secret = key if spec.api_key_env else None
-        self._client = OpenAI(base_url=spec.base_url, api_key=key, max_retries=0, timeout=spec.timeout_s)
+        # no cap on connections here (the endpoint's concurrency limit caps calls in flight); as many kept alive
+        self._client = httpx.Client(
+            base_url=spec.base_url.rstrip("/") + "/", timeout=spec.timeout_s,
+            headers={"Authorization": f"Bearer {key}", "Accept": "application/json",
+                     "Content-Type": "application/json"},
+            limits=httpx.Limits(max_connections=None, max_keepalive_connections=max(20, spec.concurrency)))
 
     def __repr__(self) -> str:  # never show the client (it holds the key)
         return f"OpenAIBackend(model_id={self.model_id!r}, endpoint={self.endpoint!r})"
@@ -99,59 +108,63 @@ class OpenAIBackend:
         if params.top_logprobs:
             kwargs["top_logprobs"] = params.top_logprobs
         try:
-            resp = self._client.chat.completions.create(**kwargs)
-        except openai.APITimeoutError:
+            resp = self._client.post("chat/completions", content=request_body(kwargs))
+        except httpx.TimeoutException:
             raise self._error(f"timed out after {self.spec.timeout_s:g}s", retryable=True) from None
-        except openai.APIConnectionError as err:
-            raise self._error(f"connection failed ({_cause(err)})", retryable=True) from None
-        except openai.APIStatusError as err:
-            status, wait = err.status_code, retry_after_s(err.response.headers)
+        except httpx.TransportError as err:
+            raise self._error(f"connection failed ({_detail(f'{type(err).__name__}: {err}')})",
+                              retryable=True) from None
+        if resp.status_code >= 400:
+            status, wait = resp.status_code, retry_after_s(resp.headers)
             asked = "" if wait is None else f" (Retry-After: {wait:g} s)"
-            raise self._error(f"HTTP {status}: {_detail(err.message)}{asked}", retryable=is_retryable_status(status),
-                              status=status, retry_after=wait) from None
-        except Exception as err:  # a 200 whose body the SDK cannot read (truncated JSON, HTML from a proxy, …)
+            raise self._error(f"HTTP {status}: {_detail(resp.text)}{asked}", retryable=is_retryable_status(status),
+                              status=status, retry_after=wait)
+        try:
+            return self._to_completion(resp.json(), params)
+        except ProviderError:
+            raise
+        except Exception as err:  # a 200 that cannot be read (truncated JSON, HTML from a proxy, wrong types, …)
             raise self._error(f"unreadable response ({type(err).__name__}: {_detail(str(err))})",
                               retryable=True) from None
-        return self._to_completion(resp, params)
 
     def _to_completion(self, resp: Any, params: GenParams) -> Completion:
-        """The completion of a parsed response; a structurally wrong one (no choices, a choice without a message)
+        """The completion of a decoded response; a structurally wrong one (no choices, a choice without a message)
         is a retryable provider error, never an empty answer."""
-        choices = getattr(resp, "choices", None)
+        choices = resp.get("choices") if isinstance(resp, dict) else None
         if not isinstance(choices, list) or not choices:
             raise self._error(f"malformed response (no choices): {_detail(str(resp))}", retryable=True)
         choice = choices[0]
-        message = getattr(choice, "message", None)
-        if message is None:
+        message = choice.get("message")
+        if not isinstance(message, dict):
             raise self._error(f"malformed response (a choice without a message): {_detail(str(resp))}",
                               retryable=True)
-        text = getattr(message, "content", None) or ""
+        text = str(message.get("content") or "")
 
         logprobs: tuple[TokenLogprob, ...] | None = None
         if params.logprobs:
-            content = getattr(getattr(choice, "logprobs", None), "content", None)
+            content = (choice.get("logprobs") or {}).get("content")
             if content is not None:
-                logprobs = tuple(TokenLogprob(token=t.token, logprob=float(t.logprob),
+                logprobs = tuple(TokenLogprob(token=str(t["token"]), logprob=float(t["logprob"]),
                                               top=_top(t) if params.top_logprobs else None) for t in content)
 
         extra: dict[str, Any] = {}
-        usage = getattr(resp, "usage", None)
+        usage = resp.get("usage")
         if usage is None:
             extra["usage_missing"] = True
             in_tok = out_tok = 0
         else:
-            in_tok = int(getattr(usage, "prompt_tokens", None) or 0)
-            out_tok = int(getattr(usage, "completion_tokens", None) or 0)
-            reused = getattr(getattr(usage, "prompt_tokens_details", None), "cached_tokens", None)
+            in_tok = int(usage.get("prompt_tokens") or 0)
+            out_tok = int(usage.get("completion_tokens") or 0)
+            reused = (usage.get("prompt_tokens_details") or {}).get("cached_tokens")
             if reused is not None:  # the server's own prompt cache (vLLM, llama.cpp server, OpenAI) reused these
                 extra["input_tokens_evaluated"] = max(0, in_tok - int(reused))
         return Completion(
             text=text,
             usage=Usage(input_tokens=in_tok, output_tokens=out_tok),
             logprobs=logprobs,
-            finish_reason=getattr(choice, "finish_reason", None),
+            finish_reason=choice.get("finish_reason"),
             extra=extra,
-            tool_calls=_tool_calls(getattr(message, "tool_calls", None)),
+            tool_calls=_tool_calls(message.get("tool_calls")),
         )
 
     def _error(self, what: str, *, retryable: bool, status: int | None = None,
@@ -160,6 +173,14 @@ class OpenAIBackend:
         if self._secret:
             msg = msg.replace(self._secret, "***")
         return ProviderError(msg, retryable=retryable, status=status, retry_after=retry_after)
+
+
+def request_body(fields: Mapping[str, Any]) -> bytes:
+    """The request's JSON as the `openai` SDK sent it (model, messages, then the other fields by name; compact; UTF-8
+    unescaped), so the bytes a server sees did not change when the SDK was taken out of the path."""
+    head = {k: fields[k] for k in ("model", "messages")}
+    rest = {k: fields[k] for k in sorted(fields) if k not in head}
+    return json.dumps({**head, **rest}, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
 def retry_after_s(headers: Mapping[str, str], now: datetime | None = None) -> float | None:
@@ -219,11 +240,11 @@ def _tool_calls(raw: Any) -> tuple[ToolCall, ...]:
     """The function calls of a reply's `message.tool_calls` (none: ()); arguments kept as the model wrote them."""
     calls = []
     for i, tc in enumerate(raw or []):
-        fn = getattr(tc, "function", None)
-        if fn is None:  # not a function call (a custom tool's): nothing this backend sent asks for one
+        fn = tc.get("function")
+        if not isinstance(fn, dict):  # not a function call (a custom tool's): nothing this backend sent asks for one
             continue
-        calls.append(ToolCall(id=str(getattr(tc, "id", None) or f"call_{i}"), name=str(getattr(fn, "name", "")),
-                              arguments=str(getattr(fn, "arguments", None) or "")))
+        calls.append(ToolCall(id=str(tc.get("id") or f"call_{i}"), name=str(fn.get("name") or ""),
+                              arguments=str(fn.get("arguments") or "")))
     return tuple(calls)
 
 
@@ -232,11 +253,6 @@ def _detail(text: str) -> str:
     return text if len(text) <= _MAX_DETAIL else text[:_MAX_DETAIL] + "..."
 
 
-def _cause(err: BaseException) -> str:
-    cause = err.__cause__ or err.__context__
-    return _detail(f"{type(cause).__name__}: {cause}") if cause is not None else _detail(str(err))
-
-
 def _top(token: Any) -> tuple[tuple[str, float], ...]:
     """A token's `top_logprobs` alternatives as (token, logprob) pairs (none when the server sent none)."""
-    return tuple((str(t.token), float(t.logprob)) for t in (getattr(token, "top_logprobs", None) or ()))
+    return tuple((str(t["token"]), float(t["logprob"])) for t in (token.get("top_logprobs") or ()))
