@@ -73,6 +73,7 @@ def _header(c: CallRow) -> str:
     return (
         f"call {c.id} · cell {c.cell} · unit {c.unit} · phase {c.phase} · role {c.role} · model {c.model_id}"
         f" · cached {cached} · tokens {c.input_tokens} in / {c.output_tokens} out"
+        + (f" ({c.input_tokens_evaluated} computed)" if c.input_tokens_evaluated is not None else "")
         + (f" · prompt {c.prompt_format}" if c.prompt_format else "")
     )
 
