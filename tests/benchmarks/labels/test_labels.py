@@ -107,7 +107,7 @@ def test_grading_and_feedback() -> None:
 @pytest.mark.parametrize(("params", "message"), [
     ({"n_train": -1}, "benchmark.params (labels).n_train: must be at least 0 (got -1)"),
     ({"n_test": 0}, "benchmark.params (labels).n_test: must be at least 1"),
-    ({"labels": 2}, "benchmark.params (labels).labels: must be at least 3 (got 2)"),
+    ({"labels": 1}, "benchmark.params (labels).labels: must be at least 2 (got 1)"),
     ({"labels": 7}, "benchmark.params (labels).labels: must be at most 6"),
     ({"conflict": 1.5}, "benchmark.params (labels).conflict: must be at most 1 (got 1.5)"),
     ({"decoy": -0.1}, "benchmark.params (labels).decoy"),
