@@ -45,7 +45,7 @@ def test_splits_have_their_sizes_and_share_no_text() -> None:
     assert len({t.id for t in tasks}) == 55
 
 
-@pytest.mark.parametrize("k", [3, 4, 6])
+@pytest.mark.parametrize("k", [2, 3, 4, 6])
 def test_every_reference_is_what_the_hidden_rule_gives(k: int) -> None:
     bench = _bench(seed=7, labels=k, n_test=40)
     tasks = bench.build()
