@@ -15,11 +15,12 @@ from typing import Literal
 
 from pydantic import Field
 
-from evoarena.api import Method, PracticeContext, TaskView, method
+from evoarena.api import Method, PracticeContext, Probe, ProbeExample, TaskView, method
 from evoarena.harness import Manifest
 from evoarena.methods.protegi.bandit import Allocated, Allocation, allocate
 from evoarena.methods.protegi.expand import Proposal, critiques, find_errors, paraphrases, rewrites
 from evoarena.methods.protegi.label_check import label_check
+from evoarena.methods.protegi.probes import probes
 from evoarena.methods.protegi.state import STATE, Candidate, State
 from evoarena.methods.scoring import rollouts_of_trees, valset
 from evoarena.search import mean
@@ -67,6 +68,10 @@ class Protegi(Method):
 
     params: Params
 
+    def probes(self, examples: Sequence[ProbeExample]) -> tuple[Probe, ...]:
+        """Per example: a critique, a rewrite and a paraphrase asked of the optimizer (`probes.py`)."""
+        return probes(examples)
+
     def practice(self, ctx: PracticeContext, task: TaskView) -> Manifest | None:
         if ctx.attempt_limit is not None:  # the protocol counts submissions: submit once with the live harness
             ctx.solve(task)
@@ -96,6 +101,11 @@ class Protegi(Method):
                     node=c.id, parents=[c.parent] if c.parent else [], accepted=kept or c.round < state.round,
                     score=means[i], score_label=f"bandit mean on train ({allocated.arms.counts[i]:g} queries)",
                     text=c.text, component=c.kind).payload())
+        for c in new:
+            if c.capped:  # kept as a node, so a scored paraphrase of a capped rewrite has its parent in the tree
+                ctx.log(SEARCH_NODE, SearchNode(node=c.id, parents=[c.parent] if c.parent else [], accepted=False,
+                                                score_label="capped: not scored", text=c.text,
+                                                component=c.kind).payload())
         chosen = state.by_id(state.beam[0])
         why = f"round {state.round}: beam {', '.join(state.beam)} by bandit mean on train"
         if state.round == self.params.rounds:
