@@ -25,7 +25,7 @@ _EXAMPLE = re.compile(r'## Example \d+\nText: "Ticket: (.*?)\nLabels: (.*?)"\nLa
 _RULE = re.compile(r"^([A-Z][a-z]+): ([a-z]+(?:, [a-z]+)*)$", re.M)
 _PROMPT = re.compile(r'My current prompt is:\n"(.*?)"\n\nBut ', re.S)
 _WORD = re.compile(r"[a-z]+")
-TEMPLATE_WORDS = frozenset(_WORD.findall(" ".join(PHRASES + FILLERS + OPENERS + DECOYS).lower()))
+TEMPLATE_WORDS = frozenset(_WORD.findall(" ".join(PHRASES + FILLERS + OPENERS + DECOYS).lower())) | {"and"}
 REWORDINGS = ("Sort each support ticket into exactly one of the labels listed with it.",
               "Assign every support ticket to exactly one of its listed labels.",
               "Put each support ticket under exactly one of the labels listed with it.",

@@ -117,3 +117,13 @@ def test_label_flips_are_checked_and_counted(tmp_path: Path, make_spec: Any) -> 
         assert check is not None and check.flipped
     clean = run(tmp_path / "clean", make_spec)[1]
     assert not any(c["flip"] for r in clean["protegi_round"] for c in r["candidates"])
+
+
+def test_uniform_allocation_gives_every_candidate_its_turn(tmp_path: Path, make_spec: Any) -> None:
+    _, ev = run(tmp_path, make_spec, allocation="uniform", eval_rounds=6, prompts_per_round=1)
+    for r in ev["protegi_round"]:
+        chosen = [i for b in r["bandit"] for i in b["chosen"]]
+        k = len(r["candidates"])
+        assert chosen == [t % k for t in range(6)]  # in turn, one per evaluation round
+        counts = [c["queries"] for c in r["candidates"]]
+        assert max(counts) - min(counts) <= 4  # shares differ by at most one turn of 4 samples
