@@ -32,4 +32,9 @@ def test_the_view_in_a_scripted_run(tmp_path: Path, make_spec: Any) -> None:
     assert [r["round"] for r in cell["rounds"]] == [1, 2, 3] and cell["final"]["chosen"] and cell["flips"] == 0
     assert sorted(b["condition"] for b in v["binary"]) == ["frozen", "protegi"]
     assert all(sum(map(sum, b["matrix"])) + b["unparsed"] == b["n"] == 10 for b in v["binary"])
-    assert "protegi-binary" in (tmp_path / "run" / "report.html").read_text()
+    arms = {a["condition"]: a for a in v["arms"]}
+    assert arms["frozen"]["proposed"] == 0 and arms["frozen"]["feedback_tokens"] == 0
+    assert arms["frozen"]["right_to_wrong"] is None and arms["protegi"]["right_to_wrong"] is not None
+    assert arms["protegi"]["proposed"] >= arms["protegi"]["kept"] > 0 and arms["protegi"]["feedback_tokens"] > 0
+    html = (tmp_path / "run" / "report.html").read_text()
+    assert "protegi-binary" in html and "protegi-arms" in html

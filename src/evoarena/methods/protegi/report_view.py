@@ -10,7 +10,7 @@ from typing import Any
 
 from evoarena.api import view
 from evoarena.api.views import ReportContext, TemplateView
-from evoarena.store.queries import episode_attempts, events
+from evoarena.store.queries import calls, episode_attempts, events
 
 
 def confusion(attempts: list[tuple[str | None, bool]], labels: list[str]) -> dict[str, Any]:
@@ -36,6 +36,38 @@ def confusion(attempts: list[tuple[str | None, bool]], labels: list[str]) -> dic
     return {"positive": pos, "negative": neg, "matrix": [[m[(t, p)] for p in labels] for t in labels],
             "unparsed": unparsed, "n": len(attempts), "f1": f1(pos), "f1_negative": f1(neg),
             "macro_f1": (f1(pos) + f1(neg)) / 2}
+
+
+def arms(ctx: ReportContext, proposed: dict[str, tuple[int, int]]) -> list[dict[str, Any]]:
+    """The family's shared record per cell: feedback tokens (every role but the solver, probes left out) against
+    forward tokens (the solver's), candidates proposed and kept in a beam, and on test the right→wrong and
+    wrong→right rates against the `frozen` cell of the same seed and model (tasks frozen got right that the arm got
+    wrong, over those frozen got right; and the converse)."""
+    rows = ctx.run_cells()
+    passed = {r.cell: {a.task_id: bool(a.passed) for a in episode_attempts(ctx.store, r.cell, "test")
+                       if a.error is None} for r in rows}
+    frozen = {(r.model, r.seed): r.cell for r in rows if r.method == "frozen"}
+    out = []
+    for r in rows:
+        forward = feedback = 0
+        for c in calls(ctx.store, cell=r.cell):
+            if c.phase == "probe":
+                continue
+            n = c.input_tokens + c.output_tokens
+            forward, feedback = (forward + n, feedback) if c.role == "solver" else (forward, feedback + n)
+        row: dict[str, Any] = {"cell": r.cell, "condition": r.condition, "forward_tokens": forward,
+                               "feedback_tokens": feedback, "proposed": proposed.get(r.cell, (0, 0))[0],
+                               "kept": proposed.get(r.cell, (0, 0))[1], "right_to_wrong": None,
+                               "wrong_to_right": None}
+        base = frozen.get((r.model, r.seed))
+        if base is not None and base != r.cell:
+            b, m = passed[base], passed[r.cell]
+            both = b.keys() & m.keys()
+            right, wrong = [t for t in both if b[t]], [t for t in both if not b[t]]
+            row["right_to_wrong"] = sum(not m[t] for t in right) / len(right) if right else None
+            row["wrong_to_right"] = sum(m[t] for t in wrong) / len(wrong) if wrong else None
+        out.append(row)
+    return out
 
 
 @view("protegi")
@@ -71,6 +103,13 @@ class ProtegiView(TemplateView):
                              for x in p["candidates"] if x["id"] == i]})
         if not cells:
             return None
+        proposed: dict[str, tuple[int, int]] = {}
+        for e in events(ctx.store, ["protegi_round"]):
+            if e.cell is not None:
+                new = [x for x in e.payload["candidates"] if x["new"]]
+                n, kept = proposed.get(e.cell, (0, 0))
+                proposed[e.cell] = (n + len(new) + len(e.payload["capped"]),
+                                    kept + sum(x["id"] in e.payload["beam"] for x in new))
         binary = []
         if len(labels) == 2:
             for row in ctx.run_cells():
@@ -78,4 +117,5 @@ class ProtegiView(TemplateView):
                          if a.error is None]
                 if tests:
                     binary.append({"cell": row.cell, "condition": row.condition, **confusion(tests, labels)})
-        return {"cells": [cells[k] for k in sorted(cells)], "labels": labels, "binary": binary}
+        return {"cells": [cells[k] for k in sorted(cells)], "labels": labels, "binary": binary,
+                "arms": arms(ctx, proposed)}
