@@ -87,6 +87,22 @@ class Protegi(Method):
         means = allocated.arms.means()
         order = sorted(range(len(pool)), key=lambda i: (-means[i], i))
         state.beam = [pool[i].id for i in order[: self.params.beam_size]]
+        self._record(ctx, state, pool, new, allocated)
+        chosen = state.by_id(state.beam[0])
+        why = f"round {state.round}: beam {', '.join(state.beam)} by bandit mean on train"
+        if state.round == self.params.rounds:
+            chosen, why = self._final(ctx, state, tree)
+        ctx.harness.write(PROMPT, chosen.text)
+        ctx.harness.save_state(STATE, state)
+        made = [c for c in new if not c.capped]
+        return Manifest(intent=f"ProTeGi round {state.round}: {len(made)} new candidates; prompt = {chosen.id}",
+                        evidence=why)
+
+    def _record(self, ctx: PracticeContext, state: State, pool: Sequence[Candidate], new: Sequence[Candidate],
+                allocated: Allocated) -> None:
+        """The round's selection log (`protegi_round`: every scored candidate, the capped ones, each evaluation
+        round's choices and scores, the beam) and a `search_node` per new candidate and beam member."""
+        means = allocated.arms.means()
         ctx.log("protegi_round", {
             "round": state.round, "expansion": self.params.expansion, "allocation": self.params.allocation,
             "candidates": [{"id": c.id, "parent": c.parent, "kind": c.kind, "new": c.round == state.round,
@@ -106,15 +122,6 @@ class Protegi(Method):
                 ctx.log(SEARCH_NODE, SearchNode(node=c.id, parents=[c.parent] if c.parent else [], accepted=False,
                                                 score_label="capped: not scored", text=c.text,
                                                 component=c.kind).payload())
-        chosen = state.by_id(state.beam[0])
-        why = f"round {state.round}: beam {', '.join(state.beam)} by bandit mean on train"
-        if state.round == self.params.rounds:
-            chosen, why = self._final(ctx, state, tree)
-        ctx.harness.write(PROMPT, chosen.text)
-        ctx.harness.save_state(STATE, state)
-        made = [c for c in new if not c.capped]
-        return Manifest(intent=f"ProTeGi round {state.round}: {len(made)} new candidates; prompt = {chosen.id}",
-                        evidence=why)
 
     def _seed(self, ctx: PracticeContext) -> State:
         """The initial prompt as `p0`, and the labels the check reads (the distinct train references)."""
