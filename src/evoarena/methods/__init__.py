@@ -23,6 +23,7 @@ from evoarena.methods.lib_gepa import GepaOptimize
 from evoarena.methods.lib_textgrad import TextGradTGD
 from evoarena.methods.meta_harness import MetaHarness
 from evoarena.methods.prompting import generator_output, render_prompt
+from evoarena.methods.protegi import Protegi
 from evoarena.methods.reasoning_bank import ReasoningBank
 from evoarena.methods.reference import Reference
 from evoarena.methods.reflexion import Reflexion
@@ -48,6 +49,7 @@ __all__ = [
     "History",
     "JitRLMethod",
     "MetaHarness",
+    "Protegi",
     "ReasoningBank",
     "Reference",
     "Reflexion",

@@ -45,7 +45,7 @@ def test_splits_have_their_sizes_and_share_no_text() -> None:
     assert len({t.id for t in tasks}) == 55
 
 
-@pytest.mark.parametrize("k", [3, 4, 6])
+@pytest.mark.parametrize("k", [2, 3, 4, 6])
 def test_every_reference_is_what_the_hidden_rule_gives(k: int) -> None:
     bench = _bench(seed=7, labels=k, n_test=40)
     tasks = bench.build()
@@ -107,7 +107,7 @@ def test_grading_and_feedback() -> None:
 @pytest.mark.parametrize(("params", "message"), [
     ({"n_train": -1}, "benchmark.params (labels).n_train: must be at least 0 (got -1)"),
     ({"n_test": 0}, "benchmark.params (labels).n_test: must be at least 1"),
-    ({"labels": 2}, "benchmark.params (labels).labels: must be at least 3 (got 2)"),
+    ({"labels": 1}, "benchmark.params (labels).labels: must be at least 2 (got 1)"),
     ({"labels": 7}, "benchmark.params (labels).labels: must be at most 6"),
     ({"conflict": 1.5}, "benchmark.params (labels).conflict: must be at most 1 (got 1.5)"),
     ({"decoy": -0.1}, "benchmark.params (labels).decoy"),

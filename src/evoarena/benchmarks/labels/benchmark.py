@@ -27,7 +27,7 @@ def _quote(text: str, limit: int = 60) -> str:
 
 @benchmark("labels")
 class LabelsBenchmark(Benchmark):
-    """Short support tickets, each with one label out of `labels` (3–6) given by a hidden rule the seed draws: cue
+    """Short support tickets, each with one label out of `labels` (2–6) given by a hidden rule the seed draws: cue
     words per label (two that fit the label's name, two neutral ones) and a priority order for tickets with cues of
     several labels. Splits are disjoint by ticket text."""
 

@@ -34,7 +34,7 @@ OPENERS = ("Hi.", "Hello.", "Good morning.", "Hey team.", "Dear support.")
 FILLERS = ("Please help.", "This is urgent.", "Thanks in advance.", "It started on Monday.",
            "My colleague has it too.", "Any update soon?")
 DECOYS = ("The {d} team sent me here.", "Not sure if this is for {d}.", "I asked {d} already.")
-MIN_LABELS, MAX_LABELS = 3, len(POOL) - 1
+MIN_LABELS, MAX_LABELS = 2, len(POOL) - 1
 _WORD = re.compile(r"[a-z]+")
 
 
