@@ -13,7 +13,8 @@ first cell's start to the last one's end, over N). Where the critical path is mo
 With `--executor ray` the same runs go through the Ray executor (`executor: {kind: ray, address: local}`: a Ray
 instance on this machine, each cell a Ray task whose own scheduler runs at N, so up to N calls in flight per cell).
 
-Usage: python perf/concurrency.py [--latency 0.2] [--levels 1,4,8,16,32] [--executor local|ray] [--smoke]
+Usage: python perf/concurrency.py [--latency 0.2] [--levels 1,4,8,16,32] [--chains 8] [--recipes arith_basics,clr]
+       [--executor local|ray] [--smoke]
 """
 
 from __future__ import annotations
@@ -120,6 +121,7 @@ def main() -> None:
     ap.add_argument("--levels", default="1,4,8,16,32")
     ap.add_argument("--chains", type=int, default=8)
     ap.add_argument("--executor", choices=("local", "ray"), default="local")
+    ap.add_argument("--recipes", default="arith_basics,clr", help="which of arith_basics, clr to run")
     ap.add_argument("--smoke", action="store_true", help="latency 20 ms, levels 1 and 4, 2 chains")
     args = ap.parse_args()
     if args.smoke:
@@ -132,7 +134,7 @@ def main() -> None:
     clr_recipe.__name__ = "clr"
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
-        for make in (arith_basics, clr_recipe):
+        for make in (m for m in (arith_basics, clr_recipe) if m.__name__ in args.recipes.split(",")):
             print(f"\n{make.__name__}: {args.latency * 1e3:.0f} ms per call, {args.executor} executor")
             print("(speed-up: whole runs, the report included; cells: the cells alone, without the spec check,"
                   " benchmark build and end-of-run report)")
