@@ -5,13 +5,16 @@ An OpenAI-compatible stub on 127.0.0.1 answers every call after 200 ms with the 
 concurrency N in {1, 4, 8, 16, 32}. Reported: calls per second, the speed-up over N = 1 measured in the same run and
 its share of N (target >= 0.8 N), and the critical path — the longest chain of dependent calls (a CLR episode's
 calls; an arith-basics cell's practice steps, which build on each other, plus one wave per evaluation) times the
-latency — with wall time over it (target <= 1.1 on CLR). Where the critical path is most of the N = 1 wall time
+latency — with wall time over it (target <= 1.1 on CLR). Each speed-up is given twice: for whole runs (the
+headline: the report and the run's other fixed work included) and for the cells alone (`cells /N`: the time from the
+first cell's start to the last one's end, over N). Where the critical path is most of the N = 1 wall time
 (arith-basics' practice is sequential by nature), no concurrency can give N times the throughput.
 
 With `--executor ray` the same runs go through the Ray executor (`executor: {kind: ray, address: local}`: a Ray
 instance on this machine, each cell a Ray task whose own scheduler runs at N, so up to N calls in flight per cell).
 
-Usage: python perf/concurrency.py [--latency 0.2] [--levels 1,4,8,16,32] [--executor local|ray] [--smoke]
+Usage: python perf/concurrency.py [--latency 0.2] [--levels 1,4,8,16,32] [--chains 8] [--recipes arith_basics,clr]
+       [--executor local|ray] [--smoke]
 """
 
 from __future__ import annotations
@@ -21,12 +24,16 @@ import sqlite3
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from stub_endpoint import serve
 
 from evoarena.models import ResponseCache
+from evoarena.protocol.run import runner
 from evoarena.protocol.run.runner import run_experiment
 from evoarena.spec import ExecutorSpec, load_spec, parse_spec
 
@@ -51,9 +58,37 @@ def clr(url: str, chains: int) -> Any:
         "roles": {"solver": "stub"}})
 
 
-def measure(make: Any, latency: float, n: int, tmp: Path, executor: str = "local") -> tuple[float, int, int, int]:
-    """(seconds, calls, the stub's peak in flight, the longest episode's calls) of one fresh run at concurrency n."""
-    with serve(latency) as stub:
+@dataclass
+class Timed:
+    """Seconds spent in one function of the run, summed over its calls (wrapped for the run's duration)."""
+
+    seconds: float = 0.0
+
+    @contextmanager
+    def around(self, module: Any, name: str) -> Iterator[None]:
+        inner = getattr(module, name)
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                return inner(*args, **kwargs)
+            finally:
+                self.seconds += time.perf_counter() - start
+
+        setattr(module, name, timed)
+        try:
+            yield
+        finally:
+            setattr(module, name, inner)
+
+
+def measure(make: Any, latency: float, n: int, tmp: Path, executor: str = "local") -> tuple[float, int, int, int,
+                                                                                                 float]:
+    """(seconds, calls, the stub's peak in flight, the longest episode's calls, seconds of the cells alone) of one
+    fresh run at concurrency n. The cells alone: the time from the first cell's start to the last cell's end, i.e.
+    the whole run without its spec check, benchmark build and end-of-run report."""
+    cells = Timed()
+    with serve(latency) as stub, cells.around(runner, "_run_all"):
         run_dir = tmp / f"run-{make.__name__}-{n}"
         spec = make(stub.url)
         if executor == "ray":
@@ -64,7 +99,7 @@ def measure(make: Any, latency: float, n: int, tmp: Path, executor: str = "local
         seconds = time.perf_counter() - start
     with sqlite3.connect(run_dir / "run.sqlite") as conn:
         rows = conn.execute("SELECT cell, phase, unit FROM calls WHERE phase != 'probe'").fetchall()
-    return seconds, len(rows), stub.peak, critical_calls(rows)
+    return seconds, len(rows), stub.peak, critical_calls(rows), cells.seconds
 
 
 def critical_calls(rows: list[tuple[str, str, str]]) -> int:
@@ -86,6 +121,7 @@ def main() -> None:
     ap.add_argument("--levels", default="1,4,8,16,32")
     ap.add_argument("--chains", type=int, default=8)
     ap.add_argument("--executor", choices=("local", "ray"), default="local")
+    ap.add_argument("--recipes", default="arith_basics,clr", help="which of arith_basics, clr to run")
     ap.add_argument("--smoke", action="store_true", help="latency 20 ms, levels 1 and 4, 2 chains")
     args = ap.parse_args()
     if args.smoke:
@@ -98,19 +134,22 @@ def main() -> None:
     clr_recipe.__name__ = "clr"
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
-        for make in (arith_basics, clr_recipe):
+        for make in (m for m in (arith_basics, clr_recipe) if m.__name__ in args.recipes.split(",")):
             print(f"\n{make.__name__}: {args.latency * 1e3:.0f} ms per call, {args.executor} executor")
+            print("(speed-up: whole runs, the report included; cells: the cells alone, without the spec check,"
+                  " benchmark build and end-of-run report)")
             print(f"{'N':>4}{'wall s':>9}{'calls':>7}{'calls/s':>9}{'speed-up':>10}{'/ N':>7}{'peak':>6}"
-                  f"{'crit. s':>9}{'wall/crit':>11}")
-            base = None
+                  f"{'crit. s':>9}{'wall/crit':>11}{'cells s':>9}{'cells /N':>10}")
+            base = cells_base = None
             for n in levels:
-                seconds, calls, peak, longest = measure(make, args.latency, n, tmp, args.executor)
+                seconds, calls, peak, longest, cells = measure(make, args.latency, n, tmp, args.executor)
                 rate = calls / seconds
                 base = base or rate
+                cells_base = cells_base or cells
                 critical = longest * args.latency
                 ratio = f"{seconds / critical:>11.2f}" if critical else f"{'-':>11}"
                 print(f"{n:>4}{seconds:>9.2f}{calls:>7}{rate:>9.1f}{rate / base:>10.2f}{rate / base / n:>7.2f}"
-                      f"{peak:>6}{critical:>9.2f}{ratio}")
+                      f"{peak:>6}{critical:>9.2f}{ratio}{cells:>9.2f}{cells_base / cells / n:>10.2f}")
 
 
 if __name__ == "__main__":

@@ -1,12 +1,13 @@
 """Deferred ledger rows: written with their unit's attempts in one transaction, never before; dropped with a unit
 that is redone; their ids handed out up front, unique beside rows written at once, and continued by a reopened
-store."""
+store; a unit's shared texts stored once; a new store's setup leaving the usual sync mode."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from evoarena.store import AttemptRow, RunStore, TextResponse
+from evoarena.store import AttemptRow, RunStore, TextResponse, conversation
+from evoarena.store.responses import ResponseTable
 
 ROW = dict(role="solver", model="m", backend="scripted", model_id="scripted:m", params="{}", prompt_hash="h",
            cache_key="k", input_tokens=1, output_tokens=1, latency_s=0.0, cost_usd=0.0, cached=0, retries=0,
@@ -52,3 +53,26 @@ def test_a_reopened_store_continues_the_ids(tmp_path: Path) -> None:
     again = RunStore(tmp_path / "run")
     nxt = again.record_call(request=[("user", "q")], response=TextResponse("a"), cell="c", unit="u", **ROW)
     assert nxt > first and _ids(again) == [first, nxt]
+
+
+def test_a_units_shared_texts_are_stored_once_and_read_back_whole(tmp_path: Path) -> None:
+    store = RunStore(tmp_path / "run")
+    system = "You solve arithmetic. " * 50
+    ids = [store.defer_call(request=[("system", system), ("user", f"q{i}")], response=TextResponse("42"),
+                            cell="c", unit="u", **ROW) for i in range(3)]
+    store.finish_unit("c", "u", {}, [])
+    # system once, q0..q2, three request lists, one shared response
+    assert store.query_one("SELECT COUNT(*) AS n FROM texts") == {"n": 8}
+    for i, call_id in enumerate(ids):
+        conv = conversation(store, call_id)
+        assert conv is not None and conv.response == TextResponse("42")
+        assert [(m.role, m.content) for m in conv.messages or []] == [("system", system), ("user", f"q{i}")]
+
+
+def test_a_new_store_syncs_its_commits_as_before(tmp_path: Path) -> None:
+    """The schema is written without fsyncs; what follows is WAL with synchronous NORMAL (1), as it always was."""
+    store = RunStore(tmp_path / "run")
+    cache = ResponseTable(tmp_path / "cache.sqlite")
+    for conn in (store._conn, cache._conn):
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert conn.execute("PRAGMA synchronous").fetchone()[0] == 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Literal
 
 Split = Literal["train", "val", "test"]
@@ -41,6 +42,11 @@ class Task:
         return TaskView(self.id, self.split, self.source_id, self.prompt)
 
     def payload_hash(self) -> str:
+        return self._payload_hash
+
+    @cached_property
+    def _payload_hash(self) -> str:
+        """Computed once per task (the split's hash and the run's task rows both need it)."""
         blob = json.dumps([self.id, self.split, self.source_id, self.prompt, self.reference], ensure_ascii=False)
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 

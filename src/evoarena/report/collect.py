@@ -22,7 +22,7 @@ from evoarena.report.store_sections import report_extras
 from evoarena.report.transfer import transfer_matrix
 from evoarena.report.update_quality import update_quality
 from evoarena.store import RunStore, queries
-from evoarena.store.calls import CallRow
+from evoarena.store.calls import LedgerOutcome, ledger_outcomes
 from evoarena.store.probes import probe_rows
 from evoarena.store.spend import checkpoint_tests, practice_spend
 
@@ -52,7 +52,7 @@ def call_records(store: RunStore, snap: RunSnapshot) -> list[CallRecord]:
     """Ledger rows of the cells (not the probes'), cache hits counted as a sequential run of the spec would have
     made them."""
     cells = snap.by_cell
-    rows = [r for r in queries.calls(store) if r.phase not in OUTSIDE_CALLS]
+    rows = [r for r in ledger_outcomes(store) if r.phase not in OUTSIDE_CALLS]
     cached = _canonical_cached(rows, snap.cell_order())
     out: list[CallRecord] = []
     for r in rows:
@@ -67,14 +67,14 @@ def call_records(store: RunStore, snap: RunSnapshot) -> list[CallRecord]:
     return out
 
 
-def _canonical_cached(rows: Sequence[CallRow], order: Mapping[str, int]) -> dict[int, bool]:
+def _canonical_cached(rows: Sequence[LedgerOutcome], order: Mapping[str, int]) -> dict[int, bool]:
     """Which of this run's calls count as paid and which as cache hits. The ledger says which row reached the
     provider; when cells (or a step's rollouts) ran at once, which of two identical calls got there first is a matter
     of timing. So per cache key the report keeps the ledger's count of paid calls and gives them to the rows a
     sequential run would have paid for — the earliest in (cell in spec order, then ledger order) — and the results
     are the same at any concurrency. Errors keep their own rows."""
     out = {r.id: r.cached for r in rows}
-    by_key: dict[str, list[CallRow]] = {}
+    by_key: dict[str, list[LedgerOutcome]] = {}
     for r in rows:
         if r.error is None:
             by_key.setdefault(r.cache_key, []).append(r)

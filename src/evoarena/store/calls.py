@@ -58,6 +58,40 @@ class CallRow:
 
 
 @dataclass(frozen=True)
+class LedgerOutcome:
+    """What a ledger row says of a call's outcome and spend, without its params or texts: what the report counts
+    (reading every row's params back costs more than the rest of the report's reading of the ledger)."""
+
+    id: int
+    cell: str | None
+    phase: str | None
+    role: str
+    model: str
+    model_id: str
+    cache_key: str
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float
+    latency_s: float
+    cached: bool
+    error: str | None
+    input_tokens_evaluated: int | None
+
+
+def ledger_outcomes(store: RunStore) -> list[LedgerOutcome]:
+    """Every ledger row's outcome, in the order the calls were made."""
+    rows = store.query(
+        "SELECT id, cell, phase, role, model, model_id, cache_key, input_tokens, output_tokens, cost_usd, latency_s,"
+        " cached, error, input_tokens_evaluated FROM calls ORDER BY id")
+    return [LedgerOutcome(
+        id=int(r["id"]), cell=r["cell"], phase=r["phase"], role=r["role"], model=r["model"], model_id=r["model_id"],
+        cache_key=r["cache_key"], input_tokens=int(r["input_tokens"]), output_tokens=int(r["output_tokens"]),
+        cost_usd=float(r["cost_usd"]), latency_s=float(r["latency_s"]), cached=bool(r["cached"]), error=r["error"],
+        input_tokens_evaluated=None if r["input_tokens_evaluated"] is None else int(r["input_tokens_evaluated"]),
+    ) for r in rows]  # fmt: skip
+
+
+@dataclass(frozen=True)
 class Conversation:
     """A call with its exact messages and response. `messages` is None when the store predates kept texts;
     `response` is None for a provider error (or when not kept)."""

@@ -6,6 +6,8 @@ import sqlite3
 import threading
 from pathlib import Path
 
+from evoarena.store.db import unsynced_setup
+
 
 class ResponseTable:
     """`responses(key, completion)`; WAL, so several runs may share the file."""
@@ -15,12 +17,11 @@ class ResponseTable:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self._conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA busy_timeout=10000")
         # committed writes survive a killed process without an fsync per put (WAL + NORMAL); an OS crash may lose the
         # last puts, which costs only repeated calls
-        self._conn.execute("PRAGMA synchronous=NORMAL")
-        self._conn.execute("PRAGMA busy_timeout=10000")
-        self._conn.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, completion TEXT NOT NULL)")
+        with unsynced_setup(self._conn):
+            self._conn.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, completion TEXT NOT NULL)")
 
     def get(self, key: str) -> str | None:
         with self._lock:

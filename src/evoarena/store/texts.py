@@ -68,9 +68,14 @@ def _dumps(data: Any) -> str:
     return json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
 
-def put_text(conn: sqlite3.Connection, text: str) -> str:
-    """Store `text` unless it is already there (compressing only then); return its digest. Idempotent."""
+def put_text(conn: sqlite3.Connection, text: str, known: set[str] | None = None) -> str:
+    """Store `text` unless it is already there (compressing only then); return its digest. Idempotent. `known`: the
+    digests this transaction has put already (a unit's calls share their system prompt), which need no look-up."""
     digest = text_digest(text)
+    if known is not None:
+        if digest in known:
+            return digest
+        known.add(digest)
     if conn.execute("SELECT 1 FROM texts WHERE digest=?", [digest]).fetchone() is None:
         raw = text.encode("utf-8")
         conn.execute(
@@ -87,10 +92,10 @@ def get_text(conn: sqlite3.Connection, digest: str) -> str:
     return zlib.decompress(row[0]).decode("utf-8")
 
 
-def put_request(conn: sqlite3.Connection, messages: Sequence[RequestMessage]) -> str:
+def put_request(conn: sqlite3.Connection, messages: Sequence[RequestMessage], known: set[str] | None = None) -> str:
     """Store each message content, then the request list `[[role, content_digest(, extra)], ...]`; return its
     digest."""
-    return put_text(conn, _dumps([[m[0], put_text(conn, m[1]), *m[2:3]] for m in messages]))
+    return put_text(conn, _dumps([[m[0], put_text(conn, m[1], known), *m[2:3]] for m in messages]), known)
 
 
 def get_request(conn: sqlite3.Connection, digest: str) -> list[TextMessage]:
@@ -102,9 +107,9 @@ def get_request(conn: sqlite3.Connection, digest: str) -> list[TextMessage]:
     return out
 
 
-def put_response(conn: sqlite3.Connection, response: TextResponse) -> str:
+def put_response(conn: sqlite3.Connection, response: TextResponse, known: set[str] | None = None) -> str:
     """Store a response as one text; identical responses (a cached call's) share it."""
-    return put_text(conn, _dumps(to_plain(response)))
+    return put_text(conn, _dumps(to_plain(response)), known)
 
 
 def get_response(conn: sqlite3.Connection, digest: str) -> TextResponse:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import re
 
 import pytest
+import yaml
 
+from evoarena.benchmarks.clr import library
 from evoarena.benchmarks.clr.library import KINDS, LibraryError, parse_library, shipped_library
 
 UNI = "universe: u\nvalues: {A: first value., B: second value., C: third value.}\n"
@@ -53,3 +55,10 @@ def test_no_description_names_a_grouping() -> None:
 def test_bad_rosters_are_refused_with_the_roster_named(roster: str, message: str) -> None:
     with pytest.raises(LibraryError, match=message):
         parse_library([("u.yaml", UNI)], [("r.yaml", roster)])
+
+
+def test_the_fast_loader_reads_the_shipped_library_as_the_pure_python_one_does(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    fast = shipped_library.__wrapped__()
+    monkeypatch.setattr(library, "_SAFE_LOADER", yaml.SafeLoader)
+    assert shipped_library.__wrapped__() == fast
