@@ -1,0 +1,53 @@
+"""Native TextGrad's report view (results.json `views.textgrad_native`, a report.html section): per `textgrad` cell,
+its variant (pipeline, update, feedback), how many candidate updates were kept, reverted by validation, rejected (no
+`<IMPROVED_VARIABLE>` span) or got no reply, the kept prompt's val curve, and the right→wrong rate: val items right
+under the parent prompt and wrong under the candidate, over the items both were graded on, summed over steps."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evoarena.api import view
+from evoarena.api.views import ReportContext, TemplateView
+from evoarena.store.queries import cells, events
+
+METHOD = "textgrad"
+KINDS = ["textgrad_native_seed", "textgrad_native_step", "textgrad_native_no_reply", "rejected_output"]
+
+
+@view("textgrad_native")
+class NativeTextGradView(TemplateView):
+    """TextGrad (native): the fate of each candidate update, the val curve and the right→wrong rate."""
+
+    method = METHOD
+    template = ("evoarena.methods.textgrad", "report_view.html.j2")
+
+    def build(self, ctx: ReportContext) -> dict[str, Any] | None:
+        ours = {c.cell: c for c in cells(ctx.store) if c.method == METHOD}
+        if not ours:
+            return None
+        rows: dict[str, dict[str, Any]] = {
+            cell: {"cell": cell, "condition": c.condition, "seed": c.seed, "steps": 0, "kept": 0, "reverted": 0,
+                   "rejected": 0, "no_reply": 0, "val": [], "right_to_wrong": 0, "wrong_to_right": 0,
+                   "graded": 0}
+            for cell, c in ours.items()}
+        for e in events(ctx.store, KINDS):
+            row = rows.get(e.cell or "")
+            if row is None:
+                continue
+            p = e.payload
+            if e.kind == "textgrad_native_seed":
+                row["val"].insert(0, p["val"])
+            elif e.kind == "textgrad_native_step":
+                row["steps"] += 1
+                row["kept" if p.get("kept") else "reverted"] += 1
+                if p.get("val") is not None:
+                    row["val"].append(p["val"] if p.get("kept") else p["previous"])
+                for key in ("right_to_wrong", "wrong_to_right", "graded"):
+                    row[key] += int(p.get(key) or 0)
+            else:
+                row["steps"] += 1
+                row["rejected" if e.kind == "rejected_output" else "no_reply"] += 1
+        for row in rows.values():
+            row["rate"] = row["right_to_wrong"] / row["graded"] if row["graded"] else None
+        return {"cells": list(rows.values())}
