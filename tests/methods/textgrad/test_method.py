@@ -151,3 +151,24 @@ def test_a_worse_candidate_is_reverted_and_its_right_to_wrong_counted(tmp_path: 
     assert (row["steps"], row["kept"], row["reverted"]) == (2, 0, 2)
     assert row["right_to_wrong"] == sum(e["right_to_wrong"] for e in events) and row["rate"] > 0
     assert 'id="textgrad-native-steps"' in (tmp_path / "run" / "report.html").read_text()
+
+
+@policy("test-textgrad-native-noisy")
+def noisy(messages: Sequence[Message], params: GenParams) -> str:
+    """arith-student, except that sample 0 of a call (the run's seed, 0) answers 999: the other samples outvote it."""
+    return "999" if params.seed == 0 and "Q:" in messages[-1].content else arith_student(messages, params)
+
+
+def test_vote_baseline_grades_the_majority_of_k_samples_on_val(tmp_path: Path, make_spec: Any) -> None:
+    """`vote_k: 3`: no critique, no update; k samples per val item, the majority answer graded (a lone 999 is outvoted);
+    the view shows the vote and, for every cell, the token-matched k. Mutation tried: grading the first sample
+    instead of the majority's fails `val_vote > 0`."""
+    store = run(tmp_path, make_spec, model="test-textgrad-native-noisy", vote_k=3)
+    assert not proposer_requests(store)
+    (vote,) = [json.loads(r["payload"]) for r in store.query("SELECT payload FROM events WHERE "
+                                                              "kind='textgrad_native_vote'")]
+    assert vote["k"] == 3 and vote["val_single"] == 0.0 and vote["val_vote"] > 0
+    rows = store.query("SELECT count(*) AS n FROM attempts WHERE phase='rollout'")
+    assert rows[0]["n"] == 3 * BENCH["n_val"]
+    row = view(tmp_path)
+    assert row["vote"]["k"] == 3 and row["matched_k"] is not None and row["matched_k"] >= 1

@@ -13,12 +13,13 @@ wrong under the candidate). State: `memory/textgrad/state.json`. Differences: do
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from evoarena.api import Attempt, Method, PracticeContext, TaskView, method
+from evoarena.api import Attempt, Method, PracticeContext, Rollout, TaskView, method
 from evoarena.harness import Manifest
 from evoarena.harness.state import parse_state
 from evoarena.methods.scoring import valset
@@ -115,6 +116,9 @@ class TextGrad(Method):
         loss: Literal["correct", "message"] = Field("correct", description="The string-based loss: `correct` 1/0 "
                                                     "as `string_based_equality_fn`; `message` the grader's message.")
         plan: str = Field(PLAN_SEED, min_length=1, description="two_node: the plan variable's starting value.")
+        vote_k: int = Field(0, ge=0, le=64, description="The equal-token vote baseline: k > 0 optimises nothing "
+                            "and grades a majority vote of k samples of the frozen prompt on val (k: the report's "
+                            "token-matched k); 0: off.")
 
     params: Params
 
@@ -134,6 +138,13 @@ class TextGrad(Method):
         if state.done:
             return None
         tree = ctx.harness.tree()
+        if self.params.vote_k:
+            state.done = True
+            single, voted = self._vote(ctx, tree, self.params.vote_k)
+            ctx.log("textgrad_native_vote", {"k": self.params.vote_k, "val_single": single, "val_vote": voted})
+            ctx.harness.save_state(STATE, state)
+            return Manifest(intent=f"TextGrad vote baseline: k={self.params.vote_k} on val",
+                            evidence=f"val one sample {single:.3f}, vote {voted:.3f}")
         if self.params.run_validation and not state.validation_acc:
             acc, passed = self._validate(ctx, tree)
             state.validation_acc, state.val_passed = [acc], passed
@@ -213,6 +224,23 @@ class TextGrad(Method):
         passed = {t.id: bool(not a.error and ctx.feedback(t, a).passed) for t, a in zip(tasks, attempts, strict=True)}
         scores = [0.0 if a.error else ctx.feedback(t, a).score for t, a in zip(tasks, attempts, strict=True)]
         return (sum(scores) / len(scores) if scores else 0.0), passed
+
+    def _vote(self, ctx: PracticeContext, tree: Mapping[str, str], k: int) -> tuple[float, float]:
+        """Val accuracy of one sample and of the majority vote over k samples (sample indices 0..k-1) of `tree`: the
+        vote's grade is that of the first sample giving the most frequent parsed answer."""
+        tasks = valset(ctx)
+        attempts = ctx.rollouts([Rollout(t, tree=tree, sample_index=i) for t in tasks for i in range(k)])
+        single = voted = 0.0
+        for n, t in enumerate(tasks):
+            group = [a for a in attempts[n * k:(n + 1) * k] if not a.error]
+            if not group:
+                continue
+            single += ctx.feedback(t, attempts[n * k]).score if not attempts[n * k].error else 0.0
+            answers = [a.answer for a in group if a.answer is not None]
+            top = Counter(answers).most_common(1)[0][0] if answers else None
+            chosen = next((a for a in group if a.answer == top), group[0])
+            voted += ctx.feedback(t, chosen).score
+        return (single / len(tasks), voted / len(tasks)) if tasks else (0.0, 0.0)
 
     def _decide(self, ctx: PracticeContext, tree: Mapping[str, str], proposed: Mapping[str, str],
                 state: NativeState) -> Manifest:

@@ -9,10 +9,21 @@ from typing import Any
 
 from evoarena.api import view
 from evoarena.api.views import ReportContext, TemplateView
-from evoarena.store.queries import cells, events
+from evoarena.store.queries import calls, cells, events
+
+
+def matched_k(store: Any, cell: str) -> tuple[int, int, int | None]:
+    """(optimisation tokens, test tokens, k): the cell's practice-phase tokens (every critique, update and rollout),
+    its test-phase tokens, and the vote's k that spends as much on the test split — 1 + optimisation ÷ test, rounded
+    (TextGrad answers each test item once, like one vote sample; its optimisation is the extra)."""
+    rows = calls(store, cell=cell, errors=False)
+    practice = sum(c.input_tokens + c.output_tokens for c in rows if c.phase == "practice")
+    test = sum(c.input_tokens + c.output_tokens for c in rows if c.phase == "test")
+    return practice, test, (1 + round(practice / test) if test else None)
 
 METHOD = "textgrad"
-KINDS = ["textgrad_native_seed", "textgrad_native_step", "textgrad_native_no_reply", "rejected_output"]
+KINDS = ["textgrad_native_seed", "textgrad_native_step", "textgrad_native_no_reply", "textgrad_native_vote",
+         "rejected_output"]
 
 
 @view("textgrad_native")
@@ -29,14 +40,16 @@ class NativeTextGradView(TemplateView):
         rows: dict[str, dict[str, Any]] = {
             cell: {"cell": cell, "condition": c.condition, "seed": c.seed, "steps": 0, "kept": 0, "reverted": 0,
                    "rejected": 0, "no_reply": 0, "val": [], "right_to_wrong": 0, "wrong_to_right": 0,
-                   "graded": 0}
+                   "graded": 0, "vote": None}
             for cell, c in ours.items()}
         for e in events(ctx.store, KINDS):
             row = rows.get(e.cell or "")
             if row is None:
                 continue
             p = e.payload
-            if e.kind == "textgrad_native_seed":
+            if e.kind == "textgrad_native_vote":
+                row["vote"] = {"k": p["k"], "single": p["val_single"], "vote": p["val_vote"]}
+            elif e.kind == "textgrad_native_seed":
                 row["val"].insert(0, p["val"])
             elif e.kind == "textgrad_native_step":
                 row["steps"] += 1
@@ -50,4 +63,5 @@ class NativeTextGradView(TemplateView):
                 row["rejected" if e.kind == "rejected_output" else "no_reply"] += 1
         for row in rows.values():
             row["rate"] = row["right_to_wrong"] / row["graded"] if row["graded"] else None
+            row["optimisation_tokens"], row["test_tokens"], row["matched_k"] = matched_k(ctx.store, row["cell"])
         return {"cells": list(rows.values())}
