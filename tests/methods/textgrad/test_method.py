@@ -43,7 +43,8 @@ def proposer_requests(store: RunStore) -> list[tuple[str, str]]:
 
 
 def steps(store: RunStore) -> list[dict[str, Any]]:
-    return [json.loads(r["payload"]) for r in store.query("SELECT payload FROM events WHERE kind='textgrad_native_step'")]
+    rows = store.query("SELECT payload FROM events WHERE kind='textgrad_native_step'")
+    return [json.loads(r["payload"]) for r in rows]
 
 
 def view(tmp_path: Path) -> dict[str, Any]:
@@ -172,3 +173,21 @@ def test_vote_baseline_grades_the_majority_of_k_samples_on_val(tmp_path: Path, m
     assert rows[0]["n"] == 3 * BENCH["n_val"]
     row = view(tmp_path)
     assert row["vote"]["k"] == 3 and row["matched_k"] is not None and row["matched_k"] >= 1
+
+
+@policy("test-textgrad-native-untagged")
+def untagged(messages: Sequence[Message], params: GenParams) -> str:
+    """arith-student, except that its TGD update names the new prompt without the tags."""
+    return arith_student(messages, params).replace("<IMPROVED_VARIABLE>", "New prompt: ").replace(
+        "</IMPROVED_VARIABLE>", "")
+
+
+def test_an_update_without_the_tags_is_rejected_and_the_prompt_stays(tmp_path: Path, make_spec: Any) -> None:
+    """TextualGradientDescent.step raises IndexError without the opening tag; here the reply is a rejected
+    `instruction`, the prompt stays and the view counts it."""
+    store = run(tmp_path, make_spec, model="test-textgrad-native-untagged", updates=2)
+    rejected = [e.payload for e in queries.events(store, ["rejected_output"])]
+    assert len(rejected) == 2 and all("New prompt: " in str(r) for r in rejected)
+    assert RULES["count"] not in tree_of(store)["system.md"] and not steps(store)
+    row = view(tmp_path)
+    assert (row["steps"], row["rejected"], row["kept"]) == (2, 2, 0)

@@ -23,8 +23,19 @@ from evoarena.api import Attempt, Method, PracticeContext, Rollout, TaskView, me
 from evoarena.harness import Manifest
 from evoarena.harness.state import parse_state
 from evoarena.methods.scoring import valset
-from evoarena.methods.textgrad import graph
-from evoarena.methods.textgrad.graph import Gradient, Variable
+from evoarena.methods.textgrad.graph import (
+    RESPONSE_ROLE,
+    Engine,
+    Gradient,
+    Request,
+    Variable,
+    backward,
+    gradient_context,
+    llm_call,
+    parse_update,
+    string_loss,
+    update_request,
+)
 from evoarena.models import Message
 
 STATE = "memory/textgrad/state.json"
@@ -165,8 +176,8 @@ class TextGrad(Method):
                                        requires_grad=self.params.update == "both")))
         return out
 
-    def _engine(self, ctx: PracticeContext) -> graph.Engine:
-        def answer(requests: Sequence[graph.Request]) -> list[str | None]:
+    def _engine(self, ctx: PracticeContext) -> Engine:
+        def answer(requests: Sequence[Request]) -> list[str | None]:
             if not requests:
                 return []
             replies = ctx.chat_many(ROLE, [[Message("system", s), Message("user", u)] for s, u in requests])
@@ -184,18 +195,18 @@ class TextGrad(Method):
             passed = bool(fb and fb.passed)
             message = fb.message if fb else "(no output: provider error)"
             query = Variable(query_of(a, t), QUERY_ROLE)
-            response = graph.llm_call(variables[0][1], [v for _, v in variables[1:]] + [query], query.value, a.text)
+            response = llm_call(variables[0][1], [v for _, v in variables[1:]] + [query], query.value, a.text)
             if self.params.feedback == "errors":
                 if not passed:  # the direct rewrite: the error itself, not a propagated critique
                     for _, v in optimised:
                         v.gradients.append(Gradient(message, variables[0][1].value, query.value, a.text,
-                                                    graph.RESPONSE_ROLE, in_conversation=True))
+                                                    RESPONSE_ROLE, in_conversation=True))
                 continue
             truth = Variable(ctx.label(t), ANSWER_ROLE)
             value = str(int(passed)) if self.params.loss == "correct" else message
-            losses.append(graph.string_loss([("prediction", response), ("ground_truth_answer", truth)],
+            losses.append(string_loss([("prediction", response), ("ground_truth_answer", truth)],
                                             FN_PURPOSE, value))
-        if self.params.feedback == "backprop" and not graph.backward(losses, self._engine(ctx)):
+        if self.params.feedback == "backprop" and not backward(losses, self._engine(ctx)):
             ctx.log("textgrad_native_no_reply", {"reason": "no reply from the proposer role"})
             return None
         todo = [(p, v) for p, v in optimised if v.gradients]
@@ -204,17 +215,17 @@ class TextGrad(Method):
         for _, v in todo:  # backward runs the batch's last example first; the optimiser reads batch order
             if self.params.feedback == "backprop":
                 v.gradients.reverse()
-        replies = self._engine(ctx)([graph.update_request(v, graph.gradient_context(v)) for _, v in todo])
+        replies = self._engine(ctx)([update_request(v, gradient_context(v)) for _, v in todo])
         new: dict[str, str] = {}
-        for (path, v), reply in zip(todo, replies, strict=True):
+        for (path, _), reply in zip(todo, replies, strict=True):
             if reply is None:
                 ctx.log("textgrad_native_no_reply", {"reason": f"no update reply for {path}"})
                 return None
-            value = graph.parse_update(reply)
-            if value is None:
+            parsed = parse_update(reply)
+            if parsed is None:
                 ctx.reject("instruction", reply, "no <IMPROVED_VARIABLE> span")
                 continue
-            new[path] = value
+            new[path] = parsed
         return new or None
 
     def _validate(self, ctx: PracticeContext, tree: Mapping[str, str]) -> tuple[float, dict[str, bool]]:
