@@ -41,15 +41,13 @@ from evoarena.models import Message
 STATE = "memory/textgrad/state.json"
 PLAN = "plan.md"
 ROLE = "proposer"
-QUERY_ROLE = "query to the language model"
-"""The role description of each query Variable (prompt_optimization.py, the training loop)."""
-ANSWER_ROLE = "correct answer for the query"
-"""The role description of each ground-truth Variable (prompt_optimization.py, the training loop)."""
-FN_PURPOSE = "The runtime of string-based function that checks if the prediction is correct."
-"""The loss function's purpose as `textgrad.tasks.load_task` states it for its string-based tasks."""
+# The example's strings (evaluation/prompt_optimization.py, its training loop; the loss purpose as
+# `textgrad.tasks.load_task` states it for string-based tasks): the roles of the query, the ground truth and the
+# optimised system prompt.
 PROMPT_ROLE = ("structured system prompt to a somewhat capable language model that specifies the behavior and "
                "strategies for the QA task")
-"""The optimised system prompt's role description (prompt_optimization.py)."""
+QUERY_ROLE, ANSWER_ROLE = "query to the language model", "correct answer for the query"
+FN_PURPOSE = "The runtime of string-based function that checks if the prediction is correct."
 PLAN_ROLE = "plan the language model follows before it answers the query"
 """The plan variable's role description (the two-node pipeline; ours, as textgrad has no such example)."""
 PLAN_SEED = "First work out what the question asks for, then find the quantities involved, then compute the answer."

@@ -34,34 +34,38 @@ class NativeTextGradView(TemplateView):
     template = ("evoarena.methods.textgrad", "report_view.html.j2")
 
     def build(self, ctx: ReportContext) -> dict[str, Any] | None:
-        ours = {c.cell: c for c in cells(ctx.store) if c.method == METHOD}
-        if not ours:
+        rows = {c.cell: _row(c.cell, c.condition, c.seed) for c in cells(ctx.store) if c.method == METHOD}
+        if not rows:
             return None
-        rows: dict[str, dict[str, Any]] = {
-            cell: {"cell": cell, "condition": c.condition, "seed": c.seed, "steps": 0, "kept": 0, "reverted": 0,
-                   "rejected": 0, "no_reply": 0, "val": [], "right_to_wrong": 0, "wrong_to_right": 0,
-                   "graded": 0, "vote": None}
-            for cell, c in ours.items()}
         for e in events(ctx.store, KINDS):
-            row = rows.get(e.cell or "")
-            if row is None:
-                continue
-            p = e.payload
-            if e.kind == "textgrad_native_vote":
-                row["vote"] = {"k": p["k"], "single": p["val_single"], "vote": p["val_vote"]}
-            elif e.kind == "textgrad_native_seed":
-                row["val"].insert(0, p["val"])
-            elif e.kind == "textgrad_native_step":
-                row["steps"] += 1
-                row["kept" if p.get("kept") else "reverted"] += 1
-                if p.get("val") is not None:
-                    row["val"].append(p["val"] if p.get("kept") else p["previous"])
-                for key in ("right_to_wrong", "wrong_to_right", "graded"):
-                    row[key] += int(p.get(key) or 0)
-            else:
-                row["steps"] += 1
-                row["rejected" if e.kind == "rejected_output" else "no_reply"] += 1
+            if (e.cell or "") in rows:
+                _count(rows[e.cell or ""], e.kind, e.payload)
         for row in rows.values():
             row["rate"] = row["right_to_wrong"] / row["graded"] if row["graded"] else None
             row["optimisation_tokens"], row["test_tokens"], row["matched_k"] = matched_k(ctx.store, row["cell"])
         return {"cells": list(rows.values())}
+
+
+def _row(cell: str, condition: str, seed: int) -> dict[str, Any]:
+    counts = dict.fromkeys(("steps", "kept", "reverted", "rejected", "no_reply", "right_to_wrong", "wrong_to_right",
+                            "graded"), 0)
+    return {"cell": cell, "condition": condition, "seed": seed, "val": [], "vote": None, **counts}
+
+
+def _count(row: dict[str, Any], kind: str, p: dict[str, Any]) -> None:
+    """One event into its cell's row."""
+    if kind == "textgrad_native_vote":
+        row["vote"] = {"k": p["k"], "single": p["val_single"], "vote": p["val_vote"]}
+        return
+    if kind == "textgrad_native_seed":
+        row["val"].insert(0, p["val"])
+        return
+    row["steps"] += 1
+    if kind != "textgrad_native_step":
+        row["rejected" if kind == "rejected_output" else "no_reply"] += 1
+        return
+    row["kept" if p.get("kept") else "reverted"] += 1
+    if p.get("val") is not None:
+        row["val"].append(p["val"] if p.get("kept") else p["previous"])
+    for key in ("right_to_wrong", "wrong_to_right", "graded"):
+        row[key] += int(p.get(key) or 0)
