@@ -191,3 +191,18 @@ def test_an_update_without_the_tags_is_rejected_and_the_prompt_stays(tmp_path: P
     assert RULES["count"] not in tree_of(store)["system.md"] and not steps(store)
     row = view(tmp_path)
     assert (row["steps"], row["rejected"], row["kept"]) == (2, 2, 0)
+
+
+def test_the_proposer_probe_is_tgds_update_read_as_step_reads_it() -> None:
+    """One probe: TGD's update request over the generic examples (each a critique in its conversation); a tagged new
+    prompt is usable, a reply without tags malformed, the probe's own prompt between the tags unusable."""
+    from evoarena.api import GENERIC_EXAMPLES, Reply
+    from evoarena.methods.textgrad.method import PROBE_PROMPT
+
+    (probe,) = TextGrad().probes(GENERIC_EXAMPLES)
+    assert probe.role == "proposer" and UPDATE in probe.prompt
+    assert all(f"<FEEDBACK>{ex.feedback}</FEEDBACK>" in probe.prompt for ex in GENERIC_EXAMPLES)
+    verdicts = [probe.judge(Reply(text, "stop")) for text in (
+        "<IMPROVED_VARIABLE>Subtract what is given away.</IMPROVED_VARIABLE>", "Subtract what is given away.",
+        f"<IMPROVED_VARIABLE>{PROBE_PROMPT}</IMPROVED_VARIABLE>")]
+    assert [(v.well_formed, v.usable) for v in verdicts] == [(True, True), (False, False), (True, False)]

@@ -19,7 +19,19 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from evoarena.api import Attempt, Method, PracticeContext, Rollout, TaskView, method
+from evoarena.api import (
+    Attempt,
+    Method,
+    PracticeContext,
+    Probe,
+    ProbeExample,
+    Reply,
+    Rollout,
+    TaskView,
+    Verdict,
+    method,
+)
+from evoarena.api.probe import judged, refused
 from evoarena.harness import Manifest
 from evoarena.harness.state import parse_state
 from evoarena.methods.scoring import valset
@@ -51,6 +63,19 @@ FN_PURPOSE = "The runtime of string-based function that checks if the prediction
 PLAN_ROLE = "plan the language model follows before it answers the query"
 """The plan variable's role description (the two-node pipeline; ours, as textgrad has no such example)."""
 PLAN_SEED = "First work out what the question asks for, then find the quantities involved, then compute the answer."
+
+
+PROBE_PROMPT = "You will answer a reasoning question. Think step by step."
+
+
+def check_update(reply: Reply) -> Verdict:
+    """A probe reply read as TGD's `step` reads it: the text between the tags, which must change the variable."""
+    if reply.cut_off:
+        return refused("update cut off at max_tokens")
+    new = parse_update(reply.text)
+    if new is None:
+        return refused("no <IMPROVED_VARIABLE> span")
+    return judged(bool(new) and new != PROBE_PROMPT, "the update repeats the variable")
 
 
 def keeps(val: float, previous: float) -> bool:
@@ -130,6 +155,15 @@ class TextGrad(Method):
                             "token-matched k); 0: off.")
 
     params: Params
+
+    def probes(self, examples: Sequence[ProbeExample]) -> tuple[Probe, ...]:
+        """TGD's update request (its user message) with each example's conversation and feedback as a critique."""
+        if not examples:
+            return ()
+        prompt = Variable(PROBE_PROMPT, PROMPT_ROLE, requires_grad=True)
+        prompt.gradients = [Gradient(ex.feedback, PROBE_PROMPT, ex.task, ex.output.strip(), RESPONSE_ROLE,
+                                     in_conversation=True) for ex in examples]
+        return (Probe("update/all", ROLE, update_request(prompt, gradient_context(prompt))[1], check_update),)
 
     def initialize(self, ws: Any, system_prompt: str, solver_params: Any) -> None:
         super().initialize(ws, system_prompt, solver_params)
