@@ -264,9 +264,9 @@ class TextGrad(Method):
         """`eval_dataset` on val: each val task once under `tree`; the mean grade and which items passed."""
         tasks = valset(ctx)
         attempts = ctx.rollouts(tasks, tree=tree)
-        passed = {t.id: bool(not a.error and ctx.feedback(t, a).passed) for t, a in zip(tasks, attempts, strict=True)}
-        scores = [0.0 if a.error else ctx.feedback(t, a).score for t, a in zip(tasks, attempts, strict=True)]
-        return (sum(scores) / len(scores) if scores else 0.0), passed
+        grades = {t.id: None if a.error else ctx.feedback(t, a) for t, a in zip(tasks, attempts, strict=True)}
+        scores = [0.0 if g is None else g.score for g in grades.values()]
+        return (sum(scores) / len(scores) if scores else 0.0), {k: bool(g and g.passed) for k, g in grades.items()}
 
     def _vote(self, ctx: PracticeContext, tree: Mapping[str, str], k: int) -> tuple[float, float]:
         """Val accuracy of one sample and of the majority vote over k samples (sample indices 0..k-1) of `tree`: the
