@@ -206,3 +206,14 @@ def test_the_proposer_probe_is_tgds_update_read_as_step_reads_it() -> None:
         "<IMPROVED_VARIABLE>Subtract what is given away.</IMPROVED_VARIABLE>", "Subtract what is given away.",
         f"<IMPROVED_VARIABLE>{PROBE_PROMPT}</IMPROVED_VARIABLE>")]
     assert [(v.well_formed, v.usable) for v in verdicts] == [(True, True), (False, False), (True, False)]
+
+
+def test_random_prompt_baseline_sends_one_update_with_no_context_and_no_batch(tmp_path: Path, make_spec: Any
+                                                                             ) -> None:
+    """`feedback: none`: no batch rollout, no critique; one TGD request whose context is empty, then validation."""
+    store = run(tmp_path, make_spec, updates=2, feedback="none")
+    sent = proposer_requests(store)
+    assert len(sent) == 2 and all("<CONTEXT></CONTEXT>" in u and UPDATE in u for _, u in sent)
+    rollouts = store.query("SELECT count(*) AS n FROM attempts WHERE phase='rollout'")[0]["n"]
+    assert rollouts == BENCH["n_val"] * 3  # the seed prompt's val, then each candidate's: no train batch
+    assert len(steps(store)) == 2

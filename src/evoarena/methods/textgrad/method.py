@@ -144,9 +144,10 @@ class TextGrad(Method):
                                                         "before the task, then the answer prompt.")
         update: Literal["final", "both"] = Field("final", description="two_node only: optimise the answer prompt "
                                                  "(`final`) or the plan too (`both`).")
-        feedback: Literal["backprop", "errors"] = Field("backprop", description="`backprop`: TextGrad's backward "
-                                                        "pass; `errors`: the direct-rewrite baseline (the optimiser "
-                                                        "sees the failed conversations and the grader's message).")
+        feedback: Literal["backprop", "errors", "none"] = Field(
+            "backprop", description="`backprop`: TextGrad's backward pass; `errors`: the direct-rewrite baseline (the "
+            "optimiser sees the failed conversations and the grader's message); `none`: the equal-budget random "
+            "prompt (the same update request with an empty context, validated the same way).")
         loss: Literal["correct", "message"] = Field("correct", description="The string-based loss: `correct` 1/0 "
                                                     "as `string_based_equality_fn`; `message` the grader's message.")
         plan: str = Field(PLAN_SEED, min_length=1, description="two_node: the plan variable's starting value.")
@@ -218,9 +219,11 @@ class TextGrad(Method):
 
     def _step(self, ctx: PracticeContext, tree: Mapping[str, str], batch: Sequence[TaskView]) -> dict[str, str] | None:
         """One optimisation step on `batch`: the new values of the optimised files, or None (no reply, no tags)."""
-        attempts = ctx.rollouts(batch, tree=tree)
         variables = self._variables(tree)
         optimised = [(path, v) for path, v in variables if v.requires_grad]
+        if self.params.feedback == "none":  # the random prompt: no batch, no feedback, the same update and validation
+            return self._update(ctx, optimised)
+        attempts = ctx.rollouts(batch, tree=tree)
         losses = []
         for t, a in zip(batch, attempts, strict=True):
             fb = (ctx.feedback(t, a) if not a.error else None)
@@ -247,6 +250,10 @@ class TextGrad(Method):
         for _, v in todo:  # backward runs the batch's last example first; the optimiser reads batch order
             if self.params.feedback == "backprop":
                 v.gradients.reverse()
+        return self._update(ctx, todo)
+
+    def _update(self, ctx: PracticeContext, todo: Sequence[tuple[str, Variable]]) -> dict[str, str] | None:
+        """One TGD request per variable (its critiques in context); the new values of those whose reply parsed."""
         replies = self._engine(ctx)([update_request(v, gradient_context(v)) for _, v in todo])
         new: dict[str, str] = {}
         for (path, _), reply in zip(todo, replies, strict=True):
