@@ -19,19 +19,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from evoarena.api import (
-    Attempt,
-    Method,
-    PracticeContext,
-    Probe,
-    ProbeExample,
-    Reply,
-    Rollout,
-    TaskView,
-    Verdict,
-    method,
-)
-from evoarena.api.probe import judged, refused
+from evoarena.api import Attempt, Method, PracticeContext, Reply, Rollout, TaskView, method
+from evoarena.api.probe import Probe, ProbeExample, Verdict, judged, refused
 from evoarena.harness import Manifest
 from evoarena.harness.state import parse_state
 from evoarena.methods.scoring import valset
