@@ -28,6 +28,7 @@ from evoarena.methods.reasoning_bank import ReasoningBank
 from evoarena.methods.reference import Reference
 from evoarena.methods.reflexion import Reflexion
 from evoarena.methods.skillprox import SkillProx
+from evoarena.methods.textgrad import TextGrad
 from evoarena.methods.tf_grpo import TfGrpo
 
 __all__ = [
@@ -54,6 +55,7 @@ __all__ = [
     "Reference",
     "Reflexion",
     "SkillProx",
+    "TextGrad",
     "TextGradTGD",
     "TfGrpo",
     "generator_output",
