@@ -1,10 +1,10 @@
 """Performance benchmark: decoding k sequences at once in one llama.cpp context on the embedded model.
 
 The same four (or --prompts, rounded up to a multiple of k) different ~300-token chat prompts are decoded greedily at
-each k: k = 1 decodes them one after another, k = 2 two at a time, and so on. A group's prompts are evaluated one
-by one (each samples its first token as soon as its prompt is in), then the group's sequences are decoded together,
-one token of each per `llama_decode` (llama-cpp-python's low-level API: a batch with one seq_id per sequence, a
-sampler chain per sequence, built as `Llama` builds it). `today` is the embedded backend's own path for the same prompts, one
+each k: k = 1 decodes them one after another, k = 2 two at a time, and so on. A group's prompts are evaluated one by
+one (each samples its first token as soon as its prompt is in), then the group's sequences are decoded together, one
+token of each per `llama_decode` (llama-cpp-python's low-level API: a batch with one seq_id per sequence, a sampler
+chain per sequence, built as `Llama` builds it). `today` is the embedded backend's own path for the same prompts, one
 `complete` call after another. Trials alternate over the ks, `--repeat` rounds; per k: aggregate output tok/s (all
 generated tokens / wall) and mean time to first token (from its group's start), median and range, and their ratios to
 k = 1 within each round. Each sequence's greedy tokens at k > 1 are compared with its k = 1 tokens.
