@@ -10,7 +10,7 @@ import pytest
 
 from evoarena.models import embedded_batch
 from evoarena.models.base import Completion, GenParams, Message
-from evoarena.models.embedded import EmbeddedBackend
+from evoarena.models.embedded import _SAMPLER, EmbeddedBackend
 
 embedded = pytest.mark.embedded
 
@@ -50,7 +50,7 @@ def test_waiting_calls_are_batched_and_each_gets_its_own_answer(embedded_backend
         embedded_backend._loaded.llm.reset()
         lone.append(embedded_backend.complete(m, p))
     alone = [_fields(c) for c in lone]
-    gate = embedded_batch.gate_for(embedded_backend._loaded)
+    gate = embedded_batch.gate_for(embedded_backend._loaded, _SAMPLER)
     batches, batched = gate.batches, gate.batched_calls
     assert gate.take_if_idle()  # hold the model, as a long lone call would, while the calls arrive
     results: dict[int, Completion] = {}
@@ -78,7 +78,7 @@ def test_waiting_calls_are_batched_and_each_gets_its_own_answer(embedded_backend
 @embedded
 def test_a_lone_call_is_not_batched(embedded_backend: EmbeddedBackend) -> None:
     assert embedded_backend._loaded is not None
-    gate = embedded_batch.gate_for(embedded_backend._loaded)
+    gate = embedded_batch.gate_for(embedded_backend._loaded, _SAMPLER)
     batched = gate.batched_calls
     embedded_backend.complete(*CALLS[0])
     assert gate.batched_calls == batched and gate.owner is None
@@ -87,7 +87,7 @@ def test_a_lone_call_is_not_batched(embedded_backend: EmbeddedBackend) -> None:
 @embedded
 def test_one_waiting_call_runs_alone(embedded_backend: EmbeddedBackend) -> None:
     assert embedded_backend._loaded is not None
-    gate = embedded_batch.gate_for(embedded_backend._loaded)
+    gate = embedded_batch.gate_for(embedded_backend._loaded, _SAMPLER)
     batched = gate.batched_calls
     assert gate.take_if_idle()
     out: list[Completion] = []

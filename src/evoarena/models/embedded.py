@@ -48,8 +48,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Literal
 
-from evoarena.models import embedded_batch
 from evoarena.models.base import Completion, GenParams, Message, ProviderError, TokenLogprob, Usage, refuse_tools
+from evoarena.models.embedded_batch import complete as complete_batched
 from evoarena.models.shipped import SHIPPED, assemble, resolve
 from evoarena.spec import ModelSpec
 
@@ -273,7 +273,7 @@ class EmbeddedBackend:
     def complete(self, messages: Sequence[Message], params: GenParams) -> Completion:
         """A lone call runs `complete_alone`; calls that find the model busy are decoded together
         (`models/embedded_batch.py`)."""
-        return embedded_batch.complete(self, messages, params, self.complete_alone)
+        return complete_batched(self, messages, params, self.complete_alone, _SAMPLER)
 
     def complete_alone(self, messages: Sequence[Message], params: GenParams) -> Completion:
         """One call on the model's own context, holding its lock."""

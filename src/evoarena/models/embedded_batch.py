@@ -26,12 +26,24 @@ import threading
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from evoarena.models.base import Completion, GenParams, Message, ProviderError, Usage
 
-if TYPE_CHECKING:
-    from evoarena.models.embedded import EmbeddedBackend, _Loaded
+_Loaded = Any  # models.embedded._Loaded: llm, path, n_ctx, lock (not imported: embedded imports this module)
+
+
+class EmbeddedBackend(Protocol):
+    """What this module uses of models.embedded.EmbeddedBackend."""
+
+    _loaded: Any
+
+    @property
+    def prompt_format(self) -> str: ...
+
+    def load(self) -> float: ...
+
+    def render(self, messages: Sequence[Message]) -> tuple[str, bool]: ...
 
 PARALLEL_ENV = "EVOARENA_EMBEDDED_PARALLEL"
 # 3: the most sequences per step whose logits are bit for bit a lone call's. At 4 and more tokens per step llama.cpp's
@@ -77,9 +89,10 @@ class _Job:
 class _Gate:
     """Who holds one model: nobody, a lone call (the backend's path) or the batch driver; and who waits."""
 
-    def __init__(self, loaded: _Loaded, k: int) -> None:
+    def __init__(self, loaded: _Loaded, k: int, sampler: dict[str, Any]) -> None:
         self.loaded = loaded
         self.k = k
+        self.sampler = sampler
         self.cv = threading.Condition()
         self.owner: str | None = None  # None | "alone" | "batch"
         self.queue: deque[_Job] = deque()
@@ -129,7 +142,7 @@ class _Gate:
         try:
             if self.engine is None:
                 try:
-                    self.engine = _Engine(self.loaded, self.k)
+                    self.engine = _Engine(self.loaded, self.k, self.sampler)
                 except Exception:  # noqa: BLE001 - no batch context (memory, an old llama.cpp): serve calls alone
                     self.broken = True
                     return
@@ -157,14 +170,13 @@ class _Gate:
 class _Engine:
     """The batch context of one model and its decoding loop."""
 
-    def __init__(self, loaded: _Loaded, k: int) -> None:
+    def __init__(self, loaded: _Loaded, k: int, sampler: dict[str, Any]) -> None:
+        import llama_cpp  # the backend has loaded it already
         from llama_cpp import _internals
 
-        from evoarena.models.embedded import _SAMPLER, _import_llama_cpp
-
-        self.lc = _import_llama_cpp()
+        self.lc = llama_cpp
         self.internals = _internals
-        self.sampler_args = _SAMPLER
+        self.sampler_args = sampler
         self.loaded = loaded
         llm = loaded.llm
         params = type(llm.context_params).from_buffer_copy(llm.context_params)  # the same threads, batch, flags
@@ -274,23 +286,24 @@ _GATES: dict[tuple[str, int], _Gate] = {}
 _GATES_LOCK = threading.Lock()
 
 
-def gate_for(loaded: _Loaded) -> _Gate:
+def gate_for(loaded: _Loaded, sampler: dict[str, Any]) -> _Gate:
     with _GATES_LOCK:
         key = (loaded.path, loaded.n_ctx)
         if key not in _GATES:
-            _GATES[key] = _Gate(loaded, parallel())
+            _GATES[key] = _Gate(loaded, parallel(), sampler)
         return _GATES[key]
 
 
 def complete(backend: EmbeddedBackend, messages: Sequence[Message], params: GenParams,
-             alone: Callable[[Sequence[Message], GenParams], Completion]) -> Completion:
-    """`alone(messages, params)` (the backend's own path) for a lone call; decoded with other waiting calls else."""
+             alone: Callable[[Sequence[Message], GenParams], Completion], sampler: dict[str, Any]) -> Completion:
+    """`alone(messages, params)` (the backend's own path) for a lone call; decoded with other waiting calls else.
+    `sampler`: the backend's sampler settings (top_k, top_p, min_p, typical_p, repeat_penalty)."""
     if params.logprobs or params.tools or params.max_tokens < 1 or parallel() < 2:
         return alone(messages, params)
     backend.load()
     loaded = backend._loaded
     assert loaded is not None
-    gate = gate_for(loaded)
+    gate = gate_for(loaded, sampler)
     if not gate.take_if_idle():
         job = _prepare(backend, loaded, messages, params)
         if not gate.wait_turn(job):
