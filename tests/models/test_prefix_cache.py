@@ -61,6 +61,20 @@ def test_a_newer_state_replaces_the_ones_it_mostly_covers() -> None:
     assert len(cache) == 2
 
 
+def test_a_portable_state_is_not_given_up_for_one_only_the_models_own_context_loads() -> None:
+    cache = PrefixCache(10_000)
+    batch = PrefixState(tuple(SYS + [1] * 10), b"x" * 100, portable=True)
+    cache.put(batch)
+    cache.put(state(SYS + [2] * 10))  # the model's own context: covers it, but the batch decoder cannot load it
+    assert len(cache) == 2 and cache.size_bytes == 200
+    assert cache.longest(SYS + [2], portable=True)[0] is batch
+    assert cache.longest(SYS + [2] * 3)[0] == state(SYS + [2] * 10)
+    cache.put(state(list(batch.tokens)))  # the same tokens again from the own context: the portable one stays
+    assert cache.longest(batch.tokens)[0] is batch and cache.size_bytes == 200
+    cache.put(PrefixState(tuple(SYS + [3] * 10), b"y" * 100, portable=True))  # a portable one covers both
+    assert len(cache) == 1 and cache.size_bytes == 100
+
+
 def test_bounded_by_bytes_least_recent_out() -> None:
     cache = PrefixCache(250)
     first, second, third = (state([k] * MIN_TOKENS, 100) for k in (1, 2, 3))
@@ -146,3 +160,43 @@ def test_interleaved_cells_evaluate_their_shared_prefix_once(embedded_backend: E
     assert all(e > 0.95 * s for e, s in zip(evaluated[:2], sent[:2], strict=True))
     assert all(e < 0.3 * s for e, s in zip(evaluated[2:], sent[2:], strict=True))
     assert [c.text for c in reused] == [c.text for c in plain]  # greedy answers do not depend on the reuse
+
+
+@embedded
+def test_batched_calls_restore_and_keep_prefixes_too(embedded_backend: EmbeddedBackend) -> None:
+    import threading
+
+    from evoarena.models import embedded_batch
+
+    backend = embedded_backend
+    backend.load()
+    loaded = backend._loaded
+    assert loaded is not None
+    calls = [ask(PLAYBOOK if i % 2 == 0 else OTHER, q) for q in ("What is 2 + 3?", "What is 9 - 4?",
+                                                                 "What is 6 + 6?") for i in range(2)]
+    saved = loaded.prefix
+    try:
+        loaded.prefix = PrefixReuse(capacity=0)
+        alone = [backend.complete_alone(m, GREEDY) for m in calls]
+        loaded.prefix = PrefixReuse(capacity=512 << 20)
+        loaded.llm.reset()
+        gate = embedded_batch.gate_for(loaded, {})
+        batched_before = gate.batched_calls
+        got: dict[int, object] = {}
+
+        def run(i: int) -> None:
+            got[i] = backend.complete(calls[i], GREEDY)
+
+        for wave in ((0, 1), (2, 3, 4, 5)):  # the second wave finds the model busy: batched, from kept prefixes
+            threads = [threading.Thread(target=run, args=(i,)) for i in wave]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+    finally:
+        loaded.prefix = saved
+    assert gate.batched_calls > batched_before
+    done = [got[i] for i in range(6)]
+    assert [c.text for c in done] == [c.text for c in alone]  # type: ignore[attr-defined]
+    later = [c.extra["input_tokens_evaluated"] for c in done[2:]]  # type: ignore[attr-defined]
+    assert all(e < 0.3 * c.usage.input_tokens for e, c in zip(later, done[2:], strict=True))  # type: ignore[attr-defined]

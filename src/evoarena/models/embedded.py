@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, Literal
 
 from evoarena.models.base import Completion, GenParams, Message, ProviderError, TokenLogprob, Usage, refuse_tools
+from evoarena.models.embedded_batch import complete as complete_batched
 from evoarena.models.prefix_cache import PrefixReuse
 from evoarena.models.shipped import SHIPPED, assemble, resolve
 from evoarena.spec import ModelSpec
@@ -274,6 +275,12 @@ class EmbeddedBackend:
             return list(self._loaded.llm.tokenize(prompt.encode("utf-8"), add_bos=add_bos, special=True))
 
     def complete(self, messages: Sequence[Message], params: GenParams) -> Completion:
+        """A lone call runs `complete_alone`; calls that find the model busy are decoded together
+        (`models/embedded_batch.py`)."""
+        return complete_batched(self, messages, params, self.complete_alone, _SAMPLER)
+
+    def complete_alone(self, messages: Sequence[Message], params: GenParams) -> Completion:
+        """One call on the model's own context, holding its lock."""
         refuse_tools(self, params)  # no function calling in process: serve the model with --function-calling
         if params.max_tokens < 1:
             raise ProviderError(f"{self.model_id}: max_tokens must be >= 1", retryable=False)

@@ -51,10 +51,13 @@ def shared_prefix(a: Sequence[int], b: Sequence[int]) -> int:
 
 @dataclass(frozen=True)
 class PrefixState:
-    """The KV of sequence 0 (llama_state_seq_get_data) after evaluating `tokens`."""
+    """The KV of one sequence (llama_state_seq_get_data) after evaluating `tokens`. `portable`: saved from the batch
+    decoder's context, whose states load into either context; llama.cpp refuses the model's own context's states in
+    the batch context (its per-sequence KV streams), so those serve lone calls only."""
 
     tokens: tuple[int, ...]
     kv: bytes
+    portable: bool = False
 
 
 class PrefixCache:
@@ -72,11 +75,14 @@ class PrefixCache:
     def size_bytes(self) -> int:
         return self._bytes
 
-    def longest(self, tokens: Sequence[int]) -> tuple[PrefixState | None, int]:
-        """The entry sharing the longest prefix with `tokens` (most recent among equals), and that length."""
+    def longest(self, tokens: Sequence[int], *, portable: bool = False) -> tuple[PrefixState | None, int]:
+        """The entry sharing the longest prefix with `tokens` (most recent among equals; with `portable`, among the
+        portable ones), and that length."""
         best: PrefixState | None = None
         best_n = 0
         for state in reversed(self._entries.values()):
+            if portable and not state.portable:
+                continue
             n = shared_prefix(state.tokens, tokens)
             if n > best_n:
                 best, best_n = state, n
@@ -85,12 +91,18 @@ class PrefixCache:
         return best, best_n
 
     def put(self, state: PrefixState) -> None:
-        """Keep `state`; drop entries it mostly covers (half or more of their tokens are its prefix), then the least
-        recently used until the bound holds. A state larger than the bound is not kept."""
+        """Keep `state`; drop entries it mostly covers (half or more of their tokens are its prefix; a portable entry
+        only for a portable one), then the least recently used until the bound holds. A state larger than the bound
+        is not kept."""
         if len(state.kv) > self.capacity or len(state.tokens) < MIN_TOKENS:
             return
-        for key in [k for k in self._entries if shared_prefix(k, state.tokens) * 2 >= len(k)]:
-            self._drop(key)
+        same = self._entries.get(state.tokens)
+        if same is not None and same.portable and not state.portable:  # the same tokens, kept where both can load it
+            self._entries.move_to_end(state.tokens)
+            return
+        for key, old in list(self._entries.items()):
+            if (state.portable or not old.portable) and shared_prefix(key, state.tokens) * 2 >= len(key):
+                self._drop(key)
         self._entries[state.tokens] = state
         self._bytes += len(state.kv)
         while self._bytes > self.capacity:
@@ -100,25 +112,34 @@ class PrefixCache:
         self._bytes -= len(self._entries.pop(key).kv)
 
 
-def save_sequence(llm: Any) -> PrefixState:
-    """The `Llama`'s sequence 0 as it stands: the tokens it has evaluated and their KV."""
+def sequence_kv(ctx: Any, seq: int) -> bytes:
+    """The KV of sequence `seq` of a llama.cpp context (llama_state_seq_get_data)."""
     import llama_cpp
 
-    ctx = llm._ctx.ctx
-    size = llama_cpp.llama_state_seq_get_size(ctx, 0)
+    size = llama_cpp.llama_state_seq_get_size(ctx, seq)
     buf = (ctypes.c_uint8 * size)()
-    got = llama_cpp.llama_state_seq_get_data(ctx, buf, size, 0)
-    return PrefixState(tokens=tuple(int(t) for t in llm._input_ids.tolist()), kv=ctypes.string_at(buf, got))
+    got = llama_cpp.llama_state_seq_get_data(ctx, buf, size, seq)
+    return ctypes.string_at(buf, got)
+
+
+def load_sequence_kv(ctx: Any, kv: bytes, seq: int) -> bool:
+    """Put KV saved by `sequence_kv` into sequence `seq` of a context of the same model; False when refused."""
+    import llama_cpp
+
+    buf = (ctypes.c_uint8 * len(kv)).from_buffer_copy(kv)
+    return bool(llama_cpp.llama_state_seq_set_data(ctx, buf, len(kv), seq) == len(kv))
+
+
+def save_sequence(llm: Any) -> PrefixState:
+    """The `Llama`'s sequence 0 as it stands: the tokens it has evaluated and their KV."""
+    return PrefixState(tokens=tuple(int(t) for t in llm._input_ids.tolist()), kv=sequence_kv(llm._ctx.ctx, 0))
 
 
 def restore_sequence(llm: Any, state: PrefixState) -> None:
     """Put `state` into the `Llama`'s context as sequence 0, replacing what was there; the next `generate` matches
     the new prompt against `state.tokens` and evaluates only what follows the shared prefix."""
-    import llama_cpp
-
     llm._ctx.kv_cache_seq_rm(-1, 0, -1)
-    buf = (ctypes.c_uint8 * len(state.kv)).from_buffer_copy(state.kv)
-    if llama_cpp.llama_state_seq_set_data(llm._ctx.ctx, buf, len(state.kv), 0) != len(state.kv):
+    if not load_sequence_kv(llm._ctx.ctx, state.kv, 0):
         llm.reset()
         llm._ctx.kv_cache_seq_rm(-1, 0, -1)
         raise RuntimeError("llama.cpp refused a saved prefix state")
@@ -157,6 +178,36 @@ class PrefixReuse:
             if state is not None and n >= held + MIN_GAIN:
                 restore_sequence(llm, state)
         return tokens_to_evaluate(llm, tokens)
+
+    def restore_into(self, ctx: Any, seq: int, tokens: Sequence[int]) -> int:
+        """Restore the kept state sharing the most with `tokens` into sequence `seq` of another context of the same
+        model (an empty one: the batch decoder's), cut to that shared prefix but for the last prompt token, whose
+        logits must be computed; return how many prompt tokens it holds (0: nothing restored)."""
+        if not self.enabled:
+            return 0
+        state, n = self.cache.longest(tokens, portable=True)
+        if state is None or n < MIN_GAIN:
+            return 0
+        import llama_cpp
+
+        keep = min(n, len(tokens) - 1)
+        memory = llama_cpp.llama_get_memory(ctx)
+        if not load_sequence_kv(ctx, state.kv, seq):
+            llama_cpp.llama_memory_seq_rm(memory, seq, -1, -1)
+            return 0
+        llama_cpp.llama_memory_seq_rm(memory, seq, keep, -1)
+        return keep
+
+    def keep_from(self, ctx: Any, seq: int, tokens: Sequence[int]) -> None:
+        """Keep sequence `seq` of another context (its KV holds the first tokens of `tokens`) for later calls."""
+        if not self.enabled:
+            return
+        import llama_cpp
+
+        held = int(llama_cpp.llama_memory_seq_pos_max(llama_cpp.llama_get_memory(ctx), seq)) + 1
+        if held >= MIN_TOKENS:
+            self.cache.put(PrefixState(tokens=tuple(int(t) for t in tokens[:held]), kv=sequence_kv(ctx, seq),
+                                       portable=True))
 
     def after(self, llm: Any) -> None:
         """Keep the context's sequence 0 (prompt and completion) for later calls."""
