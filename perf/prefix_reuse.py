@@ -1,11 +1,14 @@
 """Performance benchmark: prompt-prefix reuse on the embedded model, a playbook-shaped study.
 
 Three cells in flight, each with its own ~1k-token playbook as the system prompt (as ACE's or Dynamic Cheatsheet's
-generator calls carry theirs), answer arith word problems on the embedded 0.5B; their calls interleave on the one
-llama.cpp context. Trials alternate kept prefixes off (EVOARENA_EMBEDDED_PREFIX_MB=0's behaviour: llama-cpp-python
-reuses only what the previous call shared) and on, each into a fresh run directory with an empty response cache.
-Reports prompt tokens sent vs evaluated (from the ledger) and wall time, as ratios on/off in the same run.
-Targets: evaluated <= 0.3 x sent, wall <= 0.5 x off.
+generator calls carry theirs), answer arith word problems on the embedded 0.5B; their calls interleave on the model.
+Trials alternate three arms, each into a fresh run directory with an empty response cache:
+- `today`: no kept prefixes (EVOARENA_EMBEDDED_PREFIX_MB=0: llama-cpp-python reuses only what the previous call
+  shared) and no batched decoding (EVOARENA_EMBEDDED_PARALLEL=1) — the backend before either existed;
+- `prefixes`: kept prefixes, no batching;
+- `both`: the defaults (kept prefixes, up to 3 waiting calls decoded together).
+Reports prompt tokens sent vs evaluated (from the ledger) and wall time, as ratios to `today` in the same run.
+Targets: evaluated <= 0.3 x sent, wall <= 0.5 x today.
 
 Usage: python perf/prefix_reuse.py [--model qwen2.5-coder-0.5b-instruct] [--repeats 2] [--tests 12] [--smoke]
 """
@@ -23,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from evoarena.models import ResponseCache, embedded
+from evoarena.models.embedded_batch import PARALLEL_ENV
 from evoarena.models.prefix_cache import PrefixReuse
 from evoarena.protocol.run.runner import run_experiment
 from evoarena.spec import parse_spec
@@ -51,8 +55,13 @@ def spec(model: str, tests: int, rules: int) -> Any:
         "roles": {"solver": "m"}, "seeds": [0]})
 
 
-def trial(model: str, tests: int, rules: int, kept: bool, run_dir: Path) -> tuple[float, int, int, int]:
+ARMS = {"today": (False, 1), "prefixes": (True, 1), "both": (True, 3)}  # (kept prefixes, batched decoding k)
+
+
+def trial(model: str, tests: int, rules: int, arm: str, run_dir: Path) -> tuple[float, int, int, int]:
     """(wall seconds, calls, prompt tokens sent, prompt tokens evaluated) of one fresh run."""
+    kept, k = ARMS[arm]
+    os.environ[PARALLEL_ENV] = str(k)
     s = spec(model, tests, rules)
     for loaded in list(embedded._MODELS.values()):  # the same loaded model for every trial; only the policy differs
         loaded.prefix = PrefixReuse(capacity=(1024 << 20) if kept else 0)
@@ -82,21 +91,20 @@ def main() -> None:
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     print(f"machine: {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}; commit {commit}; model {args.model}")
     embedded.EmbeddedBackend(spec(args.model, 1, 1).models["m"]).load()
-    rows: dict[bool, list[tuple[float, int, int, int]]] = {False: [], True: []}
+    rows: dict[str, list[tuple[float, int, int, int]]] = {arm: [] for arm in ARMS}
     with tempfile.TemporaryDirectory() as name:
         for k in range(args.repeats):
-            for kept in (False, True):
-                got = trial(args.model, args.tests, args.rules, kept, Path(name) / f"{k}-{kept}")
-                rows[kept].append(got)
-                print(f"  kept prefixes {'on ' if kept else 'off'}: wall {got[0]:6.1f} s, {got[1]} calls, "
-                      f"sent {got[2]} tokens, evaluated {got[3]}", flush=True)
-    off = statistics.median(w for w, *_ in rows[False])
-    on = statistics.median(w for w, *_ in rows[True])
-    sent = sum(r[2] for r in rows[True])
-    evaluated = sum(r[3] for r in rows[True])
-    print(f"evaluated / sent with kept prefixes: {evaluated / sent:.2f} (target <= 0.3); "
-          f"off: {sum(r[3] for r in rows[False]) / sum(r[2] for r in rows[False]):.2f}")
-    print(f"wall on / off (medians): {on:.1f} / {off:.1f} s = {on / off:.2f} (target <= 0.5)")
+            for arm in ARMS:
+                got = trial(args.model, args.tests, args.rules, arm, Path(name) / f"{k}-{arm}")
+                rows[arm].append(got)
+                print(f"  {arm:<8}: wall {got[0]:6.1f} s, {got[1]} calls, sent {got[2]} tokens, evaluated {got[3]}",
+                      flush=True)
+    today = statistics.median(w for w, *_ in rows["today"])
+    for arm, got in rows.items():
+        wall = statistics.median(w for w, *_ in got)
+        share = sum(r[3] for r in got) / sum(r[2] for r in got)
+        print(f"{arm:<8}: evaluated / sent {share:.2f} (target <= 0.3); wall median {wall:.1f} s = {wall / today:.2f}"
+              f" x today's (target <= 0.5)")
 
 
 if __name__ == "__main__":

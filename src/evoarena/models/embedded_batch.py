@@ -216,10 +216,10 @@ class _Engine:
         self.active, self.free_seqs = [], list(range(self.k))
         while True:
             for job in gate.admit(self.active):
+                self.active.append(job)  # first: a failure below reaches every admitted call, none waits forever
                 job.seq, job.sampler = self.free_seqs.pop(0), self._sampler(job)
                 job.fed = self._restore(job)
                 job.evaluated = len(job.tokens or ()) - job.fed
-                self.active.append(job)
             if not self.active:
                 return
             self._step()

@@ -51,13 +51,14 @@ def shared_prefix(a: Sequence[int], b: Sequence[int]) -> int:
 
 @dataclass(frozen=True)
 class PrefixState:
-    """The KV of one sequence (llama_state_seq_get_data) after evaluating `tokens`. `portable`: saved from the batch
-    decoder's context, whose states load into either context; llama.cpp refuses the model's own context's states in
-    the batch context (its per-sequence KV streams), so those serve lone calls only."""
+    """The KV of one sequence (llama_state_seq_get_data) after evaluating `tokens`, and the kind of context it came
+    from: llama.cpp loads a sequence's state only into a context with as many KV streams ("n_stream mismatch"), so the
+    model's own context ("own", one stream) and the batch decoder's ("batch", one stream per sequence) each restore
+    their own kind."""
 
     tokens: tuple[int, ...]
     kv: bytes
-    portable: bool = False
+    origin: str = "own"
 
 
 class PrefixCache:
@@ -65,7 +66,7 @@ class PrefixCache:
 
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
-        self._entries: OrderedDict[tuple[int, ...], PrefixState] = OrderedDict()
+        self._entries: OrderedDict[tuple[str, tuple[int, ...]], PrefixState] = OrderedDict()
         self._bytes = 0
 
     def __len__(self) -> int:
@@ -75,40 +76,35 @@ class PrefixCache:
     def size_bytes(self) -> int:
         return self._bytes
 
-    def longest(self, tokens: Sequence[int], *, portable: bool = False) -> tuple[PrefixState | None, int]:
-        """The entry sharing the longest prefix with `tokens` (most recent among equals; with `portable`, among the
-        portable ones), and that length."""
+    def longest(self, tokens: Sequence[int], *, origin: str = "own") -> tuple[PrefixState | None, int]:
+        """The entry of `origin` sharing the longest prefix with `tokens` (most recent among equals), and that
+        length."""
         best: PrefixState | None = None
         best_n = 0
         for state in reversed(self._entries.values()):
-            if portable and not state.portable:
+            if state.origin != origin:
                 continue
             n = shared_prefix(state.tokens, tokens)
             if n > best_n:
                 best, best_n = state, n
         if best is not None:
-            self._entries.move_to_end(best.tokens)
+            self._entries.move_to_end((best.origin, best.tokens))
         return best, best_n
 
     def put(self, state: PrefixState) -> None:
-        """Keep `state`; drop entries it mostly covers (half or more of their tokens are its prefix; a portable entry
-        only for a portable one), then the least recently used until the bound holds. A state larger than the bound
-        is not kept."""
+        """Keep `state`; drop entries of its origin it mostly covers (half or more of their tokens are its prefix),
+        then the least recently used until the bound holds. A state larger than the bound is not kept."""
         if len(state.kv) > self.capacity or len(state.tokens) < MIN_TOKENS:
             return
-        same = self._entries.get(state.tokens)
-        if same is not None and same.portable and not state.portable:  # the same tokens, kept where both can load it
-            self._entries.move_to_end(state.tokens)
-            return
         for key, old in list(self._entries.items()):
-            if (state.portable or not old.portable) and shared_prefix(key, state.tokens) * 2 >= len(key):
+            if old.origin == state.origin and shared_prefix(key[1], state.tokens) * 2 >= len(key[1]):
                 self._drop(key)
-        self._entries[state.tokens] = state
+        self._entries[(state.origin, state.tokens)] = state
         self._bytes += len(state.kv)
         while self._bytes > self.capacity:
             self._drop(next(iter(self._entries)))
 
-    def _drop(self, key: tuple[int, ...]) -> None:
+    def _drop(self, key: tuple[str, tuple[int, ...]]) -> None:
         self._bytes -= len(self._entries.pop(key).kv)
 
 
@@ -135,18 +131,20 @@ def save_sequence(llm: Any) -> PrefixState:
     return PrefixState(tokens=tuple(int(t) for t in llm._input_ids.tolist()), kv=sequence_kv(llm._ctx.ctx, 0))
 
 
-def restore_sequence(llm: Any, state: PrefixState) -> None:
+def restore_sequence(llm: Any, state: PrefixState) -> bool:
     """Put `state` into the `Llama`'s context as sequence 0, replacing what was there; the next `generate` matches
-    the new prompt against `state.tokens` and evaluates only what follows the shared prefix."""
+    the new prompt against `state.tokens` and evaluates only what follows the shared prefix. False (the context left
+    empty, the whole prompt to evaluate) when llama.cpp refuses the state."""
     llm._ctx.kv_cache_seq_rm(-1, 0, -1)
     if not load_sequence_kv(llm._ctx.ctx, state.kv, 0):
         llm.reset()
         llm._ctx.kv_cache_seq_rm(-1, 0, -1)
-        raise RuntimeError("llama.cpp refused a saved prefix state")
+        return False
     n = len(state.tokens)
     llm.input_ids[:n] = state.tokens
     llm.n_tokens = n
     llm._requires_eval = True  # the logits are not restored: at least one token is evaluated before sampling
+    return True
 
 
 def tokens_to_evaluate(llm: Any, tokens: Sequence[int]) -> int:
@@ -185,7 +183,7 @@ class PrefixReuse:
         logits must be computed; return how many prompt tokens it holds (0: nothing restored)."""
         if not self.enabled:
             return 0
-        state, n = self.cache.longest(tokens, portable=True)
+        state, n = self.cache.longest(tokens, origin="batch")
         if state is None or n < MIN_GAIN:
             return 0
         import llama_cpp
@@ -207,7 +205,7 @@ class PrefixReuse:
         held = int(llama_cpp.llama_memory_seq_pos_max(llama_cpp.llama_get_memory(ctx), seq)) + 1
         if held >= MIN_TOKENS:
             self.cache.put(PrefixState(tokens=tuple(int(t) for t in tokens[:held]), kv=sequence_kv(ctx, seq),
-                                       portable=True))
+                                       origin="batch"))
 
     def after(self, llm: Any) -> None:
         """Keep the context's sequence 0 (prompt and completion) for later calls."""
