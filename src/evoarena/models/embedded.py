@@ -20,18 +20,14 @@ temperature == 0, so `temperature` means what it means for an OpenAI-compatible 
 top_p=1. A given seed re-seeds the sampler, so a seeded call is reproducible; an unseeded call
 at temperature > 0 draws a fresh seed.
 
-Logprobs: llama-cpp-python only returns them from `create_completion` when the model was loaded
-with `logits_all=True`, which keeps a (n_ctx x 262k vocab) float matrix and computes a full
-top-k sort in Python for every token (measured here: generation 48 -> 2.4 tok/s). Instead, calls
-that ask for logprobs run the same sampler through `Llama.generate` and read the last-token
-logits llama.cpp computes anyway; the text is the same as without logprobs (tested). Logprobs
-are those of the model's raw distribution (before temperature). `top_logprobs` = n adds, at every
-generated position, the n most likely tokens of that same distribution (`TokenLogprob.top`).
+Logprobs: `create_completion` returns them only with `logits_all=True` (generation 48 -> 2.4 tok/s here), so calls
+that ask for them run the same sampler through `Llama.generate` and read the last-token logits llama.cpp computes
+anyway (same text; tested): the raw distribution's, before temperature; `top_logprobs` = n adds the n most likely
+tokens at each position (`TokenLogprob.top`).
 
-The extra (`pip install 'evoarena[embedded]'`) is imported lazily, so this module imports
-without it. One `Llama` per (GGUF path, n_ctx) per process; llama.cpp contexts are not
-thread-safe, so calls on one model are serialized by its lock; the KV of recent prompts is kept and restored by
-shared prefix (`prefix_cache.py`). Exactly one attempt per call.
+The extra (`pip install 'evoarena[embedded]'`) is imported lazily. One `Llama` per (GGUF path, n_ctx) per process;
+a lone call holds its lock, calls that find it busy are decoded together (`embedded_batch.py`), and the KV of recent
+prompts is kept and restored by shared prefix (`prefix_cache.py`). Exactly one attempt per call.
 Threads: n_threads = os.cpu_count() unless EVOARENA_EMBEDDED_THREADS overrides it.
 """
 
