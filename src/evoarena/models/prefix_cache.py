@@ -147,12 +147,17 @@ def restore_sequence(llm: Any, state: PrefixState) -> bool:
     return True
 
 
-def tokens_to_evaluate(llm: Any, tokens: Sequence[int]) -> int:
+def held_prefix(llm: Any, tokens: Sequence[int]) -> int:
+    """How many leading tokens of `tokens` the `Llama`'s context holds already."""
+    return shared_prefix(llm._input_ids.tolist(), tokens) if llm.n_tokens > 0 else 0
+
+
+def tokens_to_evaluate(llm: Any, tokens: Sequence[int], held: int | None = None) -> int:
     """How many of `tokens` llama-cpp-python's `generate` will evaluate given what the context holds (it keeps the
-    shared prefix, and re-evaluates one token when the whole prompt is held but its logits are not live)."""
-    held = llm._input_ids.tolist() if llm.n_tokens > 0 else []
-    n = shared_prefix(held, tokens)
-    if n == len(tokens) and len(held) == len(tokens) and not llm._requires_eval:
+    shared prefix, and re-evaluates one token when the whole prompt is held but its logits are not live). `held`:
+    `held_prefix(llm, tokens)` when the caller has it."""
+    n = held_prefix(llm, tokens) if held is None else held
+    if n == len(tokens) == llm.n_tokens and not llm._requires_eval:
         return 0
     return len(tokens) - (n - 1 if n == len(tokens) else n)
 
@@ -170,12 +175,12 @@ class PrefixReuse:
     def before(self, llm: Any, tokens: Sequence[int]) -> int:
         """Restore the kept state sharing the most with `tokens` if it beats the context's own; return how many
         prompt tokens will be evaluated."""
+        held = held_prefix(llm, tokens)
         if self.enabled:
-            held = shared_prefix(llm._input_ids.tolist(), tokens) if llm.n_tokens > 0 else 0
             state, n = self.cache.longest(tokens)
             if state is not None and n >= held + MIN_GAIN:
-                restore_sequence(llm, state)
-        return tokens_to_evaluate(llm, tokens)
+                held = n if restore_sequence(llm, state) else 0  # a refused state leaves the context empty
+        return tokens_to_evaluate(llm, tokens, held)
 
     def restore_into(self, ctx: Any, seq: int, tokens: Sequence[int]) -> int:
         """Restore the kept state sharing the most with `tokens` into sequence `seq` of another context of the same
